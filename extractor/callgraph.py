@@ -1,0 +1,420 @@
+"""Whole-program triggers: resolve calls from the entry points, inline predicates, compose path conditions.
+
+A rule's trigger is its in-function condition AND the condition under which its function is reached
+from an entry point (`ServerArgs.__post_init__` / `resolve_once` / `check_server_args`), over every
+call path found (disjunction). Calls are followed into any module of the package on demand, so the
+dispatch through `SpeculativeAlgorithm.handle_server_args` in `speculative/spec_info.py` counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+
+import libcst as cst
+
+from .conditions import Bound, Choice, Env, Scope, dotted_name, is_alias, normalize
+from .formula import conj, disj, fields_read, render
+from .guards import CallEvent, FunctionInfo, FunctionSummary, import_bindings, walk_function
+from .lines import iter_statements
+from .model import TRUE, Flag, Formula, Notice, Rule, RuleKind
+from .modules import ModuleSummary, ParseError, summarize
+from .sources import SourceError, SourceTree
+
+ENTRY_METHODS = ("__post_init__", "resolve_once", "check_server_args")
+ENTRY_FUNCTIONS = ("run_resolution_pipeline",)
+MAX_DEPTH = 12  # call-chain length followed from an entry point
+MAX_PATHS = 4  # call paths kept per function; more are rare and only widen the disjunction
+MAX_INLINE = 6  # nested predicate inlining
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    condition: Formula
+    path: tuple[str, ...]
+    summary: FunctionSummary
+
+
+class Program:
+    """The read modules plus any package module a call leads to, with memoized function walks."""
+
+    def __init__(self, tree: SourceTree | None, modules: Iterable[ModuleSummary]) -> None:
+        self.tree = tree
+        self.modules: dict[str, ModuleSummary] = {m.dotted: m for m in modules}
+        self.read = tuple(self.modules)
+        self._paths = set(tree.paths()) if tree is not None else set()
+        self._missing: set[str] = set()
+        self._summaries: dict[tuple, FunctionSummary] = {}
+        self._function_imports: dict[str, dict[str, str]] = {}
+        self.enums = {name.rsplit(".", 1)[-1] for m in self.modules.values() for name, c in m.classes.items() if c.is_enum}
+        self.reach: dict[str, list[Reach]] = {}
+        self.order: dict[tuple[str, int, str], int] = {}
+        self.entry_points = self._entry_points()
+
+    # --- modules and functions -----------------------------------------------------------------
+
+    def module(self, dotted: str) -> ModuleSummary | None:
+        """A module by dotted name, parsed on first use if the package has it."""
+        if dotted in self.modules:
+            return self.modules[dotted]
+        if dotted in self._missing or self.tree is None:
+            return None
+        base = dotted.replace(".", "/")
+        for path in (base + ".py", base + "/__init__.py"):
+            if path in self._paths:
+                try:
+                    module = summarize(path, self.tree.read_text(path))
+                except (ParseError, SourceError):
+                    break
+                self.modules[dotted] = module
+                self.enums |= {n.rsplit(".", 1)[-1] for n, c in module.classes.items() if c.is_enum}
+                return module
+        self._missing.add(dotted)
+        return None
+
+    def function(self, dotted: str, qualname: str) -> FunctionInfo | None:
+        module = self.module(dotted)
+        return module.functions.get(qualname) if module else None
+
+    def _entry_points(self) -> list[FunctionInfo]:
+        found = [
+            fn
+            for dotted in self.read
+            for cls in self.modules[dotted].classes
+            if cls.rsplit(".", 1)[-1] == "ServerArgs"
+            for name in ENTRY_METHODS
+            if (fn := self.modules[dotted].functions.get(f"{cls}.{name}")) is not None
+        ]
+        if not found:
+            found = [
+                fn for dotted in self.read for name in ENTRY_FUNCTIONS if (fn := self.modules[dotted].functions.get(name))
+            ]
+        if not found:
+            found = [fn for d in self.read for fn in self.modules[d].functions.values() if fn.name == "__post_init__"]
+        return found
+
+    def scope(self, info: FunctionInfo, extra_aliases: frozenset[str] = frozenset(), depth: int = 0) -> Scope:
+        """The scope of a function's walk; its `inline` hook reads predicates `depth` calls deep."""
+        module = self.modules[info.module]
+        holder: list[Scope] = []
+
+        def inline(call: cst.Call, env: Env):
+            return self._inline(info, holder[0], call, env, depth)
+
+        scope = Scope(info.aliases | extra_aliases, module.constants, self.enums, inline)
+        holder.append(scope)
+        return scope
+
+    def summary(self, info: FunctionInfo, env: Env | None = None, key: tuple = (), aliases=frozenset()) -> FunctionSummary:
+        cache_key = (info.key, key, aliases)
+        summary = self._summaries.get(cache_key)
+        if summary is None:
+            # Classes imported inside the function (`from ...spec_info import SpeculativeAlgorithm`) are
+            # loaded first, so enums among them read as enums in this walk.
+            for name, target in self.local_imports(info).items():
+                if name[:1].isupper():
+                    self._resolve_dotted(target)
+            module = self.modules[info.module]
+            summary = walk_function(info, self.scope(info, aliases), module.spans, env)
+            self._summaries[cache_key] = summary
+        return summary
+
+    def local_imports(self, info: FunctionInfo) -> dict[str, str]:
+        imports = self._function_imports.get(info.key)
+        if imports is None:
+            imports = {}
+            for stmt in iter_statements(info.node.body.body):
+                if isinstance(stmt, (cst.Import, cst.ImportFrom)):
+                    imports.update(import_bindings(stmt, info.file))
+            self._function_imports[info.key] = imports
+        return imports
+
+    # --- name resolution -----------------------------------------------------------------------
+
+    def _lookup(self, info: FunctionInfo, name: str) -> tuple[str, str] | None:
+        """What a bare name in a function denotes: ("function"|"class"|"module", dotted key)."""
+        module = self.modules[info.module]
+        nested = f"{info.qualname}.{name}"
+        if nested in module.functions:
+            return "function", f"{info.module}:{nested}"
+        target = self.local_imports(info).get(name)
+        if target is None:
+            if name in module.functions:
+                return "function", f"{info.module}:{name}"
+            if name in module.classes:
+                return "class", f"{info.module}:{name}"
+            target = module.imports.get(name)
+        if target is None:
+            return None
+        return self._resolve_dotted(target)
+
+    def _resolve_dotted(self, target: str) -> tuple[str, str] | None:
+        parts = target.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            dotted, rest = ".".join(parts[:cut]), ".".join(parts[cut:])
+            module = self.module(dotted)
+            if module is None:
+                continue
+            if rest in module.functions:
+                return "function", f"{dotted}:{rest}"
+            if rest in module.classes:
+                return "class", f"{dotted}:{rest}"
+            reexport = module.imports.get(rest)
+            if reexport is not None and reexport != target:
+                return self._resolve_dotted(reexport)
+            return None
+        if self.module(target) is not None:
+            return "module", target
+        return None
+
+    def _function_by_key(self, key: str) -> FunctionInfo | None:
+        dotted, qualname = key.split(":", 1)
+        return self.function(dotted, qualname)
+
+    def _method(self, class_key: str, method: str, seen: frozenset[str] = frozenset()) -> FunctionInfo | None:
+        dotted, cls = class_key.split(":", 1)
+        module = self.module(dotted)
+        if module is None or cls not in module.classes or class_key in seen:
+            return None
+        fn = module.functions.get(f"{cls}.{method}")
+        if fn is not None:
+            return fn
+        for base in module.classes[cls].bases:
+            resolved = self._class_of_name(module, base)
+            if resolved is not None:
+                holder = self._method(resolved, method, seen | {class_key})
+                if holder is not None:
+                    return holder
+        return None
+
+    def _class_of_name(self, module: ModuleSummary, name: str) -> str | None:
+        if name in module.classes:
+            return f"{module.dotted}:{name}"
+        target = module.imports.get(name.split(".")[0])
+        if target is None:
+            return None
+        resolved = self._resolve_dotted(target + name[len(name.split(".")[0]) :])
+        return resolved[1] if resolved and resolved[0] == "class" else None
+
+    def _class_of_value(self, info: FunctionInfo, node: cst.BaseExpression, env: Env) -> str | None:
+        """The class of an instance expression: `Cls(...)`, `Cls.from_x(...)`, or a local bound to one."""
+        value = env.get(node.value) if isinstance(node, cst.Name) else None
+        if isinstance(value, Bound):
+            return self._class_of_value(info, value.node, value.env)
+        if isinstance(value, Choice):  # `algo = None; if ...: algo = Cls.from_string(...)`
+            for _, option in value.options:
+                if isinstance(option, Bound):
+                    found = self._class_of_value(info, option.node, option.env)
+                    if found is not None:
+                        return found
+            return None
+        if isinstance(node, cst.Call):
+            name = dotted_name(node.func)
+            if name is None:
+                return None
+            head = name.split(".")[0]
+            found = self._lookup(info, head)
+            if found and found[0] == "class" and name.count(".") <= 1:
+                return found[1]
+        return None
+
+    def resolve(self, info: FunctionInfo, func: cst.BaseExpression, env: Env) -> tuple[FunctionInfo, dict[str, Bound]] | None:
+        """The function a call expression calls, and the implicit `self` binding if any."""
+        if isinstance(func, cst.Name):
+            found = self._lookup(info, func.value)
+            if found and found[0] == "function":
+                target = self._function_by_key(found[1])
+                return (target, {}) if target else None
+            return None
+        if not isinstance(func, cst.Attribute):
+            return None
+        method = func.attr.value
+        owner = func.value
+        if isinstance(owner, cst.Name):
+            if info.class_name and info.params and owner.value == info.params[0] and owner.value not in env:
+                target = self._method(f"{info.module}:{info.class_name}", method)
+                return (target, {}) if target else None
+            if owner.value in env:
+                class_key = self._class_of_value(info, owner, env)
+                if class_key is not None:
+                    target = self._method(class_key, method)
+                    if target is not None and target.params:
+                        return target, {target.params[0]: env[owner.value]}  # type: ignore[dict-item]
+                return None
+            found = self._lookup(info, owner.value)
+            if found and found[0] == "class":
+                target = self._method(found[1], method)
+                return (target, {}) if target else None
+            if found and found[0] == "module":
+                target = self.function(found[1], method)
+                return (target, {}) if target else None
+        return None
+
+    # --- calls ---------------------------------------------------------------------------------
+
+    def _bindings(self, caller: FunctionInfo, caller_scope: Scope, target: FunctionInfo, call: cst.Call, env: Env,
+                  implicit: dict[str, Bound], skip_self: bool) -> tuple[dict, tuple, frozenset[str]]:
+        """Callee parameters bound to the caller's arguments: aliases stay aliases, the rest become locals."""
+        params = list(target.params)
+        if skip_self and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        callee_env: dict = {name: _with_scope(value, caller_scope) for name, value in implicit.items()}
+        aliases: set[str] = set()
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        named = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        pairs = list(zip(params, (a.value for a in positional))) + [(k, v) for k, v in named.items() if k in target.params]
+        for param, arg in pairs:
+            if is_alias(arg, caller_scope, env):
+                aliases.add(param)
+            elif param not in target.aliases:
+                callee_env[param] = Bound(arg, env, caller_scope)
+        key = tuple(sorted((p, _value_key(v, caller_scope)) for p, v in callee_env.items()))
+        return callee_env, key, frozenset(aliases - target.aliases)
+
+    def callees(self, summary: FunctionSummary, call: CallEvent) -> Iterator[tuple[FunctionInfo, dict, tuple, frozenset]]:
+        """Functions a call event leads to: the callee itself, and functions passed as arguments (`run_hook(h, sa)`)."""
+        info = summary.info
+        resolved = self.resolve(info, call.node.func, call.env)
+        if resolved is not None:
+            target, implicit = resolved
+            skip_self = isinstance(call.node.func, cst.Attribute)
+            yield (target, *self._bindings(info, summary.scope, target, call.node, call.env, implicit, skip_self))
+        for arg in call.node.args:
+            if isinstance(arg.value, (cst.Name, cst.Attribute)) and not is_alias(arg.value, summary.scope, call.env):
+                if isinstance(arg.value, cst.Name) and arg.value.value in call.env:
+                    continue
+                passed = self.resolve(info, arg.value, call.env)
+                if passed is not None and passed[0] is not (resolved[0] if resolved else None):
+                    implicit = {k: _with_scope(v, summary.scope) for k, v in passed[1].items()}
+                    yield passed[0], implicit, tuple(sorted((k, _value_key(v, summary.scope)) for k, v in implicit.items())), frozenset()
+
+    def _inline(self, info: FunctionInfo, scope: Scope, call: cst.Call, env: Env, depth: int):
+        """A call to a one-`return` predicate, as its returned expression in the callee's terms."""
+        if depth >= MAX_INLINE:
+            return None
+        resolved = self.resolve(info, call.func, env)
+        if resolved is None:
+            return None
+        target, implicit = resolved
+        expr = target.single_return
+        if expr is None:
+            return None
+        callee_env, _, aliases = self._bindings(info, scope, target, call, env, implicit, isinstance(call.func, cst.Attribute))
+        return expr, self.scope(target, aliases, depth + 1), callee_env
+
+    # --- whole program -------------------------------------------------------------------------
+
+    def analyse(self) -> None:
+        if self.reach:
+            return
+        for entry in self.entry_points:
+            self._visit(entry, {}, (), frozenset(), TRUE, (_label(entry),))
+
+    def _visit(self, info: FunctionInfo, env: dict, key: tuple, aliases: frozenset, condition: Formula,
+               path: tuple[str, ...]) -> None:
+        entries = self.reach.setdefault(info.key, [])
+        if len(entries) >= MAX_PATHS:
+            return
+        summary = self.summary(info, env, key, aliases)
+        entries.append(Reach(condition, path, summary))
+        events = sorted(
+            [(g.order, "guard", g) for g in summary.guards]
+            + [(w.order, "write", w) for w in summary.writes]
+            + [(c.order, "call", c) for c in summary.calls]
+        , key=lambda e: e[0])
+        for _, kind, event in events:
+            if kind != "call":
+                self.order.setdefault((info.key, event.line, kind), len(self.order))
+                continue
+            if len(path) >= MAX_DEPTH:
+                continue
+            for target, callee_env, callee_key, callee_aliases in self.callees(summary, event):
+                label = _label(target)
+                if label in path:
+                    continue  # recursion: the cycle adds nothing a first pass did not
+                self._visit(target, callee_env, callee_key, callee_aliases, conj(condition, event.condition), path + (label,))
+
+    def apply(self, rules: list[Rule]) -> list[Rule]:
+        """Rules with trigger, call path, reachability and the adjustments that may change what they read."""
+        self.analyse()
+        updated = []
+        for rule in rules:
+            key = f"{_dotted(rule.location.file)}:{rule.function}"
+            kind = "write" if rule.kind is RuleKind.ADJUSTMENT else "guard"
+            entries = self.reach.get(key, [])
+            if not entries:
+                updated.append(replace(rule, trigger=rule.condition, reachable=False, call_path=()))
+                continue
+            trigger = disj(*(conj(e.condition, _local_condition(e.summary, rule, kind)) for e in entries))
+            updated.append(replace(rule, trigger=trigger, reachable=True, call_path=entries[0].path))
+        return _affected_by(updated, self.order)
+
+    def notices(self, rules: list[Rule], flags: Iterable[Flag]) -> list[Notice]:
+        """Field atoms with no flag in the catalog, one notice per field name."""
+        known = {f.name for f in flags}
+        missing: dict[str, set[str]] = {}
+        for rule in rules:
+            for name in set(fields_read(rule.condition)) | set(fields_read(rule.trigger or rule.condition)):
+                if name not in known:
+                    missing.setdefault(name, set()).add(rule.id)
+        return [
+            Notice("unresolved-field", f"field {name!r} is read by {len(ids)} rule(s) but has no flag in the catalog",
+                   name, tuple(sorted(ids)))
+            for name, ids in sorted(missing.items())
+        ]
+
+
+def _with_scope(value, scope: Scope):
+    """A local's value as it crosses into another function: it keeps the scope it was written in."""
+    if isinstance(value, Bound) and value.scope is None:
+        return Bound(value.node, value.env, scope)
+    if isinstance(value, Choice):
+        return Choice(tuple((c, _with_scope(v, scope)) for c, v in value.options))
+    return value
+
+
+def _value_key(value, scope: Scope) -> str:
+    """A text that tells bound argument values apart, for memoizing walks per call context."""
+    if isinstance(value, Bound):
+        return normalize(value.node, value.scope or scope, value.env)[0]
+    if isinstance(value, Choice):
+        return "|".join(f"{render(c)}=>{_value_key(v, scope)}" for c, v in value.options)
+    return repr(value)
+
+
+def _label(info: FunctionInfo) -> str:
+    return f"{info.file}::{info.qualname}"
+
+
+def _dotted(path: str) -> str:
+    return path.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+
+
+def _local_condition(summary: FunctionSummary, rule: Rule, kind: str) -> Formula:
+    events = summary.writes if kind == "write" else summary.guards
+    for event in events:
+        if event.line == rule.location.line and (kind == "guard" or event.field == rule.target):
+            return event.condition
+    return rule.condition
+
+
+def _affected_by(rules: list[Rule], order: dict[tuple[str, int, str], int]) -> list[Rule]:
+    """For each guard: the adjustments that run before it and write a field its trigger reads."""
+    def position(rule: Rule) -> int | None:
+        kind = "write" if rule.kind is RuleKind.ADJUSTMENT else "guard"
+        return order.get((f"{_dotted(rule.location.file)}:{rule.function}", rule.location.line, kind))
+
+    writes: dict[str, list[tuple[int, str]]] = {}
+    for rule in rules:
+        at = position(rule)
+        if rule.kind is RuleKind.ADJUSTMENT and rule.target and at is not None:
+            writes.setdefault(rule.target, []).append((at, rule.id))
+    result = []
+    for rule in rules:
+        at = position(rule)
+        if rule.kind is RuleKind.ADJUSTMENT or at is None:
+            result.append(rule)
+            continue
+        ids = sorted({rid for name in fields_read(rule.trigger or rule.condition) for pos, rid in writes.get(name, ()) if pos < at})
+        result.append(replace(rule, affected_by=tuple(ids)) if ids else rule)
+    return result

@@ -1,0 +1,530 @@
+"""From libcst expressions to formulas over terms: receivers normalized, locals substituted, atoms classified."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from .formula import conj, disj, formula_size, neg
+from .model import FALSE, SWAPPED_OP, TRUE, Atom, Const, Formula, Lit, Term, TermKind
+
+_CODEGEN = cst.Module(body=[])
+
+# Calls that return a view of the server arguments: `cfg = resolving_view(server_args)`.
+VIEW_FUNCTIONS = frozenset({"resolving_view", "resolved_view", "_resolved", "ResolvedView", "ResolvingConfig"})
+# Parameter names that hold the server arguments by convention.
+ALIAS_PARAMS = frozenset({"server_args", "args", "cfg", "view", "sargs"})
+_STRING_METHODS = frozenset({"lower", "upper", "strip", "casefold"})
+_BUILTIN_TRANSFORMS = frozenset({"int", "float", "str", "len", "bool", "abs"})
+_MAX_CHOICES = 64
+_MAX_EXPANDED_ATOMS = 48  # a test over path-dependent locals larger than this stays one opaque atom
+
+_ENV_PATTERNS = (
+    re.compile(r"^envs\.([A-Za-z_][A-Za-z0-9_]*)\b"),
+    re.compile(r"\bos\.environ\.get\(\s*['\"]([^'\"]+)['\"]"),
+    re.compile(r"\bos\.environ\[\s*['\"]([^'\"]+)['\"]"),
+    re.compile(r"\bos\.getenv\(\s*['\"]([^'\"]+)['\"]"),
+    re.compile(r"\bget_\w*env\w*\(\s*['\"]([^'\"]+)['\"]"),
+    re.compile(r"^['\"]([^'\"]+)['\"] (?:not )?in os\.environ$"),
+)
+_PLATFORM = re.compile(
+    r"\b(_?is_(?:cuda|hip|npu|cpu|xpu|mps|hpu|musa|cuda_alike|sm\d+\w*|blackwell\w*|hopper\w*|gfx\w*|arm\w*|"
+    r"x86\w*|host_cpu\w*|ascend\w*|flashinfer_available|\w+_available|\w+_supported)|get_device_\w+|get_platform|"
+    r"current_platform|torch\.cuda|torch\.version|torch\.xpu|torch\.npu|cuda_version|get_\w*gpu_memory\w*|"
+    r"use_mlx|platform\.\w+)\b"
+)
+_MODEL = re.compile(
+    r"\b(model_config\w*|hf_config\w*|hf_text_config|model_arch\w*|architectures|get_model_arch\w*|model_type|"
+    r"get_hf_config|get_model_config|is_deepseek\w*|is_\w+_model\w*|quant_config|get_config|is_mla\w*|"
+    r"use_mla_backend|is_multimodal\w*)\b"
+)
+
+
+# --- values of locals -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """A local bound to an expression, to be read in the environment (and scope) of its assignment."""
+
+    node: cst.BaseExpression
+    env: Mapping[str, Value]
+    scope: Scope | None = None  # set when the value crosses into another function (an argument)
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """A local whose value depends on the path: (condition, value) pairs, conditions disjoint."""
+
+    options: tuple[tuple[Formula, Value], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """A local whose value cannot be followed (set in a loop, unpacked, ...)."""
+
+    text: str
+    fields: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NonEmpty:
+    """A collection known to hold items (`problems.append(...)` ran)."""
+
+    text: str
+    fields: tuple[str, ...] = ()
+
+
+Value = Bound | Choice | Unknown | NonEmpty
+Env = Mapping[str, Value]
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What a function's expressions are read against."""
+
+    aliases: frozenset[str]  # local names that denote the server arguments
+    constants: Mapping[str, Lit]  # module-level names bound to literals
+    enums: frozenset[str] | set[str] = field(default=frozenset(), compare=False, hash=False)  # `E.MEMBER` reads "MEMBER"
+    # Inlines a call to a one-`return` predicate: gives (returned expression, its scope, its locals).
+    inline: Callable[[cst.Call, Env], tuple[cst.BaseExpression, Scope, Env] | None] | None = field(
+        default=None, compare=False, hash=False
+    )
+
+
+def code(node: cst.CSTNode) -> str:
+    return _CODEGEN.code_for_node(node)
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """`a.b.c` for a chain of names, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted_name(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+def is_alias(node: cst.BaseExpression, scope: Scope, env: Env) -> bool:
+    """Does the expression denote the server arguments (`self`, `server_args`, `resolving_view(x)`, ...)?"""
+    if isinstance(node, cst.Name):
+        return node.value in scope.aliases and node.value not in env
+    if isinstance(node, cst.Call):
+        name = dotted_name(node.func)
+        if name is None:
+            return False
+        last = name.rsplit(".", 1)[-1]
+        if last in VIEW_FUNCTIONS:
+            if isinstance(node.func, cst.Attribute):  # self._resolved()
+                return is_alias(node.func.value, scope, env)
+            return bool(node.args) and is_alias(node.args[0].value, scope, env)
+    return False
+
+
+def field_of(node: cst.BaseExpression, scope: Scope, env: Env) -> str | None:
+    """The field name if the expression reads one server argument directly."""
+    if isinstance(node, cst.Attribute) and is_alias(node.value, scope, env):
+        return node.attr.value
+    if isinstance(node, cst.Call) and dotted_name(node.func) == "getattr" and len(node.args) >= 2:
+        key = node.args[1].value
+        if is_alias(node.args[0].value, scope, env) and isinstance(key, cst.SimpleString):
+            value = key.evaluated_value
+            return value if isinstance(value, str) else None
+    return None
+
+
+# --- literals ----------------------------------------------------------------------------------
+
+
+class _NotLiteral(Exception):
+    pass
+
+
+def literal(node: cst.BaseExpression, scope: Scope | None = None) -> Lit | None:
+    try:
+        return Lit(_literal_value(node, scope))
+    except _NotLiteral:
+        return None
+
+
+def _literal_value(node: cst.BaseExpression, scope: Scope | None):
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        value = node.evaluated_value
+        if isinstance(value, bytes) or value is None:
+            raise _NotLiteral
+        return value
+    if isinstance(node, cst.Integer):
+        return node.evaluated_value
+    if isinstance(node, cst.Float):
+        return node.evaluated_value
+    if isinstance(node, cst.Name):
+        if node.value in ("True", "False", "None"):
+            return {"True": True, "False": False, "None": None}[node.value]
+        if scope is not None and node.value in scope.constants:
+            return scope.constants[node.value].value
+        raise _NotLiteral
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        value = _literal_value(node.expression, scope)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return -value
+        raise _NotLiteral
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        values = []
+        for element in node.elements:
+            if isinstance(element, cst.StarredElement):
+                raise _NotLiteral
+            values.append(_literal_value(element.value, scope))
+        return tuple(values)
+    raise _NotLiteral
+
+
+# --- normalized source -------------------------------------------------------------------------
+
+
+class _Normalizer(cst.CSTTransformer):
+    """Rewrites receivers to bare field names and locals to their expressions, collecting fields."""
+
+    def __init__(self, scope: Scope, env: Env) -> None:
+        super().__init__()
+        self.scope = scope
+        self.env = env
+        self.fields: set[str] = set()
+        self.methods: set[int] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return False  # the attribute name is not a variable; the value is rewritten in leave_Attribute
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if isinstance(node.func, cst.Attribute):
+            self.methods.add(id(node.func))  # `self.get_x()` calls a method; it reads no field named get_x
+        return True
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        name = None if id(original_node) in self.methods else field_of(original_node, self.scope, self.env)
+        if name is not None:
+            self.fields.add(name)
+            return cst.Name(name)
+        return updated_node.with_changes(value=original_node.value.visit(self))
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        return False
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        return updated_node.with_changes(value=original_node.value.visit(self))
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        name = field_of(original_node, self.scope, self.env)
+        if name is not None:
+            self.fields.add(name)
+            return cst.Name(name)
+        return updated_node
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        value = self.env.get(original_node.value)
+        if value is None:
+            return updated_node
+        if isinstance(value, Bound):
+            inner = _Normalizer(value.scope or self.scope, value.env)
+            rewritten = value.node.visit(inner)
+            self.fields |= inner.fields
+            return _parenthesize(rewritten)
+        self.fields.update(value_fields(value, self.scope))
+        return updated_node
+
+
+def _parenthesize(node: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.Integer, cst.Float)):
+        return node
+    if node.lpar:
+        return node
+    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def normalize(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[str, tuple[str, ...]]:
+    """Normalized source of an expression and the fields it reads."""
+    normalizer = _Normalizer(scope, env)
+    rewritten = node.visit(normalizer)
+    text = " ".join(code(rewritten.with_changes(lpar=[], rpar=[]) if hasattr(rewritten, "lpar") else rewritten).split())
+    return text, tuple(sorted(normalizer.fields))
+
+
+# --- terms -------------------------------------------------------------------------------------
+
+
+def classify(text: str, fields: tuple[str, ...]) -> Term:
+    """An opaque piece of source, told apart as env, platform or model when it looks like one."""
+    for pattern in _ENV_PATTERNS:
+        match = pattern.search(text)
+        if match:
+            return Term(TermKind.ENV, match.group(1), text, fields)
+    if _PLATFORM.search(text):
+        return Term(TermKind.PLATFORM, text, text, fields)
+    if _MODEL.search(text):
+        return Term(TermKind.MODEL, text, text, fields)
+    return Term(TermKind.OPAQUE, text, text, fields)
+
+
+def to_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit:
+    private = _private_default(node, scope, env)
+    if private is not None:
+        return private
+    lit = literal(node, scope)
+    if lit is not None and not (isinstance(node, cst.Name) and node.value in env):
+        return lit
+    name = field_of(node, scope, env)
+    if name is not None:
+        return Term(TermKind.FIELD, name, name, (name,))
+    if isinstance(node, cst.Name) and node.value in env:
+        return _value_term(node.value, env[node.value], scope)
+    enum_value = _enum_term(node, scope, env)
+    if enum_value is not None:
+        return enum_value
+    if isinstance(node, cst.Call) and scope.inline is not None:
+        inlined = scope.inline(node, env)
+        if inlined is not None:
+            return to_term(*inlined)
+    if isinstance(node, cst.Call) and not node.args:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _STRING_METHODS:
+            transformed = _transformed(to_term(node.func.value, scope, env), node.func.attr.value)
+            if transformed is not None:
+                return transformed
+    if isinstance(node, cst.Call) and len(node.args) == 1 and not node.args[0].keyword and not node.args[0].star:
+        func = dotted_name(node.func)
+        if func in _BUILTIN_TRANSFORMS:
+            transformed = _transformed(to_term(node.args[0].value, scope, env), func)
+            if transformed is not None:
+                return transformed
+    text, fields = normalize(node, scope, env)
+    return classify(text, fields)
+
+
+def _private_default(node: cst.BaseExpression, scope: Scope, env: Env) -> Lit | None:
+    """`getattr(self, "_resolution_finished", False)` is bookkeeping, unset at launch: its default."""
+    if isinstance(node, cst.Call) and dotted_name(node.func) == "getattr" and len(node.args) == 3:
+        key = node.args[1].value
+        if (
+            isinstance(key, cst.SimpleString)
+            and str(key.evaluated_value).startswith("_")
+            and is_alias(node.args[0].value, scope, env)
+        ):
+            return literal(node.args[2].value, scope)
+    return None
+
+
+def _enum_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit | None:
+    """`E.MEMBER` is the member's name; `E.from_string(x)`, `E(x)` and `E[x]` are `x` itself.
+
+    Enums of algorithm names are parsed from a flag's string and compared by member, so comparing
+    the flag with the member name is what the user types (`--speculative-algorithm UNO`).
+    """
+    if not scope.enums:
+        return None
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value in scope.enums:
+        if node.value.value not in env:
+            return Lit(node.attr.value)
+    if isinstance(node, cst.Call) and len(node.args) == 1 and node.args[0].keyword is None:
+        func = dotted_name(node.func) or ""
+        owner = func.split(".")[0]
+        if owner in scope.enums and (func == owner or func.count(".") == 1 and "from" in func.split(".")[1]):
+            return to_term(node.args[0].value, scope, env)
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value in scope.enums:
+        index = node.slice[0].slice if len(node.slice) == 1 else None
+        if isinstance(index, cst.Index):
+            return to_term(index.value, scope, env)
+    return None
+
+
+def _transformed(inner: Term | Lit, transform: str) -> Term | None:
+    if isinstance(inner, Term) and inner.kind in (TermKind.FIELD, TermKind.ENV):
+        text = f"{transform}({inner.text})" if transform in _BUILTIN_TRANSFORMS else f"{inner.text}.{transform}()"
+        return Term(inner.kind, inner.name, text, inner.fields, inner.transforms + (transform,))
+    return None
+
+
+def _value_term(name: str, value: Value, scope: Scope) -> Term | Lit:
+    if isinstance(value, Bound):
+        return to_term(value.node, value.scope or scope, value.env)
+    if isinstance(value, (Unknown, NonEmpty)):
+        return classify(value.text, value.fields)
+    return Term(TermKind.OPAQUE, name, name, value_fields(value, scope))
+
+
+# --- formulas ----------------------------------------------------------------------------------
+
+_COMPARE_OPS: dict[type, str] = {
+    cst.Equal: "==",
+    cst.NotEqual: "!=",
+    cst.LessThan: "<",
+    cst.LessThanEqual: "<=",
+    cst.GreaterThan: ">",
+    cst.GreaterThanEqual: ">=",
+    cst.In: "in",
+    cst.NotIn: "not in",
+    cst.Is: "is",
+    cst.IsNot: "is not",
+}
+
+
+def to_formula(node: cst.BaseExpression, scope: Scope, env: Env) -> Formula:
+    """The truth of an expression as a formula over atoms."""
+    choices = [n for n in _top_names(node) if isinstance(env.get(n), Choice)]
+    if choices:
+        return _expand_choices(node, scope, env, choices)
+    if isinstance(node, cst.BooleanOperation):
+        left = to_formula(node.left, scope, env)
+        right = to_formula(node.right, scope, env)
+        return conj(left, right) if isinstance(node.operator, cst.And) else disj(left, right)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        return neg(to_formula(node.expression, scope, env))
+    if isinstance(node, cst.Comparison):
+        return _comparison(node, scope, env)
+    if isinstance(node, cst.IfExp):
+        test = to_formula(node.test, scope, env)
+        return disj(conj(test, to_formula(node.body, scope, env)), conj(neg(test), to_formula(node.orelse, scope, env)))
+    if isinstance(node, cst.Name) and node.value in env:
+        value = env[node.value]
+        if isinstance(value, Bound):
+            return to_formula(value.node, value.scope or scope, value.env)
+        if isinstance(value, NonEmpty):
+            return TRUE
+    if isinstance(node, cst.Call) and scope.inline is not None:
+        inlined = scope.inline(node, env)
+        if inlined is not None:
+            return to_formula(*inlined)
+    term = to_term(node, scope, env)
+    if isinstance(term, Lit):
+        return Const(bool(term.value))
+    return Atom(term)
+
+
+def _comparison(node: cst.Comparison, scope: Scope, env: Env) -> Formula:
+    parts: list[Formula] = []
+    left_node = node.left
+    for target in node.comparisons:
+        op = _COMPARE_OPS[type(target.operator)]
+        parts.append(_compare(to_term(left_node, scope, env), op, to_term(target.comparator, scope, env), node, scope, env))
+        left_node = target.comparator
+    return conj(*parts)
+
+
+def _compare(left: Term | Lit, op: str, right: Term | Lit, node: cst.Comparison, scope: Scope, env: Env) -> Formula:
+    if isinstance(left, Lit) and isinstance(right, Lit):
+        from .formula import compare
+
+        try:
+            return Const(compare(left.value, op, right.value))
+        except (TypeError, ValueError):
+            text, fields = normalize(node, scope, env)
+            return Atom(classify(text, fields))
+    if isinstance(left, Lit):
+        return Atom(right, SWAPPED_OP[op], left)  # type: ignore[arg-type]
+    return Atom(left, op, right)
+
+
+def _top_names(node: cst.BaseExpression) -> list[str]:
+    """Variable names used in an expression (not attribute names, keywords or lambda bodies)."""
+    names: list[str] = []
+    for n in iter_expression(node):
+        if isinstance(n, cst.Name) and n.value not in names:
+            names.append(n.value)
+    return names
+
+
+# libcst's visitor machinery costs more than the parse on big files; this walk reads the dataclass
+# fields directly and skips whitespace and punctuation.
+_SKIPPED_FIELDS = frozenset({"lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators",
+                             "header", "footer", "equal", "colon", "star_tok", "operator", "dot"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    names = _CHILD_FIELDS.get(kind)
+    if names is None:
+        names = tuple(
+            f.name for f in dataclasses.fields(kind)
+            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
+        )
+        _CHILD_FIELDS[kind] = names
+    return names
+
+
+def iter_expression(node: cst.CSTNode):
+    """The nodes of an expression that hold variables: attribute names, keywords and lambdas left out."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, cst.Attribute):
+            stack.append(n.value)
+            continue
+        if isinstance(n, cst.Arg):
+            stack.append(n.value)
+            continue
+        if isinstance(n, cst.Lambda):
+            continue
+        for name in _child_fields(type(n)):
+            value = getattr(n, name)
+            if isinstance(value, cst.CSTNode):
+                stack.append(value)
+            elif isinstance(value, (list, tuple)):
+                stack.extend(v for v in reversed(value) if isinstance(v, cst.CSTNode))
+
+
+def _expand_choices(node: cst.BaseExpression, scope: Scope, env: Env, names: list[str]) -> Formula:
+    option_lists = [env[n].options for n in names]  # type: ignore[union-attr]
+    total = 1
+    for options in option_lists:
+        total *= len(options)
+    if total > _MAX_CHOICES:
+        text, fields = normalize(node, scope, env)
+        return Atom(classify(text, fields))
+    branches: list[Formula] = []
+    for combo in itertools.product(*option_lists):
+        local = dict(env)
+        guards = []
+        for name, (cond, value) in zip(names, combo):
+            local[name] = value
+            guards.append(cond)
+        branches.append(conj(*guards, to_formula(node, scope, local)))
+    result = disj(*branches) if branches else FALSE
+    if formula_size(result) > _MAX_EXPANDED_ATOMS:
+        text, fields = normalize(node, scope, env)
+        return Atom(classify(text, fields))
+    return result
+
+
+def choice_names(node: cst.BaseExpression, env: Env) -> list[str]:
+    return [n for n in _top_names(node) if isinstance(env.get(n), Choice)]
+
+
+def bind(node: cst.BaseExpression, env: Env, scope: Scope | None = None) -> Value:
+    """The value of `name = node`: distributes over path-dependent locals so uses stay exact."""
+    names = choice_names(node, env)
+    if not names:
+        return Bound(node, env, scope)
+    option_lists = [env[n].options for n in names]  # type: ignore[union-attr]
+    options: list[tuple[Formula, Value]] = []
+    for combo in itertools.product(*option_lists):
+        if len(options) >= _MAX_CHOICES:
+            return Unknown(code(node), ())
+        local = dict(env)
+        guards = []
+        for name, (cond, value) in zip(names, combo):
+            local[name] = value
+            guards.append(cond)
+        options.append((conj(*guards), Bound(node, local, scope)))
+    return Choice(tuple(options))
+
+
+def value_fields(value: Value, scope: Scope) -> tuple[str, ...]:
+    if isinstance(value, Bound):
+        return normalize(value.node, value.scope or scope, value.env)[1]
+    if isinstance(value, Choice):
+        return tuple(sorted({f for _, v in value.options for f in value_fields(v, scope)}))
+    return value.fields

@@ -1,0 +1,72 @@
+"""The main job: from a source tree to rules, flags and warnings; reads through the tree, writes nothing."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from .catalog import build_catalog
+from .callgraph import Program
+from .layout import Layout, find_layout
+from .model import Flag, Notice, Rule, SourceProblem
+from .modules import ModuleSummary, ParseError, summarize
+from .rules import rules_of
+from .sources import SourceError, SourceInfo, SourceTree
+
+
+@dataclass(frozen=True, slots=True)
+class FileInfo:
+    path: str
+    sha256: str
+    lines: int
+
+
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    info: SourceInfo
+    layout: Layout
+    files: tuple[FileInfo, ...]
+    rules: tuple[Rule, ...]
+    flags: tuple[Flag, ...]
+    notices: tuple[Notice, ...]
+    problems: tuple[SourceProblem, ...]
+    entry_points: tuple[str, ...]
+
+
+def read_modules(tree: SourceTree, paths, keep_going: bool) -> tuple[list[ModuleSummary], list[FileInfo], list[SourceProblem]]:
+    modules: list[ModuleSummary] = []
+    files: list[FileInfo] = []
+    problems: list[SourceProblem] = []
+    for path in paths:
+        data = tree.read_bytes(path)
+        files.append(FileInfo(path, hashlib.sha256(data).hexdigest(), data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)))
+        try:
+            modules.append(summarize(path, tree.read_text(path)))
+        except ParseError as error:
+            if not keep_going:
+                raise
+            problems.append(error.problem)
+        except SourceError as error:
+            if not keep_going:
+                raise
+            problems.append(SourceProblem(path, 0, 0, str(error)))
+    return modules, files, problems
+
+
+def extract(tree: SourceTree, include: list[str] | None = None, keep_going: bool = False) -> Extraction:
+    layout = find_layout(tree.paths(), include)
+    modules, files, problems = read_modules(tree, layout.files, keep_going)
+    flags = build_catalog(modules)
+    program = Program(tree, modules)
+    rules = program.apply(rules_of((m, program.summary(fn)) for m in modules for fn in m.functions.values()))
+    notices = program.notices(rules, flags)
+    return Extraction(
+        info=tree.info,
+        layout=layout,
+        files=tuple(files),
+        rules=tuple(rules),
+        flags=tuple(flags),
+        notices=tuple(notices),
+        problems=tuple(problems),
+        entry_points=tuple(program.entry_points),
+    )

@@ -1,0 +1,323 @@
+"""Boolean formulas over atoms: building with simplification, negation, rendering and evaluation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+
+from .model import (
+    FALSE,
+    NEGATED_OP,
+    TRUE,
+    And,
+    Atom,
+    Const,
+    Formula,
+    Lit,
+    Not,
+    Or,
+    Term,
+    TermKind,
+)
+
+
+def conj(*parts: Formula) -> Formula:
+    """`a and b and ...`, flattened, with constants folded and repeats dropped."""
+    items: list[Formula] = []
+    for part in parts:
+        for item in part.args if isinstance(part, And) else (part,):
+            if item == TRUE or item in items:
+                continue
+            if item == FALSE or neg(item) in items:
+                return FALSE
+            items.append(item)
+    items = _prune_disjuncts(items)
+    if FALSE in items:
+        return FALSE
+    if not items:
+        return TRUE
+    return items[0] if len(items) == 1 else And(tuple(items))
+
+
+def _prune_disjuncts(items: list[Formula]) -> list[Formula]:
+    # `a and not (not a and x or y)` is `a and not y`: sibling literals decide atoms inside compounds.
+    facts = {i for i in items if isinstance(i, Atom) or (isinstance(i, Not) and isinstance(i.arg, Atom))}
+    if len(facts) == len(items) or not facts:
+        return items
+    result: list[Formula] = []
+    for item in items:
+        if item not in facts:
+            item = _assume(item, facts)
+            if item == TRUE:
+                continue
+        result.append(item)
+    return result
+
+
+def _assume(f: Formula, facts: set[Formula]) -> Formula:
+    """The formula with every literal known from `facts` replaced by its truth value."""
+    if f in facts:
+        return TRUE
+    if isinstance(f, (Atom, Not)) and neg(f) in facts:
+        return FALSE
+    if isinstance(f, Not):
+        inner = _assume(f.arg, facts)
+        return f if inner is f.arg else neg(inner)
+    if isinstance(f, (And, Or)):
+        args = [_assume(a, facts) for a in f.args]
+        if all(a is b for a, b in zip(args, f.args)):
+            return f
+        return conj(*args) if isinstance(f, And) else disj(*args)
+    return f
+
+
+def disj(*parts: Formula) -> Formula:
+    """`a or b or ...`, flattened, with constants folded, repeats dropped and `p and x or p and not x` merged."""
+    items: list[Formula] = []
+    for part in parts:
+        for item in part.args if isinstance(part, Or) else (part,):
+            if item == FALSE or item in items:
+                continue
+            if item == TRUE or neg(item) in items:
+                return TRUE
+            items.append(item)
+    items = _merge_complements(items)
+    if not items:
+        return FALSE
+    return items[0] if len(items) == 1 else Or(tuple(items))
+
+
+def _merge_complements(items: list[Formula]) -> list[Formula]:
+    # (P and x) or (P and not x) == P: keeps "if c: ... else: ..." from growing the path condition.
+    changed = True
+    while changed and len(items) > 1:
+        changed = False
+        for i, a in enumerate(items):
+            for j in range(i + 1, len(items)):
+                merged = _merge_pair(a, items[j])
+                if merged is not None:
+                    items = [*items[:i], merged, *items[i + 1 : j], *items[j + 1 :]]
+                    changed = True
+                    break
+            if changed:
+                break
+    return items
+
+
+def _merge_pair(a: Formula, b: Formula) -> Formula | None:
+    xs = list(a.args) if isinstance(a, And) else [a]
+    ys = list(b.args) if isinstance(b, And) else [b]
+    if len(xs) != len(ys):
+        return None
+    rest_x = [x for x in xs if x not in ys]
+    rest_y = [y for y in ys if y not in xs]
+    if len(rest_x) == 1 and len(rest_y) == 1 and neg(rest_x[0]) == rest_y[0]:
+        return conj(*[x for x in xs if x in ys])
+    return None
+
+
+def neg(f: Formula) -> Formula:
+    """Logical negation; comparisons flip their operator, double negation cancels."""
+    if isinstance(f, Const):
+        return Const(not f.value)
+    if isinstance(f, Not):
+        return f.arg
+    if isinstance(f, Atom) and f.op in NEGATED_OP:
+        return Atom(f.term, NEGATED_OP[f.op], f.other)
+    return Not(f)
+
+
+def formula_size(f: Formula) -> int:
+    """Number of atoms, counted with repeats."""
+    if isinstance(f, Atom):
+        return 1
+    if isinstance(f, Not):
+        return formula_size(f.arg)
+    if isinstance(f, (And, Or)):
+        return sum(formula_size(a) for a in f.args)
+    return 0
+
+
+def atoms(f: Formula) -> Iterator[Atom]:
+    if isinstance(f, Atom):
+        yield f
+    elif isinstance(f, Not):
+        yield from atoms(f.arg)
+    elif isinstance(f, (And, Or)):
+        for arg in f.args:
+            yield from atoms(arg)
+
+
+def terms(f: Formula) -> Iterator[Term]:
+    for atom in atoms(f):
+        yield atom.term
+        if isinstance(atom.other, Term):
+            yield atom.other
+
+
+def fields_read(f: Formula) -> tuple[str, ...]:
+    """Server-argument fields a formula reads, sorted and unique."""
+    names = {name for term in terms(f) for name in term.fields}
+    return tuple(sorted(names))
+
+
+def flag_name(field_name: str) -> str:
+    return "--" + field_name.replace("_", "-")
+
+
+# Precedence for parenthesizing: or < and < not < atom.
+_PREC = {Or: 1, And: 2, Not: 3}
+
+
+def render(f: Formula, term_text: Callable[[Term], str] | None = None) -> str:
+    """Python source of a formula; `term_text` chooses how terms print (field names, flags, ...)."""
+    show = term_text or (lambda t: t.text)
+    return _render(f, show, 0)
+
+
+def render_flags(f: Formula) -> str:
+    """The formula in command-line terms: `--disaggregation-mode != "decode"`."""
+    return render(f, flag_term_text)
+
+
+def flag_term_text(term: Term) -> str:
+    if term.kind is not TermKind.FIELD:
+        return term.text
+    text = flag_name(term.name)
+    for t in term.transforms:
+        text = f"{t}({text})" if t in ("int", "float", "str", "len", "bool", "abs") else f"{text}.{t}()"
+    return text
+
+
+def _render(f: Formula, show: Callable[[Term], str], outer: int) -> str:
+    if isinstance(f, Const):
+        return "True" if f.value else "False"
+    if isinstance(f, Atom):
+        text = _render_atom(f, show)
+        # A comparison inside `not` needs no parentheses; inside nothing else either.
+        return text
+    prec = _PREC[type(f)]
+    if isinstance(f, Not):
+        inner = f.arg
+        body = _render(inner, show, prec)
+        if isinstance(inner, Atom) and inner.op != "truthy":
+            body = f"({body})"
+        text = f"not {body}"
+    else:
+        joiner = " or " if isinstance(f, Or) else " and "
+        text = joiner.join(_render(arg, show, prec) for arg in f.args)
+    return f"({text})" if prec < outer else text
+
+
+def _render_atom(atom: Atom, show: Callable[[Term], str]) -> str:
+    left = show(atom.term)
+    if atom.op == "truthy":
+        return left
+    right = show(atom.other) if isinstance(atom.other, Term) else literal_source(atom.other.value)  # type: ignore[union-attr]
+    if atom.op in ("contains", "not contains"):
+        op = "in" if atom.op == "contains" else "not in"
+        return f"{right} {op} {left}"
+    return f"{left} {atom.op} {right}"
+
+
+def literal_source(value: object) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    if isinstance(value, tuple):
+        return "[" + ", ".join(literal_source(v) for v in value) + "]"
+    return repr(value)
+
+
+# --- three-valued evaluation (Kleene): True, False or None for unknown ---------------------------
+
+
+def evaluate(f: Formula, value_of: Callable[[Term], object]) -> bool | None:
+    """Evaluate with `value_of(term)` giving a term's value or raising LookupError when unknown."""
+    if isinstance(f, Const):
+        return f.value
+    if isinstance(f, Not):
+        v = evaluate(f.arg, value_of)
+        return None if v is None else not v
+    if isinstance(f, And):
+        result: bool | None = True
+        for arg in f.args:
+            v = evaluate(arg, value_of)
+            if v is False:
+                return False
+            if v is None:
+                result = None
+        return result
+    if isinstance(f, Or):
+        result = False
+        for arg in f.args:
+            v = evaluate(arg, value_of)
+            if v is True:
+                return True
+            if v is None:
+                result = None
+        return result
+    return _evaluate_atom(f, value_of)
+
+
+def _evaluate_atom(atom: Atom, value_of: Callable[[Term], object]) -> bool | None:
+    try:
+        left = value_of(atom.term)
+        right = value_of(atom.other) if isinstance(atom.other, Term) else (atom.other.value if atom.other else None)
+    except LookupError:
+        return None
+    try:
+        return compare(left, atom.op, right)
+    except (TypeError, ValueError):
+        return None
+
+
+def compare(left: object, op: str, right: object) -> bool:
+    if isinstance(right, tuple):
+        right = list(right)
+    match op:
+        case "truthy":
+            return bool(left)
+        case "==":
+            return left == right
+        case "!=":
+            return left != right
+        case "<":
+            return left < right  # type: ignore[operator]
+        case "<=":
+            return left <= right  # type: ignore[operator]
+        case ">":
+            return left > right  # type: ignore[operator]
+        case ">=":
+            return left >= right  # type: ignore[operator]
+        case "in":
+            return left in right  # type: ignore[operator]
+        case "not in":
+            return left not in right  # type: ignore[operator]
+        case "is":
+            return left is right or (left is None and right is None) or (isinstance(left, bool) and left == right)
+        case "is not":
+            return not compare(left, "is", right)
+        case "contains":
+            return right in left  # type: ignore[operator]
+        case "not contains":
+            return right not in left  # type: ignore[operator]
+    raise ValueError(op)
+
+
+def apply_transforms(value: object, transforms: Iterable[str]) -> object:
+    for t in transforms:
+        if t in ("lower", "upper", "strip", "casefold"):
+            value = getattr(value, t)()
+        else:
+            value = {"int": int, "float": float, "str": str, "len": len, "bool": bool, "abs": abs}[t](value)
+    return value
+
+
+def field_values(assignment: Mapping[str, object]) -> Callable[[Term], object]:
+    """A `value_of` for `evaluate` that knows field values only."""
+
+    def value_of(term: Term) -> object:
+        if term.kind is TermKind.FIELD and term.name in assignment:
+            return apply_transforms(assignment[term.name], term.transforms)
+        raise LookupError(term.text)
+
+    return value_of

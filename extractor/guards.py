@@ -1,0 +1,564 @@
+"""Function summaries by a symbolic walk over statements: guards, calls and writes with their path conditions."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from .conditions import (
+    ALIAS_PARAMS,
+    Bound,
+    Choice,
+    Env,
+    NonEmpty,
+    Scope,
+    Unknown,
+    Value,
+    bind,
+    classify,
+    code,
+    dotted_name,
+    field_of,
+    is_alias,
+    iter_expression,
+    normalize,
+    to_formula,
+    value_fields,
+)
+from .formula import conj, disj, neg
+from .lines import Span, iter_statements
+from .model import FALSE, TRUE, Atom, Formula, RuleKind
+
+# Functions that declare a resolved value for fields given as keywords: `declare_resolution(sa, "src", x=1)`.
+DECLARE_FUNCTIONS = frozenset({"declare_resolution", "declare_late_resolution"})
+# Methods that leave a collection with at least one item.
+_ADDING_METHODS = frozenset({"append", "add", "insert", "appendleft"})
+_GROWING_METHODS = frozenset({"extend", "update", "setdefault", "__setitem__"})
+
+
+@dataclass(frozen=True, slots=True)
+class GuardEvent:
+    """A `raise`, or an `assert` with a message, and when control reaches it."""
+
+    kind: RuleKind
+    exception: str | None
+    message: str
+    message_static: bool
+    line: int
+    end_line: int
+    condition: Formula
+    enclosing: tuple[int, ...]
+    order: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CallEvent:
+    """A call made by the function, with the locals in force, for the call graph."""
+
+    condition: Formula
+    node: cst.Call
+    env: Env
+    line: int
+    order: int  # position among all events of the function, for dispatch order
+
+
+@dataclass(frozen=True, slots=True)
+class WriteEvent:
+    """An assignment to a server argument: `self.x = ...`, `setattr(cfg, "x", ...)`, `declare_resolution(..., x=...)`."""
+
+    field: str
+    value: str
+    line: int
+    end_line: int
+    condition: Formula
+    enclosing: tuple[int, ...]
+    order: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReturnEvent:
+    condition: Formula
+    node: cst.BaseExpression | None
+    env: Env
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionInfo:
+    """A function found in a module, before any walk."""
+
+    key: str  # "<dotted module>:<qualname>"
+    qualname: str
+    name: str
+    class_name: str | None
+    file: str
+    module: str  # dotted module name
+    line: int
+    end_line: int
+    body_line: int
+    params: tuple[str, ...]
+    aliases: frozenset[str]
+    node: cst.FunctionDef = field(compare=False, hash=False)
+
+    @property
+    def single_return(self) -> cst.BaseExpression | None:
+        """The returned expression of a predicate whose body is one `return` (after a docstring)."""
+        body = [s for s in self.node.body.body if not _is_docstring(s)]
+        if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1:
+            stmt = body[0].body[0]
+            if isinstance(stmt, cst.Return) and stmt.value is not None:
+                return stmt.value
+        return None
+
+
+def _is_docstring(stmt: cst.CSTNode) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+@dataclass
+class FunctionSummary:
+    """The events of one walk of a function, in the order they happen."""
+
+    info: FunctionInfo
+    scope: Scope
+    guards: list[GuardEvent] = field(default_factory=list)
+    calls: list[CallEvent] = field(default_factory=list)
+    writes: list[WriteEvent] = field(default_factory=list)
+    returns: list[ReturnEvent] = field(default_factory=list)
+    imports: dict[str, str] = field(default_factory=dict)  # function-level imports: local name -> dotted target
+
+
+def function_aliases(node: cst.FunctionDef, class_name: str | None) -> tuple[tuple[str, ...], frozenset[str]]:
+    """Parameters, and the names that denote the server arguments inside the function."""
+    params = [p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)]
+    aliases = {p for p in params if p in ALIAS_PARAMS}
+    for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
+        if p.annotation is not None and "ServerArgs" in code(p.annotation.annotation):
+            aliases.add(p.name.value)
+    if class_name is not None and "ServerArgs" in class_name and params:
+        aliases.add(params[0])
+    # `cfg = resolving_view(server_args)` and `sa = server_args` make more aliases, anywhere in the body.
+    assignments = list(_simple_assignments(node))
+    for _ in range(2):
+        scope = Scope(frozenset(aliases), {})
+        for target, value in assignments:
+            if is_alias(value, scope, {}):
+                aliases.add(target)
+    return tuple(params), frozenset(aliases)
+
+
+def walk_function(info: FunctionInfo, scope: Scope, spans: dict[int, Span], env: Env | None = None) -> FunctionSummary:
+    """Walk a function body once, with `env` binding parameters to the caller's arguments if given."""
+    summary = FunctionSummary(info, scope)
+    _Walker(summary, spans).suite(info.node.body, TRUE, dict(env or {}), ())
+    return summary
+
+
+def _simple_assignments(node: cst.FunctionDef):
+    for stmt in iter_statements(node.body.body):
+        if isinstance(stmt, cst.Assign):
+            for t in stmt.targets:
+                if isinstance(t.target, cst.Name):
+                    yield t.target.value, stmt.value
+
+
+class _Walker:
+    """Walks one function body carrying the path condition and the locals."""
+
+    def __init__(self, summary: FunctionSummary, spans: dict[int, Span]) -> None:
+        self.summary = summary
+        self.scope = summary.scope
+        self.spans = spans
+        self.order = 0
+
+    # Each walk returns (return_exit, loop_exit, env): the conditions, relative to the block's entry,
+    # under which it leaves the function (return/raise/failed assert) or the loop (break/continue).
+    def block(self, stmts, ctx: Formula, env: Env, nest: tuple[int, ...]) -> tuple[Formula, Formula, Env]:
+        ret: Formula = FALSE
+        brk: Formula = FALSE
+        running: Formula = TRUE
+        for stmt in stmts:
+            if running == FALSE:
+                break  # dead code after an unconditional exit
+            small = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
+            for node in small:
+                r, b, env = self.statement(node, conj(ctx, running), env, nest)
+                ret = disj(ret, conj(running, r))
+                brk = disj(brk, conj(running, b))
+                running = conj(running, neg(disj(r, b)))
+                if running == FALSE:
+                    break
+        return ret, brk, env
+
+    def suite(self, suite: cst.BaseSuite, ctx: Formula, env: Env, nest: tuple[int, ...]):
+        return self.block(suite.body, ctx, env, nest)
+
+    def statement(self, node: cst.CSTNode, ctx: Formula, env: Env, nest: tuple[int, ...]):
+        if isinstance(node, cst.If):
+            return self.if_(node, ctx, env, nest)
+        if isinstance(node, (cst.For, cst.While)):
+            return self.loop(node, ctx, env, nest)
+        if isinstance(node, (cst.Try, cst.TryStar)):
+            return self.try_(node, ctx, env, nest)
+        if isinstance(node, cst.With):
+            for item in node.items:
+                self.calls_in(item.item, ctx, env)
+                if item.asname is not None:
+                    env = _assign_unknown(env, item.asname.name, self.scope)
+            return self.suite(node.body, ctx, env, nest)
+        if isinstance(node, cst.Match):
+            return self.match(node, ctx, env, nest)
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            return FALSE, FALSE, {**env, node.name.value: Unknown(node.name.value)}
+        return self.small(node, ctx, env, nest)
+
+    def if_(self, node: cst.If, ctx: Formula, env: Env, nest: tuple[int, ...]):
+        test = to_formula(node.test, self.scope, env)
+        line = self.spans[id(node)][0]
+        r1, b1, env1 = self.suite(node.body, conj(ctx, test), env, nest + (line,))
+        if node.orelse is None:
+            r2, b2, env2 = FALSE, FALSE, env
+        elif isinstance(node.orelse, cst.If):
+            r2, b2, env2 = self.if_(node.orelse, conj(ctx, neg(test)), env, nest)
+        else:
+            r2, b2, env2 = self.suite(node.orelse.body, conj(ctx, neg(test)), env, nest)
+        ret = disj(conj(test, r1), conj(neg(test), r2))
+        brk = disj(conj(test, b1), conj(neg(test), b2))
+        if disj(r1, b1) == TRUE:
+            merged = env2
+        elif disj(r2, b2) == TRUE:
+            merged = env1
+        else:
+            merged = _merge(env, env1, env2, test)
+        return ret, brk, merged
+
+    def loop(self, node: cst.For | cst.While, ctx: Formula, env: Env, nest: tuple[int, ...]):
+        if isinstance(node, cst.For):
+            iter_text, fields = normalize(node.iter, self.scope, env)
+            self.calls_in(node.iter, ctx, env)
+            context = Atom(classify(f"for {code(node.target)} in {iter_text}", fields))
+        else:
+            context = to_formula(node.test, self.scope, env)
+        changed = _assigned_names(node)
+        loop_env = dict(env)
+        for name in changed:
+            fields = value_fields(env[name], self.scope) if name in env else ()
+            loop_env[name] = Unknown(name, fields)
+        r, _, _ = self.suite(node.body, conj(ctx, context), loop_env, nest)
+        ret = conj(context, r)
+        if node.orelse is not None:
+            r2, _, _ = self.suite(node.orelse.body, ctx, loop_env, nest)
+            ret = disj(ret, r2)
+        return ret, FALSE, loop_env
+
+    def try_(self, node: cst.Try | cst.TryStar, ctx: Formula, env: Env, nest: tuple[int, ...]):
+        r_body, b_body, body_env = self.suite(node.body, ctx, env, nest)
+        ret, brk = (FALSE, FALSE) if node.handlers else (r_body, b_body)
+        for handler in node.handlers:
+            caught = code(handler.type) if handler.type is not None else "Exception"
+            context = Atom(classify(f"except {caught}", ()))
+            handler_env = dict(body_env)
+            if handler.name is not None:
+                handler_env = _assign_unknown(handler_env, handler.name.name, self.scope)
+            r, b, _ = self.suite(handler.body, conj(ctx, context), handler_env, nest)
+            ret, brk = disj(ret, conj(context, r)), disj(brk, conj(context, b))
+        for extra in (node.orelse, node.finalbody):
+            if extra is not None:
+                r, b, body_env = self.suite(extra.body, ctx, body_env, nest)
+                ret, brk = disj(ret, r), disj(brk, b)
+        return ret, brk, body_env
+
+    def match(self, node: cst.Match, ctx: Formula, env: Env, nest: tuple[int, ...]):
+        subject, fields = normalize(node.subject, self.scope, env)
+        ret: Formula = FALSE
+        brk: Formula = FALSE
+        for case in node.cases:
+            context = Atom(classify(f"match {subject} case {code(case.pattern)}", fields))
+            r, b, _ = self.suite(case.body, conj(ctx, context), env, nest)
+            ret, brk = disj(ret, conj(context, r)), disj(brk, conj(context, b))
+        return ret, brk, env
+
+    def small(self, node: cst.CSTNode, ctx: Formula, env: Env, nest: tuple[int, ...]):
+        line, end_line = self.spans.get(id(node), (0, 0))
+        if isinstance(node, cst.Raise):
+            if node.exc is not None:
+                self.calls_in(node.exc, ctx, env)
+            self.raise_(node, ctx, env, nest, line, end_line)
+            return TRUE, FALSE, env
+        if isinstance(node, cst.Return):
+            if node.value is not None:
+                self.calls_in(node.value, ctx, env)
+            self.summary.returns.append(ReturnEvent(ctx, node.value, env))
+            return TRUE, FALSE, env
+        if isinstance(node, cst.Assert):
+            failed = neg(to_formula(node.test, self.scope, env))
+            if node.msg is not None:
+                message, static = message_of(node.msg, self.scope, env)
+                self.order += 1
+                self.summary.guards.append(
+                    GuardEvent(
+                        RuleKind.ASSERT, "AssertionError", message, static, line, end_line, conj(ctx, failed), nest, self.order
+                    )
+                )
+            return failed, FALSE, env
+        if isinstance(node, (cst.Break, cst.Continue)):
+            return FALSE, TRUE, env
+        if isinstance(node, cst.Assign):
+            self.calls_in(node.value, ctx, env)
+            for target in node.targets:
+                env = self.assign(target.target, node.value, ctx, env, nest, line, end_line)
+            return FALSE, FALSE, env
+        if isinstance(node, cst.AnnAssign):
+            if node.value is not None:
+                self.calls_in(node.value, ctx, env)
+                env = self.assign(node.target, node.value, ctx, env, nest, line, end_line)
+            return FALSE, FALSE, env
+        if isinstance(node, cst.AugAssign):
+            self.calls_in(node.value, ctx, env)
+            operator = node.operator
+            binary = cst.BinaryOperation(
+                left=node.target, operator=_BINARY_OF_AUGMENTED[type(operator)](), right=node.value  # type: ignore[operator]
+            )
+            return FALSE, FALSE, self.assign(node.target, binary, ctx, env, nest, line, end_line)
+        if isinstance(node, cst.Expr):
+            self.calls_in(node.value, ctx, env)
+            return FALSE, FALSE, self.effect(node.value, ctx, env, nest, line, end_line)
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            self.summary.imports.update(import_bindings(node, self.summary.info.file))
+        return FALSE, FALSE, env
+
+    def raise_(self, node: cst.Raise, ctx: Formula, env: Env, nest, line: int, end_line: int) -> None:
+        exc = node.exc
+        exception: str | None = None
+        message, static = "", True
+        if isinstance(exc, cst.Call):
+            exception = dotted_name(exc.func) or code(exc.func)
+            arg = _message_arg(exc)
+            if arg is not None:
+                message, static = message_of(arg, self.scope, env)
+        elif exc is not None:
+            exception = dotted_name(exc) or code(exc)
+            if isinstance(exc, cst.Name) and exc.value in env:
+                exception, message, static = None, "{" + exc.value + "}", False
+        self.order += 1
+        self.summary.guards.append(
+            GuardEvent(RuleKind.RAISE, exception, message, static, line, end_line, ctx, nest, self.order)
+        )
+
+    def assign(self, target, value, ctx, env: Env, nest, line: int, end_line: int) -> Env:
+        if isinstance(target, cst.Name):
+            if target.value in self.scope.aliases and is_alias(value, self.scope, env):
+                return env  # `cfg = resolving_view(server_args)`: cfg stays a receiver of fields
+            return {**env, target.value: bind(value, env)}
+        name = field_of(target, self.scope, env) if isinstance(target, cst.Attribute) else None
+        if name is not None:
+            text, _ = normalize(value, self.scope, env)
+            self.write(name, text, ctx, nest, line, end_line)
+            return env
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                env = self.assign_unknown_target(element.value, value, env)
+        return env
+
+    def assign_unknown_target(self, target, value, env: Env) -> Env:
+        if isinstance(target, cst.Name):
+            return {**env, target.value: Unknown(target.value, normalize(value, self.scope, env)[1])}
+        return env
+
+    def write(self, name: str, value: str, ctx: Formula, nest, line: int, end_line: int) -> None:
+        self.order += 1
+        self.summary.writes.append(WriteEvent(name, value, line, end_line, ctx, nest, self.order))
+
+    def effect(self, node: cst.BaseExpression, ctx: Formula, env: Env, nest, line: int, end_line: int) -> Env:
+        """What a bare call statement does to arguments and locals."""
+        if not isinstance(node, cst.Call):
+            return env
+        func = dotted_name(node.func) or ""
+        last = func.rsplit(".", 1)[-1]
+        if func == "setattr" and len(node.args) >= 3 and is_alias(node.args[0].value, self.scope, env):
+            key = node.args[1].value
+            if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
+                self.write(key.evaluated_value, normalize(node.args[2].value, self.scope, env)[0], ctx, nest, line, end_line)
+        elif last in DECLARE_FUNCTIONS and node.args and is_alias(node.args[0].value, self.scope, env):
+            for arg in node.args:
+                if arg.keyword is not None:
+                    self.write(arg.keyword.value, normalize(arg.value, self.scope, env)[0], ctx, nest, line, end_line)
+        elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+            owner = node.func.value.value
+            method = node.func.attr.value
+            if owner in env and method in _ADDING_METHODS:
+                return {**env, owner: NonEmpty(owner, normalize(node, self.scope, env)[1])}
+            if owner in env and method in _GROWING_METHODS:
+                fields = tuple(sorted(set(value_fields(env[owner], self.scope)) | set(normalize(node, self.scope, env)[1])))
+                return {**env, owner: Unknown(owner, fields)}
+        return env
+
+    def calls_in(self, node: cst.BaseExpression, ctx: Formula, env: Env) -> None:
+        for n in iter_expression(node):
+            if isinstance(n, cst.Call):
+                self.order += 1
+                self.summary.calls.append(CallEvent(ctx, n, env, 0, self.order))
+
+
+_BINARY_OF_AUGMENTED = {
+    cst.AddAssign: cst.Add,
+    cst.SubtractAssign: cst.Subtract,
+    cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide,
+    cst.FloorDivideAssign: cst.FloorDivide,
+    cst.ModuloAssign: cst.Modulo,
+    cst.PowerAssign: cst.Power,
+    cst.BitOrAssign: cst.BitOr,
+    cst.BitAndAssign: cst.BitAnd,
+    cst.BitXorAssign: cst.BitXor,
+    cst.LeftShiftAssign: cst.LeftShift,
+    cst.RightShiftAssign: cst.RightShift,
+    cst.MatrixMultiplyAssign: cst.MatrixMultiply,
+}
+
+
+def _assign_unknown(env: Env, target: cst.BaseExpression, scope: Scope) -> Env:
+    if isinstance(target, cst.Name):
+        return {**env, target.value: Unknown(target.value)}
+    return env
+
+
+def _merge(before: Env, then_env: Env, else_env: Env, test: Formula) -> Env:
+    """Locals after an if/else: a value that differs by branch becomes a choice on the test."""
+    merged = dict(before)
+    for name in then_env.keys() | else_env.keys():
+        a, b = then_env.get(name), else_env.get(name)
+        if a is b:
+            if a is not None:
+                merged[name] = a
+            continue
+        choice = Choice(((test, a or Unknown(name)), (neg(test), b or Unknown(name))))
+        if _choice_size(choice) > MAX_CHOICE_OPTIONS:
+            merged[name] = Unknown(name)  # too many paths to follow: the local becomes opaque
+        else:
+            merged[name] = choice
+    return merged
+
+
+MAX_CHOICE_OPTIONS = 6
+
+
+def _choice_size(value: Value) -> int:
+    if isinstance(value, Choice):
+        return sum(_choice_size(v) for _, v in value.options)
+    return 1
+
+
+def _assigned_names(node: cst.For | cst.While) -> list[str]:
+    """Locals a loop may change: assigned, unpacked, or grown by `append`-like calls."""
+    names: list[str] = []
+    if isinstance(node, cst.For):
+        _names_of(node.target, names)
+    for stmt in iter_statements([node]):
+        if isinstance(stmt, cst.Assign):
+            for t in stmt.targets:
+                _names_of(t.target, names)
+        elif isinstance(stmt, (cst.AugAssign, cst.AnnAssign)):
+            _names_of(stmt.target, names)
+        elif isinstance(stmt, cst.For):
+            _names_of(stmt.target, names)
+        elif isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
+            func = stmt.value.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+                if func.attr.value in _ADDING_METHODS | _GROWING_METHODS:
+                    names.append(func.value.value)
+    return sorted(set(names))
+
+
+def _names_of(target: cst.BaseExpression, names: list[str]) -> None:
+    if isinstance(target, cst.Name):
+        names.append(target.value)
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            _names_of(element.value, names)
+
+
+def _message_arg(call: cst.Call) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is None and not arg.star:
+            return arg.value
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in ("msg", "message"):
+            return arg.value
+    return None
+
+
+def message_of(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[str, bool]:
+    """The message text with f-string placeholders kept as `{expr}`, and whether it is fully static."""
+    if isinstance(node, cst.Name) and node.value in env:
+        value = env[node.value]
+        if isinstance(value, Bound):
+            return message_of(value.node, scope, value.env)
+        return "{" + node.value + "}", False
+    source = code(node)
+    try:
+        tree = ast.parse("(" + source + ")", mode="eval").body
+    except SyntaxError:
+        return "{" + source + "}", False
+    return _message_from_ast(tree, "(" + source + ")")
+
+
+def _message_from_ast(node: ast.expr, source: str) -> tuple[str, bool]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value, True
+    if isinstance(node, ast.JoinedStr):
+        parts: list[str] = []
+        static = True
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value))
+            elif isinstance(value, ast.FormattedValue):
+                static = False
+                parts.append("{" + (ast.get_source_segment(source, value.value) or ast.unparse(value.value)) + "}")
+        return "".join(parts), static
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, s1 = _message_from_ast(node.left, source)
+        right, s2 = _message_from_ast(node.right, source)
+        return left + right, s1 and s2
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        left, _ = _message_from_ast(node.left, source)
+        return left, False
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+        and isinstance(node.func.value, ast.Constant)
+        and isinstance(node.func.value.value, str)
+    ):
+        return node.func.value.value, False
+    return "{" + (ast.get_source_segment(source, node) or ast.unparse(node)) + "}", False
+
+
+def import_bindings(node: cst.Import | cst.ImportFrom, file: str) -> dict[str, str]:
+    """Names an import statement binds, mapped to the dotted thing they denote."""
+    bound: dict[str, str] = {}
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            target = dotted_name(alias.name) or ""
+            local = alias.asname.name.value if alias.asname else target.split(".")[0]  # type: ignore[union-attr]
+            bound[local] = target if alias.asname else local
+        return bound
+    module = dotted_name(node.module) if node.module is not None else ""
+    if node.relative:
+        package = file.removesuffix(".py").split("/")[:-1]
+        up = len(node.relative) - 1
+        base = package[: len(package) - up] if up else package
+        module = ".".join([*base, module] if module else base)
+    if isinstance(node.names, cst.ImportStar):
+        return bound
+    for alias in node.names:
+        name = dotted_name(alias.name) or ""
+        local = alias.asname.name.value if alias.asname else name  # type: ignore[union-attr]
+        bound[local] = f"{module}.{name}" if module else name
+    return bound

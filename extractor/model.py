@@ -1,0 +1,196 @@
+"""The data model: frozen records for conditions, rules and flags (no libcst, no networkx here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Union
+
+
+class TermKind(str, Enum):
+    """Where a value in a condition comes from."""
+
+    FIELD = "field"  # a server argument (a CLI flag)
+    ENV = "env"  # an environment variable
+    PLATFORM = "platform"  # the hardware / runtime platform
+    MODEL = "model"  # the model's config (architecture, hf_config, ...)
+    OPAQUE = "opaque"  # anything else, kept as source text
+
+
+class RuleKind(str, Enum):
+    RAISE = "raise"
+    ASSERT = "assert"
+    ADJUSTMENT = "adjustment"
+
+
+# Operators of an atom. "truthy" tests the term itself (`if cfg.x:`).
+COMPARE_OPS = ("==", "!=", "<", "<=", ">", ">=", "in", "not in", "is", "is not", "contains", "not contains")
+NEGATED_OP = {
+    "==": "!=",
+    "!=": "==",
+    "<": ">=",
+    ">=": "<",
+    ">": "<=",
+    "<=": ">",
+    "in": "not in",
+    "not in": "in",
+    "is": "is not",
+    "is not": "is",
+    "contains": "not contains",
+    "not contains": "contains",
+}
+SWAPPED_OP = {"==": "==", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<=", "is": "is", "is not": "is not",
+              "in": "contains", "not in": "not contains", "contains": "in", "not contains": "not in"}
+
+# Value transforms a field term may carry, applied in order (`model_path.lower()`).
+TRANSFORMS = ("lower", "upper", "strip", "casefold", "int", "float", "str", "len", "bool", "abs")
+
+LiteralValue = Union[None, bool, int, float, str, tuple]
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """A value read by a condition: a field, env var, platform or model fact, or opaque source."""
+
+    kind: TermKind
+    name: str  # field / env var name; for platform, model and opaque: the normalized source text
+    text: str  # normalized Python source of the whole term, e.g. `model_path.lower()`
+    fields: tuple[str, ...] = ()  # server-argument fields it reads
+    transforms: tuple[str, ...] = ()  # for a field or env term: applied to its value in order
+
+
+@dataclass(frozen=True, slots=True)
+class Lit:
+    """A literal operand: None, bool, int, float, str or a tuple of those."""
+
+    value: LiteralValue
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    value: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Atom:
+    """A test of one term: its truthiness (`op == "truthy"`) or a comparison with a literal or term."""
+
+    term: Term
+    op: str = "truthy"
+    other: Lit | Term | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    arg: Formula
+
+
+@dataclass(frozen=True, slots=True)
+class And:
+    args: tuple[Formula, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Or:
+    args: tuple[Formula, ...]
+
+
+Formula = Union[Const, Atom, Not, And, Or]
+TRUE = Const(True)
+FALSE = Const(False)
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    file: str  # posix path relative to the package root's parent, e.g. sglang/srt/server_args.py
+    line: int
+    end_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Snippet:
+    start_line: int
+    end_line: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    id: str
+    message: str
+    kind: str  # why it is related: siblings, same-function, shares-flags, mutual-exclusion, adjusts
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """A command line that triggers the rule and one that does not (witnesses)."""
+
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: str
+    kind: RuleKind
+    exception: str | None
+    message: str
+    message_static: bool
+    location: Location
+    function: str
+    snippet: Snippet
+    condition: Formula  # in-function path condition
+    enclosing: tuple[int, ...] = ()  # lines of the enclosing `if` statements, outermost first
+    trigger: Formula | None = None  # whole-program condition (None until the call graph is applied)
+    call_path: tuple[str, ...] = ()
+    reachable: bool = False
+    target: str | None = None  # adjustments: the field written
+    value: str | None = None  # adjustments: the new value, as source text
+    affected_by: tuple[str, ...] = ()
+    related: tuple[Related, ...] = ()
+    example: Example | None = None
+
+    @property
+    def effective(self) -> Formula:
+        return self.trigger if self.trigger is not None else self.condition
+
+
+@dataclass(frozen=True, slots=True)
+class Flag:
+    """One server argument as the command line sees it."""
+
+    name: str  # the field name (argparse dest)
+    flags: tuple[str, ...]  # option strings, primary first (e.g. --tp-size, --tensor-parallel-size)
+    type: str | None = None
+    default: str | None = None  # source text of the default
+    default_value: LiteralValue = None  # the default as a literal when it is one
+    default_is_literal: bool = False
+    choices: tuple[LiteralValue, ...] | None = None
+    action: str | None = None  # store_true, store_false, deprecated, ...
+    nargs: str | None = None
+    help: str | None = None
+    deprecated: bool = False
+    file: str = ""
+    line: int = 0
+    origins: tuple[str, ...] = field(default=())  # add_argument, annotated-field, dataclass-field
+
+
+@dataclass(frozen=True, slots=True)
+class SourceProblem:
+    """A file that could not be read or parsed."""
+
+    file: str
+    line: int
+    column: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """A warning in the output: something the extractor could not resolve, never silently dropped."""
+
+    code: str  # e.g. unresolved-field
+    message: str
+    field: str | None = None
+    rules: tuple[str, ...] = ()

@@ -1,0 +1,160 @@
+"""Parse one module once and summarize it: its functions (walked), classes, constants and imports."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from .conditions import code, dotted_name, literal
+from .guards import FunctionInfo, function_aliases, import_bindings
+from .lines import Span, statement_lines
+from .model import Lit, SourceProblem
+
+
+class ParseError(Exception):
+    """A file that is not valid Python; carries a SourceProblem."""
+
+    def __init__(self, problem: SourceProblem) -> None:
+        super().__init__(f"{problem.file}:{problem.line}:{problem.column}: {problem.message}")
+        self.problem = problem
+
+
+@dataclass(frozen=True, slots=True)
+class ClassInfo:
+    name: str
+    bases: tuple[str, ...]
+    methods: tuple[str, ...]
+    line: int
+    is_enum: bool
+
+
+@dataclass
+class ModuleSummary:
+    path: str  # sglang/srt/server_args.py
+    dotted: str  # sglang.srt.server_args
+    lines: list[str]
+    module: cst.Module
+    spans: dict[int, Span]
+    functions: dict[str, FunctionInfo] = field(default_factory=dict)  # by qualname
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    constants: dict[str, Lit] = field(default_factory=dict)
+    imports: dict[str, str] = field(default_factory=dict)  # module-level: local name -> dotted target
+
+
+def dotted_module(path: str) -> str:
+    dotted = path.removesuffix(".py").replace("/", ".")
+    return dotted.removesuffix(".__init__")
+
+
+def parse(path: str, text: str) -> tuple[cst.Module, ast.Module]:
+    """Parse with both parsers; a syntax error becomes ParseError with file:line:col."""
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as error:
+        raise ParseError(SourceProblem(path, error.lineno or 0, error.offset or 0, error.msg)) from None
+    except (ValueError, RecursionError, MemoryError) as error:
+        raise ParseError(SourceProblem(path, 0, 0, f"cannot parse: {error.__class__.__name__}")) from None
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        raise ParseError(SourceProblem(path, error.raw_line, error.raw_column, error.message)) from None
+    except RecursionError:
+        raise ParseError(SourceProblem(path, 0, 0, "nesting too deep to parse")) from None
+    return module, tree
+
+
+def summarize(path: str, text: str) -> ModuleSummary:
+    """Parse a module and index its functions, classes, constants and imports."""
+    module, tree = parse(path, text)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 20000))  # deep `if` nests recurse once per level
+    try:
+        summary = ModuleSummary(path, dotted_module(path), text.splitlines(), module, statement_lines(module, tree))
+        _module_names(summary, module.body)
+        _scan(summary, module.body, prefix="", class_name=None)
+    except RecursionError:
+        raise ParseError(SourceProblem(path, 0, 0, "nesting too deep to analyse")) from None
+    finally:
+        sys.setrecursionlimit(limit)
+    return summary
+
+
+def _scan(summary: ModuleSummary, body, prefix: str, class_name: str | None) -> None:
+    """Find functions and classes, at any depth of module, class, `if` and `try` blocks."""
+    for stmt in body:
+        if isinstance(stmt, cst.FunctionDef):
+            _function(summary, stmt, prefix, class_name)
+        elif isinstance(stmt, cst.ClassDef):
+            _class(summary, stmt, prefix)
+        elif isinstance(stmt, cst.If):
+            _scan(summary, stmt.body.body, prefix, class_name)
+            orelse = stmt.orelse
+            while orelse is not None:
+                if isinstance(orelse, cst.If):
+                    _scan(summary, orelse.body.body, prefix, class_name)
+                    orelse = orelse.orelse
+                else:
+                    _scan(summary, orelse.body.body, prefix, class_name)
+                    orelse = None
+        elif isinstance(stmt, (cst.Try, cst.TryStar)):
+            _scan(summary, stmt.body.body, prefix, class_name)
+            for handler in stmt.handlers:
+                _scan(summary, handler.body.body, prefix, class_name)
+
+
+def _module_names(summary: ModuleSummary, body) -> None:
+    """Module-level imports and literal constants, also inside `if TYPE_CHECKING:` and `try` blocks."""
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            _module_statement(summary, stmt)
+        elif isinstance(stmt, cst.If):
+            _module_names(summary, stmt.body.body)
+            if isinstance(stmt.orelse, cst.Else):
+                _module_names(summary, stmt.orelse.body.body)
+        elif isinstance(stmt, (cst.Try, cst.TryStar)):
+            _module_names(summary, stmt.body.body)
+            for handler in stmt.handlers:
+                _module_names(summary, handler.body.body)
+
+
+def _module_statement(summary: ModuleSummary, stmt: cst.SimpleStatementLine) -> None:
+    for small in stmt.body:
+        if isinstance(small, (cst.Import, cst.ImportFrom)):
+            summary.imports.update(import_bindings(small, summary.path))
+        elif isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            lit = literal(small.value)
+            if lit is not None:
+                summary.constants[small.targets[0].target.value] = lit
+        elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
+            lit = literal(small.value)
+            if lit is not None:
+                summary.constants[small.target.value] = lit
+
+
+def _class(summary: ModuleSummary, node: cst.ClassDef, prefix: str) -> None:
+    qualname = f"{prefix}{node.name.value}"
+    bases = tuple(dotted_name(b.value) or code(b.value) for b in node.bases)
+    methods = tuple(
+        s.name.value for s in node.body.body if isinstance(s, cst.FunctionDef)  # type: ignore[union-attr]
+    )
+    is_enum = any(b.rsplit(".", 1)[-1] in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag") for b in bases)
+    summary.classes[qualname] = ClassInfo(qualname, bases, methods, summary.spans[id(node)][0], is_enum)
+    _scan(summary, node.body.body, f"{qualname}.", qualname)  # type: ignore[union-attr]
+
+
+def _function(summary: ModuleSummary, node: cst.FunctionDef, prefix: str, class_name: str | None) -> None:
+    qualname = f"{prefix}{node.name.value}"
+    params, aliases = function_aliases(node, class_name)
+    line, end_line = summary.spans[id(node)]
+    body = node.body.body
+    first = body[0] if body else None
+    body_line = summary.spans.get(id(first.body[0] if isinstance(first, cst.SimpleStatementLine) else first), (line, 0))[0]
+    summary.functions[qualname] = FunctionInfo(
+        f"{summary.dotted}:{qualname}", qualname, node.name.value, class_name, summary.path, summary.dotted,
+        line, end_line, body_line, params, aliases, node,
+    )
+    # Nested functions are functions of their own.
+    _scan(summary, [s for s in body if isinstance(s, (cst.FunctionDef, cst.ClassDef))], f"{qualname}.", None)

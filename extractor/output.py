@@ -1,0 +1,197 @@
+"""Output documents: assembled from an extraction, validated against the schemas, written atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+
+import jsonschema
+
+from . import __version__
+from .extract import Extraction
+from .formula import atoms
+from .model import RuleKind, TermKind
+from .serialize import (
+    FLAGS_SCHEMA_ID,
+    RULES_SCHEMA_ID,
+    SCHEMA_VERSION,
+    dumps,
+    flag_json,
+    problem_json,
+    rule_json,
+)
+
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+GENERATOR = {"name": "sglang-constraints", "version": __version__}
+
+
+class InvalidDocument(Exception):
+    """A document failed its schema: a bug in the extractor, never silently dropped."""
+
+
+@lru_cache(maxsize=None)
+def load_schema(name: str) -> dict:
+    schema = json.loads((SCHEMA_DIR / name).read_text(encoding="utf-8"))
+    jsonschema.validators.validator_for(schema).check_schema(schema)
+    return schema
+
+
+@lru_cache(maxsize=None)
+def validator(name: str, part: str = "document") -> jsonschema.protocols.Validator:
+    """A prebuilt validator for a schema, or for the parts used to check formula trees node by node.
+
+    Rule triggers are deep trees that share most of their subformulas; jsonschema walking every
+    copy costs tens of seconds on a release. So the document is checked with formulas as opaque
+    objects, and every distinct formula node once against the formula schema with its children
+    as opaque objects: by induction the same verdict, at a fraction of the cost.
+    """
+    schema = json.loads(json.dumps(load_schema(name)))
+    cls = jsonschema.validators.validator_for(schema)
+    defs = schema.get("$defs", {})
+    if "formula" in defs:
+        full = json.loads(json.dumps(defs["formula"]))
+        _shallow_children(full)
+        defs["formula_node"] = full
+        defs["formula"] = {"type": "object"}
+    if part == "formula_node":
+        return cls({"$schema": schema["$schema"], "$defs": defs, "$ref": "#/$defs/formula_node"})
+    return cls(schema)
+
+
+def _shallow_children(node: object) -> None:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if value == {"$ref": "#/$defs/formula"}:
+                node[key] = {"type": "object"}
+            else:
+                _shallow_children(value)
+    elif isinstance(node, list):
+        for item in node:
+            _shallow_children(item)
+
+
+def validate(document: dict, schema: str) -> None:
+    _raise_first(validator(schema).iter_errors(document), schema)
+    if "formula" in load_schema(schema).get("$defs", {}):
+        node_validator = validator(schema, "formula_node")
+        for node in _formula_nodes(document):
+            _raise_first(node_validator.iter_errors(node), schema)
+
+
+def _raise_first(errors, schema: str) -> None:
+    error = jsonschema.exceptions.best_match(errors)
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path)
+        raise InvalidDocument(f"{schema}: {where}: {error.message}")
+
+
+def _formula_nodes(document: dict):
+    """Every distinct formula node (by identity) under the rules' condition and trigger."""
+    seen: set[int] = set()
+    stack = [r[key] for r in document.get("rules", ()) for key in ("condition", "trigger") if key in r]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node
+        if isinstance(node, dict):
+            if "args" in node and isinstance(node["args"], list):
+                stack.extend(node["args"])
+            if "arg" in node:
+                stack.append(node["arg"])
+
+
+def summary(ex: Extraction) -> dict:
+    kinds = Counter(r.kind.value for r in ex.rules)
+    atom_kinds: Counter[str] = Counter()
+    for rule in ex.rules:
+        for atom in atoms(rule.effective):
+            atom_kinds[atom.term.kind.value] += 1
+    unresolved = {n.field for n in ex.notices if n.code == "unresolved-field"}
+    guards = [r for r in ex.rules if r.kind is not RuleKind.ADJUSTMENT]
+    return {
+        "rules": len(ex.rules),
+        "by_kind": {k: kinds.get(k, 0) for k in (k.value for k in RuleKind)},
+        "reachable": sum(r.reachable for r in ex.rules),
+        "reachable_guards": sum(r.reachable for r in guards),
+        "atoms_by_kind": {k: atom_kinds.get(k, 0) for k in (k.value for k in TermKind)},
+        "flags": len(ex.flags),
+        "unresolved_fields": len(unresolved),
+        "files": len(ex.files),
+        "errors": len(ex.problems),
+    }
+
+
+def rules_document(ex: Extraction, extra: dict | None = None) -> dict:
+    cache: dict = {}  # equal subformulas share one JSON dict
+    document = {
+        "schema_version": SCHEMA_VERSION,
+        "schema": RULES_SCHEMA_ID,
+        "generator": GENERATOR,
+        "source": ex.info.as_dict(),
+        "layout": ex.layout.name,
+        "entry_points": [f"{fn.file}::{fn.qualname}" for fn in ex.entry_points],
+        "files": [{"path": f.path, "sha256": f.sha256, "lines": f.lines} for f in ex.files],
+        "summary": summary(ex),
+        "warnings": [
+            {"code": n.code, "message": n.message, **({"field": n.field} if n.field else {}), "rules": list(n.rules)}
+            for n in ex.notices
+        ],
+        "errors": [problem_json(p) for p in ex.problems],
+        "rules": [rule_json(r, cache) for r in ex.rules],
+    }
+    document.update(extra or {})
+    return document
+
+
+def flags_document(ex: Extraction) -> dict:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "schema": FLAGS_SCHEMA_ID,
+        "generator": GENERATOR,
+        "source": ex.info.as_dict(),
+        "summary": {"flags": len(ex.flags), "deprecated": sum(f.deprecated for f in ex.flags)},
+        "warnings": [{"code": n.code, "message": n.message, "field": n.field} for n in ex.notices if n.field],
+        "flags": [flag_json(f) for f in ex.flags],
+    }
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write to a temporary file in the same folder, then rename: readers see the old file or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def output_dir(out_root: Path, label: str) -> Path:
+    folder = (out_root / label).resolve()
+    if out_root.resolve() not in folder.parents:
+        raise ValueError(f"label {label!r} leaves the output folder")
+    return folder
+
+
+def write_documents(folder: Path, documents: dict[str, tuple[dict, str | None]]) -> list[Path]:
+    """Validate every document first, then write them all; nothing is written if one is invalid."""
+    texts = {}
+    for name, (document, schema) in documents.items():
+        if schema is not None:
+            validate(document, schema)
+        texts[name] = dumps(document) if name.endswith(".json") else document["text"]
+    written = []
+    for name, text in sorted(texts.items()):
+        write_atomic(folder / name, text)
+        written.append(folder / name)
+    return written

@@ -1,0 +1,115 @@
+"""Rule records from function summaries: snippets, adjustment records and stable ids."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import textwrap
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import replace
+
+from .formula import fields_read
+from .guards import FunctionInfo, FunctionSummary, GuardEvent, WriteEvent
+from .model import Location, Rule, RuleKind, Snippet
+from .modules import ModuleSummary
+
+SNIPPET_CONTEXT = 12  # at most this many lines above the raise, starting at its outermost enclosing `if`
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+
+
+def rules_of(functions: Iterable[tuple[ModuleSummary, FunctionSummary]]) -> list[Rule]:
+    """Every guard and every write to a server argument, as records with stable ids, sorted by file and line."""
+    drafts: list[Rule] = []
+    for module, summary in functions:
+        fn = summary.info
+        drafts.extend(_guard_rule(module, fn, g) for g in summary.guards)
+        drafts.extend(_write_rule(module, fn, w) for w in summary.writes if not w.field.startswith("_"))
+    drafts.sort(key=lambda r: (r.location.file, r.location.line, r.kind.value, r.message))
+    return assign_ids(drafts)
+
+
+def _guard_rule(module: ModuleSummary, fn: FunctionInfo, g: GuardEvent) -> Rule:
+    return Rule(
+        id="",
+        kind=g.kind,
+        exception=g.exception,
+        message=g.message,
+        message_static=g.message_static,
+        location=Location(module.path, g.line, g.end_line),
+        function=fn.qualname,
+        snippet=snippet(module.lines, g.line, g.end_line, g.enclosing, fn.body_line),
+        condition=g.condition,
+        enclosing=g.enclosing,
+    )
+
+
+def _write_rule(module: ModuleSummary, fn: FunctionInfo, w: WriteEvent) -> Rule:
+    flag = "--" + w.field.replace("_", "-")
+    return Rule(
+        id="",
+        kind=RuleKind.ADJUSTMENT,
+        exception=None,
+        message=f"Sets {flag} to {w.value}",
+        message_static=True,
+        location=Location(module.path, w.line, w.end_line),
+        function=fn.qualname,
+        snippet=snippet(module.lines, w.line, w.end_line, w.enclosing, fn.body_line),
+        condition=w.condition,
+        enclosing=w.enclosing,
+        target=w.field,
+        value=w.value,
+    )
+
+
+def snippet(lines: list[str], line: int, end_line: int, enclosing: tuple[int, ...], body_line: int) -> Snippet:
+    """The statement with its enclosing guard lines above it, dedented."""
+    start = enclosing[0] if enclosing else max(body_line, line - 2)
+    start = max(start, line - SNIPPET_CONTEXT, 1)
+    end = min(end_line, len(lines))
+    while start < line and not lines[start - 1].strip():
+        start += 1
+    text = textwrap.dedent("\n".join(lines[start - 1 : end]))
+    return Snippet(start, end, text)
+
+
+def normalized_message(message: str) -> str:
+    return " ".join(_PLACEHOLDER.sub("{}", message).split())
+
+
+def _function_key(qualname: str) -> str:
+    # `ServerArgs._handle_cache_compatibility` and `handle_cache_compatibility` are the same guard's home.
+    return qualname.rsplit(".", 1)[-1].lstrip("_")
+
+
+def _identity(rule: Rule) -> str:
+    if rule.kind is RuleKind.ADJUSTMENT:
+        return f"adjust|{rule.target}|{' '.join((rule.value or '').split())}"
+    return f"guard|{normalized_message(rule.message)}"
+
+
+def assign_ids(rules: list[Rule]) -> list[Rule]:
+    """Ids from the message alone where it is unique, else refined by function, fields read, then order.
+
+    The message survives moves between files and functions (0.5.18 `ServerArgs._handle_x` ->
+    0.5.19 `arg_groups/..::handle_x`), so it is the first key; duplicates are told apart by what
+    is most stable about them.
+    """
+    keys = [_identity(r) for r in rules]
+    refiners = (
+        lambda r: _function_key(r.function),
+        lambda r: ",".join(fields_read(r.condition)),
+        None,  # order among the rest
+    )
+    for refine in refiners:
+        groups: dict[str, list[int]] = defaultdict(list)
+        for index, key in enumerate(keys):
+            groups[key].append(index)
+        duplicated = [members for members in groups.values() if len(members) > 1]
+        if not duplicated:
+            break
+        for members in duplicated:
+            for ordinal, index in enumerate(members):
+                suffix = refine(rules[index]) if refine else str(ordinal)
+                keys[index] = f"{keys[index]}|{suffix}"
+    return [replace(rule, id=hashlib.sha256(key.encode()).hexdigest()[:16]) for rule, key in zip(rules, keys)]

@@ -1,0 +1,223 @@
+"""JSON for the whole model, in one place: records to plain data and back, and byte-stable dumps."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .formula import fields_read, flag_name, render, render_flags
+from .model import (
+    And,
+    Atom,
+    Const,
+    Example,
+    Flag,
+    Formula,
+    Lit,
+    Location,
+    Not,
+    Or,
+    Related,
+    Rule,
+    RuleKind,
+    Snippet,
+    SourceProblem,
+    Term,
+    TermKind,
+)
+
+SCHEMA_VERSION = "1.0.0"
+RULES_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/rules.schema.json"
+FLAGS_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/flags.schema.json"
+
+
+def dumps(document: Any) -> str:
+    """Sorted keys, two-space indent, UTF-8 kept, newline at the end: the same data gives the same bytes."""
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+# --- formulas ----------------------------------------------------------------------------------
+
+
+def _literal_json(value: object) -> object:
+    if isinstance(value, tuple):
+        return [_literal_json(v) for v in value]
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return repr(value)
+    return value
+
+
+def _literal_from_json(value: object) -> object:
+    if isinstance(value, list):
+        return tuple(_literal_from_json(v) for v in value)
+    return value
+
+
+def term_json(term: Term) -> dict:
+    # `text` and `fields` are left out where they repeat the name (a plain field atom).
+    data: dict[str, Any] = {"type": "atom", "kind": term.kind.value, "name": term.name}
+    if term.text != term.name:
+        data["text"] = term.text
+    if term.fields != (term.name,) or term.kind is not TermKind.FIELD:
+        data["fields"] = list(term.fields)
+    if term.transforms:
+        data["transforms"] = list(term.transforms)
+    if term.kind is TermKind.FIELD:
+        data["flag"] = flag_name(term.name)
+    return data
+
+
+def term_from_json(data: dict) -> Term:
+    kind = TermKind(data["kind"])
+    default_fields = (data["name"],) if kind is TermKind.FIELD else ()
+    return Term(kind, data["name"], data.get("text", data["name"]), tuple(data.get("fields", default_fields)),
+                tuple(data.get("transforms", ())))
+
+
+def formula_json(f: Formula, cache: dict | None = None) -> dict:
+    """The formula as a JSON tree; with `cache`, equal subformulas share one dict (cheap to build and check)."""
+    if cache is None:
+        cache = {}
+    found = cache.get(f)
+    if found is not None:
+        return found
+    if isinstance(f, Const):
+        data: dict[str, Any] = {"type": "const", "value": f.value}
+    elif isinstance(f, Not):
+        data = {"type": "not", "arg": formula_json(f.arg, cache)}
+    elif isinstance(f, (And, Or)):
+        data = {"type": "and" if isinstance(f, And) else "or", "args": [formula_json(a, cache) for a in f.args]}
+    elif f.op == "truthy":
+        data = term_json(f.term)
+    else:
+        right = term_json(f.other) if isinstance(f.other, Term) else {"type": "literal", "value": _literal_json(f.other.value)}  # type: ignore[union-attr]
+        data = {"type": "compare", "op": f.op, "left": term_json(f.term), "right": right}
+    cache[f] = data
+    return data
+
+
+def formula_from_json(data: dict) -> Formula:
+    kind = data["type"]
+    if kind == "const":
+        return Const(data["value"])
+    if kind == "not":
+        return Not(formula_from_json(data["arg"]))
+    if kind in ("and", "or"):
+        args = tuple(formula_from_json(a) for a in data["args"])
+        return And(args) if kind == "and" else Or(args)
+    if kind == "atom":
+        return Atom(term_from_json(data))
+    right = data["right"]
+    other: Lit | Term = Lit(_literal_from_json(right["value"])) if right["type"] == "literal" else term_from_json(right)
+    return Atom(term_from_json(data["left"]), data["op"], other)
+
+
+# --- rules -------------------------------------------------------------------------------------
+
+
+def rule_json(rule: Rule, cache: dict | None = None) -> dict:
+    cache = {} if cache is None else cache
+    data: dict[str, Any] = {
+        "id": rule.id,
+        "kind": rule.kind.value,
+        "exception": rule.exception,
+        "message": rule.message,
+        "message_static": rule.message_static,
+        "location": {"file": rule.location.file, "line": rule.location.line, "end_line": rule.location.end_line},
+        "function": rule.function,
+        "snippet": {"start_line": rule.snippet.start_line, "end_line": rule.snippet.end_line, "text": rule.snippet.text},
+        "condition": formula_json(rule.condition, cache),
+        "condition_source": render(rule.condition),
+        "flags": [flag_name(f) for f in fields_read(rule.condition)],
+        "enclosing": list(rule.enclosing),
+        "reachable": rule.reachable,
+        "call_path": list(rule.call_path),
+        "affected_by": list(rule.affected_by),
+        "related": [
+            {"id": r.id, "message": r.message, "kind": r.kind, "score": r.score} for r in rule.related
+        ],
+    }
+    if rule.trigger is not None:
+        data["trigger"] = formula_json(rule.trigger, cache)
+        data["trigger_source"] = render(rule.trigger)
+        data["trigger_cli"] = render_flags(rule.trigger)
+        data["trigger_flags"] = [flag_name(f) for f in fields_read(rule.trigger)]
+    if rule.kind is RuleKind.ADJUSTMENT:
+        data["target"] = rule.target
+        data["target_flag"] = flag_name(rule.target or "")
+        data["value"] = rule.value
+    if rule.example is not None:
+        data["example"] = {"before": list(rule.example.before), "after": list(rule.example.after)}
+    return data
+
+
+def rule_from_json(data: dict) -> Rule:
+    loc = data["location"]
+    snip = data["snippet"]
+    example = data.get("example")
+    return Rule(
+        id=data["id"],
+        kind=RuleKind(data["kind"]),
+        exception=data.get("exception"),
+        message=data["message"],
+        message_static=data["message_static"],
+        location=Location(loc["file"], loc["line"], loc["end_line"]),
+        function=data["function"],
+        snippet=Snippet(snip["start_line"], snip["end_line"], snip["text"]),
+        condition=formula_from_json(data["condition"]),
+        enclosing=tuple(data.get("enclosing", ())),
+        trigger=formula_from_json(data["trigger"]) if "trigger" in data else None,
+        call_path=tuple(data.get("call_path", ())),
+        reachable=data.get("reachable", False),
+        target=data.get("target"),
+        value=data.get("value"),
+        affected_by=tuple(data.get("affected_by", ())),
+        related=tuple(Related(r["id"], r["message"], r["kind"], r["score"]) for r in data.get("related", ())),
+        example=Example(tuple(example["before"]), tuple(example["after"])) if example else None,
+    )
+
+
+# --- flags -------------------------------------------------------------------------------------
+
+
+def flag_json(flag: Flag) -> dict:
+    data: dict[str, Any] = {
+        "name": flag.name,
+        "flags": list(flag.flags),
+        "type": flag.type,
+        "default": flag.default,
+        "choices": None if flag.choices is None else [_literal_json(c) for c in flag.choices],
+        "action": flag.action,
+        "nargs": flag.nargs,
+        "help": flag.help,
+        "deprecated": flag.deprecated,
+        "location": {"file": flag.file, "line": flag.line},
+        "origins": list(flag.origins),
+    }
+    if flag.default_is_literal:
+        data["default_value"] = _literal_json(flag.default_value)
+    return data
+
+
+def flag_from_json(data: dict) -> Flag:
+    choices = data.get("choices")
+    return Flag(
+        name=data["name"],
+        flags=tuple(data["flags"]),
+        type=data.get("type"),
+        default=data.get("default"),
+        default_value=_literal_from_json(data.get("default_value")),  # type: ignore[arg-type]
+        default_is_literal="default_value" in data,
+        choices=None if choices is None else tuple(_literal_from_json(c) for c in choices),  # type: ignore[misc]
+        action=data.get("action"),
+        nargs=data.get("nargs"),
+        help=data.get("help"),
+        deprecated=data.get("deprecated", False),
+        file=data["location"]["file"],
+        line=data["location"]["line"],
+        origins=tuple(data.get("origins", ())),
+    )
+
+
+def problem_json(problem: SourceProblem) -> dict:
+    return {"file": problem.file, "line": problem.line, "column": problem.column, "message": problem.message}

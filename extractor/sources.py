@@ -1,0 +1,565 @@
+"""All input of the tool: SGLang Python sources from a PyPI release, a local path or a git commit."""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+import html.parser
+import http.client
+import io
+import json
+import math
+import os
+import posixpath
+import re
+import shutil
+import stat
+import subprocess
+import tarfile
+import tempfile
+import threading
+import tokenize
+import urllib.error
+import urllib.parse
+import urllib.request
+import weakref
+import zipfile
+import zlib
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path, PurePath
+
+import platformdirs
+from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
+
+DEFAULT_INDEX_URL = "https://pypi.org/simple"
+HTTP_TIMEOUT = 60.0
+# Caps against archive bombs; module-level so tests can shrink them.
+MAX_MEMBER_BYTES = 20 * 2**20
+MAX_TOTAL_BYTES = 500 * 2**20
+PACKAGE = "sglang"
+# Written last into an unpacked release tree: its presence marks the tree complete.
+INFO_FILE = "source.json"
+
+
+class SourceError(Exception):
+    """A user-facing, one-line error about an input (exit code 2 at the CLI)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    """Where a source tree came from; recorded next to every output."""
+
+    kind: str
+    label: str
+    release: str | None = None
+    archive: str | None = None
+    archive_sha256: str | None = None
+    path: str | None = None
+    repo: str | None = None
+    commit: str | None = None
+    commit_date: str | None = None
+    prefix: str = ""
+
+    def as_dict(self) -> dict:
+        return {key: value for key, value in sorted(asdict(self).items()) if value is not None}
+
+
+class SourceTree(abc.ABC):
+    """The Python files of one source, addressed by posix paths like "sglang/srt/server_args.py"."""
+
+    def __init__(self, info: SourceInfo, paths: Iterable[str]) -> None:
+        self.info = info
+        self._paths = sorted(set(paths))
+        self._known = frozenset(self._paths)
+
+    def paths(self) -> list[str]:
+        return list(self._paths)
+
+    def read_bytes(self, path: str) -> bytes:
+        if path not in self._known:
+            raise SourceError(f"{path}: not in source {self.info.label}")
+        return self._read(path)
+
+    def read_text(self, path: str) -> str:
+        data = self.read_bytes(path)
+        try:
+            # detect_encoding answers "utf-8-sig" for a BOM, so decoding drops it.
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+            return data.decode(encoding)
+        except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+            raise SourceError(f"{path}: cannot decode: {_reason(exc)}") from None
+
+    def digest(self, paths: Iterable[str]) -> str:
+        hasher = hashlib.sha256()
+        for path in sorted(set(paths)):
+            name, data = path.encode(), self.read_bytes(path)
+            # Length prefixes keep (path, bytes) boundaries unambiguous.
+            hasher.update(len(name).to_bytes(8, "big") + name + len(data).to_bytes(8, "big"))
+            hasher.update(data)
+        return hasher.hexdigest()
+
+    @abc.abstractmethod
+    def _read(self, path: str) -> bytes: ...
+
+
+class _DirectoryTree(SourceTree):
+    """Files read from a folder on disk (a local path or an unpacked release)."""
+
+    def __init__(self, info: SourceInfo, root: Path, paths: Iterable[str]) -> None:
+        super().__init__(info, paths)
+        self._root = root
+
+    def _read(self, path: str) -> bytes:
+        try:
+            return (self._root / path).read_bytes()
+        except OSError as exc:
+            raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+class _GitTree(SourceTree):
+    """Blobs of one commit, read through a single `git cat-file --batch` process."""
+
+    def __init__(self, info: SourceInfo, repo: Path, blobs: dict[str, str]) -> None:
+        super().__init__(info, blobs)
+        self._repo = repo
+        self._blobs = blobs
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def _read(self, path: str) -> bytes:
+        oid = self._blobs[path]
+        with self._lock:
+            try:
+                if self._process is None:
+                    self._process = subprocess.Popen(
+                        ["git", "-C", str(self._repo), "cat-file", "--batch"],
+                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                    )
+                    weakref.finalize(self, _stop, self._process)
+                process = self._process
+                assert process.stdin is not None and process.stdout is not None
+                process.stdin.write(oid.encode() + b"\n")
+                process.stdin.flush()
+                header = process.stdout.readline().split()
+                if len(header) != 3 or header[1] != b"blob":
+                    raise SourceError(f"{self._repo}: {path}: cannot read blob {oid}")
+                data = process.stdout.read(int(header[2]))
+                process.stdout.read(1)  # the newline after each object
+            except (OSError, ValueError) as exc:
+                raise SourceError(f"{self._repo}: {path}: git cat-file failed: {_reason(exc)}") from None
+        return data
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.communicate()  # closes its input, so `git cat-file --batch` exits; then closes the pipes
+
+
+def cache_root(cache_dir: Path | None = None) -> Path:
+    if cache_dir is not None:
+        return Path(cache_dir)
+    return Path(os.environ.get("SGLANG_CONSTRAINTS_CACHE") or platformdirs.user_cache_dir("sglang-constraints"))
+
+
+def cached_releases(cache_dir: Path | None = None) -> list[str]:
+    trees = cache_root(cache_dir) / "trees"
+    found: list[Version] = []
+    if trees.is_dir():
+        for entry in trees.iterdir():
+            try:
+                if (entry / INFO_FILE).is_file():
+                    found.append(Version(entry.name))
+            except InvalidVersion:
+                continue
+    return [str(version) for version in sorted(found, reverse=True)]
+
+
+# ---- releases ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Dist:
+    """One file of the index page."""
+
+    filename: str
+    url: str
+    sha256: str | None
+    size: int | None
+    yanked: bool
+    version: Version
+
+
+def release_tree(version: str, *, index_url: str | None = None, cache_dir: Path | None = None) -> SourceTree:
+    try:
+        release = str(Version(version))
+    except InvalidVersion:
+        raise SourceError(f"sglang=={version}: not a valid version") from None
+    root = cache_root(cache_dir)
+    tree_dir = root / "trees" / release
+    info = _load_info(tree_dir)
+    if info is None:
+        index = (index_url or os.environ.get("PIP_INDEX_URL") or DEFAULT_INDEX_URL).rstrip("/")
+        dist = _choose(_index_files(index, release), release, index)
+        archive = _fetch(dist, root / "archives", release)
+        info = _unpack_release(archive, dist, release, tree_dir)
+    return _DirectoryTree(info, tree_dir, _walk_py(tree_dir / PACKAGE, tree_dir))
+
+
+def _load_info(tree_dir: Path) -> SourceInfo | None:
+    try:
+        return SourceInfo(**json.loads((tree_dir / INFO_FILE).read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def _index_files(index: str, release: str) -> list[_Dist]:
+    request = urllib.request.Request(
+        f"{index}/{PACKAGE}/", headers={"Accept": "application/vnd.pypi.simple.v1+json, text/html;q=0.1"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT) as response:
+            body, page, content_type = response.read(), response.geturl(), response.headers.get_content_type()
+    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
+        raise SourceError(f"sglang=={release}: cannot reach package index {_redact(index)}: {_reason(exc)}") from None
+    try:
+        if "json" in content_type:
+            files = json.loads(body)["files"]
+        else:
+            parser = _AnchorParser()
+            parser.feed(body.decode("utf-8", "replace"))
+            files = parser.files
+        return [
+            _dist(entry, page, version) for entry in files if (version := _version_of(entry["filename"])) is not None
+        ]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise SourceError(f"sglang=={release}: unreadable answer from package index {_redact(index)}: "
+                          f"{_reason(exc)}") from None
+
+
+def _dist(entry: dict, page: str, version: Version) -> _Dist:
+    size = entry.get("size")
+    return _Dist(
+        filename=entry["filename"],
+        url=urllib.parse.urljoin(page, entry["url"]),
+        sha256=(entry.get("hashes") or {}).get("sha256"),
+        size=size if isinstance(size, int) else None,
+        yanked=bool(entry.get("yanked")),
+        version=version,
+    )
+
+
+class _AnchorParser(html.parser.HTMLParser):
+    """Reads a PEP 503 page into the PEP 691 file shape."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.files: list[dict] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        if tag == "a" and attributes.get("href"):
+            url, fragment = urllib.parse.urldefrag(attributes["href"])
+            hashes = dict([fragment.split("=", 1)]) if "=" in fragment else {}
+            filename = urllib.parse.unquote(posixpath.basename(urllib.parse.urlsplit(url).path))
+            self.files.append({"filename": filename, "url": url, "hashes": hashes, "yanked": "data-yanked" in attributes})
+
+
+def _version_of(filename: str) -> Version | None:
+    if "/" in filename or "\\" in filename:
+        return None
+    try:
+        if filename.endswith(".whl"):
+            name, version, _, _ = parse_wheel_filename(filename)
+        else:
+            name, version = parse_sdist_filename(filename)
+    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+        return None
+    return version if name == PACKAGE else None
+
+
+def _choose(dists: list[_Dist], release: str, index: str) -> _Dist:
+    wanted = Version(release)
+    matching = [dist for dist in dists if dist.version == wanted]
+    if not matching:
+        versions = sorted({dist.version for dist in dists})
+        below = [str(v) for v in versions if v < wanted][-3:]
+        above = [str(v) for v in versions if v > wanted][:3]
+        nearby = f" (nearby: {', '.join(below + above)})" if below or above else ""
+        raise SourceError(f"sglang=={release}: no such release on {_redact(index)}{nearby}")
+    best = min(matching, key=_preference)
+    if not best.sha256:
+        raise SourceError(f"sglang=={release}: package index gives no sha256 for {best.filename}")
+    return best
+
+
+def _preference(dist: _Dist) -> tuple:
+    # Wheel Python sources do not depend on the platform, so any wheel will do; pure ones are smaller.
+    if dist.filename.endswith(".whl"):
+        tags = parse_wheel_filename(dist.filename)[3]
+        kind = 0 if any(tag.abi == "none" and tag.platform == "any" for tag in tags) else 1
+    else:
+        kind = 2
+    return (dist.yanked, kind, dist.size if dist.size is not None else math.inf, dist.filename)
+
+
+def _fetch(dist: _Dist, archives: Path, release: str) -> Path:
+    target = archives / dist.filename
+    expected = (dist.sha256 or "").lower()
+    if target.is_file() and _file_sha256(target) == expected:
+        return target
+    if urllib.parse.urlsplit(dist.url).scheme not in ("http", "https"):
+        raise SourceError(f"sglang=={release}: refusing to download {_redact(dist.url)}")
+    archives.mkdir(parents=True, exist_ok=True)
+    handle, temp_name = tempfile.mkstemp(dir=archives, prefix=".download-")
+    temp = Path(temp_name)
+    try:
+        hasher = hashlib.sha256()
+        with os.fdopen(handle, "wb") as out, urllib.request.urlopen(dist.url, timeout=HTTP_TIMEOUT) as response:
+            while chunk := response.read(1 << 20):
+                hasher.update(chunk)
+                out.write(chunk)
+        if hasher.hexdigest() != expected:
+            raise SourceError(f"sglang=={release}: {dist.filename}: sha256 mismatch "
+                              f"(index says {expected}, got {hasher.hexdigest()})")
+        # Only complete, verified files ever get the archive's name.
+        os.replace(temp, target)
+    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
+        raise SourceError(f"sglang=={release}: cannot download {_redact(dist.url)}: {_reason(exc)}") from None
+    finally:
+        temp.unlink(missing_ok=True)
+    return target
+
+
+def _file_sha256(path: Path) -> str:
+    hasher = hashlib.sha256()
+    with path.open("rb") as stream:
+        while chunk := stream.read(1 << 20):
+            hasher.update(chunk)
+    return hasher.hexdigest()
+
+
+def _unpack_release(archive: Path, dist: _Dist, release: str, tree_dir: Path) -> SourceInfo:
+    tree_dir.parent.mkdir(parents=True, exist_ok=True)
+    temp = Path(tempfile.mkdtemp(dir=tree_dir.parent, prefix=".unpack-"))
+    try:
+        info = SourceInfo(
+            kind="release", label=_sanitize(release, "release"), release=release,
+            archive=dist.filename, archive_sha256=(dist.sha256 or "").lower(), prefix=_unpack(archive, temp),
+        )
+        (temp / INFO_FILE).write_text(json.dumps(info.as_dict(), indent=2) + "\n", encoding="utf-8")
+        if tree_dir.exists() and _load_info(tree_dir) is None:
+            shutil.rmtree(tree_dir)  # an incomplete leftover
+        try:
+            os.replace(temp, tree_dir)
+        except OSError:
+            if _load_info(tree_dir) is None:  # not a concurrent run that finished first
+                raise
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+    return info
+
+
+# ---- archives -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Member:
+    """An archive entry as far as extraction needs it."""
+
+    name: str
+    size: int
+    regular: bool
+    handle: object
+
+
+def _unpack(archive: Path, dest: Path) -> str:
+    """Write the archive's `sglang/**/*.py` under dest; return the package's prefix ("python/" or "")."""
+    try:
+        if archive.name.endswith(".tar.gz"):
+            with tarfile.open(archive, "r:gz") as tar:
+                members = []
+                for entry in tar.getmembers():
+                    _check_tar_member(entry, dest, archive.name)
+                    members.append(_Member(entry.name, entry.size, entry.isfile(), entry))
+                return _extract(members, tar.extractfile, True, dest, archive.name)
+        with zipfile.ZipFile(archive) as zipped:
+            members = [
+                _Member(entry.filename, entry.file_size,
+                        not entry.is_dir() and not stat.S_ISLNK(entry.external_attr >> 16), entry)
+                for entry in zipped.infolist()
+            ]
+            return _extract(members, zipped.open, not archive.name.endswith(".whl"), dest, archive.name)
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error, OSError, ValueError,
+            NotImplementedError, RuntimeError) as exc:  # the last two: unsupported compression, encryption
+        raise SourceError(f"{archive.name}: cannot unpack: {_reason(exc)}") from None
+
+
+def _extract(members: list[_Member], open_member, sdist: bool, dest: Path, archive: str) -> str:
+    for member in members:
+        _check_name(member.name, archive)
+    package = _package_dir({member.name for member in members}, sdist, archive)
+    base = package[: -len(PACKAGE) - 1]
+    selected = [m for m in members if m.name.startswith(package) and _is_source(m.name)]
+    for member in selected:
+        if not member.regular:
+            raise SourceError(f"{archive}: {member.name}: not a regular file")
+        if member.size > MAX_MEMBER_BYTES:
+            raise SourceError(f"{archive}: {member.name}: larger than {MAX_MEMBER_BYTES} bytes")
+    if sum(member.size for member in selected) > MAX_TOTAL_BYTES:
+        raise SourceError(f"{archive}: package sources exceed {MAX_TOTAL_BYTES} bytes")
+    total = 0
+    for member in selected:
+        # Declared sizes can lie; bound what is actually decompressed too.
+        with open_member(member.handle) as stream:
+            data = stream.read(MAX_MEMBER_BYTES + 1)
+        total += len(data)
+        if len(data) > MAX_MEMBER_BYTES or total > MAX_TOTAL_BYTES:
+            raise SourceError(f"{archive}: {member.name}: decompresses beyond the size limit")
+        target = dest / member.name[len(base):]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    # An sdist's first component is its "name-version/" folder; what follows is the repo prefix.
+    return base.split("/", 1)[1] if sdist else ""
+
+
+def _package_dir(names: set[str], sdist: bool, archive: str) -> str:
+    init = f"{PACKAGE}/__init__.py"
+    candidates = [
+        name[: -len("__init__.py")] for name in names
+        if (name.endswith("/" + init) if sdist else name == init)
+    ]
+    if not candidates:
+        raise SourceError(f"{archive}: no {PACKAGE}/ package inside")
+    return min(candidates, key=lambda name: (name.count("/"), name))
+
+
+def _check_name(name: str, archive: str) -> None:
+    parts = re.split(r"[\\/]", name)
+    if name.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", name) or ".." in parts:
+        raise SourceError(f"{archive}: unsafe member path {name!r}")
+
+
+def _check_tar_member(member: tarfile.TarInfo, dest: Path, archive: str) -> None:
+    data_filter = getattr(tarfile, "data_filter", None)
+    if data_filter is not None:
+        try:
+            data_filter(member, str(dest))
+        except tarfile.FilterError as exc:
+            raise SourceError(f"{archive}: unsafe member {member.name!r}: {_reason(exc)}") from None
+        return
+    # Same rules as the "data" filter for Pythons that lack it.
+    if member.issym() or member.islnk():
+        start = posixpath.dirname(member.name) if member.issym() else ""
+        target = posixpath.normpath(posixpath.join(start, member.linkname))
+        if member.linkname.startswith("/") or target == ".." or target.startswith("../"):
+            raise SourceError(f"{archive}: unsafe member {member.name!r}: link points outside")
+    elif not (member.isfile() or member.isdir()):
+        raise SourceError(f"{archive}: unsafe member {member.name!r}: special file")
+
+
+# ---- local paths and git ---------------------------------------------------------------------------
+
+
+def path_tree(path: str | Path) -> SourceTree:
+    given = Path(path)
+    if not given.exists():
+        raise SourceError(f"{path}: no such file or directory")
+    absolute = Path(os.path.abspath(given))
+    info = SourceInfo(kind="path", label=_sanitize(absolute.name, "path"), path=PurePath(path).as_posix())
+    if absolute.is_file():
+        package = _enclosing_package(absolute)
+        root = package.parent if package else absolute.parent
+        return _DirectoryTree(info, root, [absolute.relative_to(root).as_posix()])
+    for prefix in ("", "python/"):
+        if (absolute / prefix / PACKAGE).is_dir():
+            root = absolute / prefix
+            return _DirectoryTree(replace(info, prefix=prefix), root, _walk_py(root / PACKAGE, root))
+    package = _enclosing_package(absolute)
+    if package is not None:
+        return _DirectoryTree(info, package.parent, _walk_py(package, package.parent))
+    # Not SGLang at all (e.g. a test fixture folder): every Python file, relative to the folder.
+    return _DirectoryTree(info, absolute, _walk_py(absolute, absolute))
+
+
+def _enclosing_package(path: Path) -> Path | None:
+    for folder in [path, *path.parents]:
+        # A checkout folder that happens to be named "sglang" is not the package.
+        if folder.name == PACKAGE and folder.is_dir() and not (folder / "python" / PACKAGE).is_dir():
+            return folder
+    return None
+
+
+def _walk_py(top: Path, root: Path) -> list[str]:
+    found = []
+    for folder, subfolders, files in os.walk(top):
+        subfolders[:] = [name for name in subfolders if _is_source(f"{name}/x.py")]  # prune early
+        found += [Path(folder, name).relative_to(root).as_posix() for name in files]
+    return sorted(path for path in found if _is_source(path))
+
+
+def _is_source(path: str) -> bool:
+    """A *.py file outside hidden and __pycache__ folders, which hold no importable module."""
+    *folders, name = path.split("/")
+    return name.endswith(".py") and not any(part.startswith(".") or part == "__pycache__" for part in folders)
+
+
+def git_tree(repo: str | Path, rev: str) -> SourceTree:
+    repo_path = Path(repo)
+    if rev.startswith("-"):
+        raise SourceError(f"{repo}: {rev}: not a revision")
+    commit = _git(repo_path, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip()
+    if not commit:
+        raise SourceError(f"{repo}: {rev}: no such commit")
+    date = _git(repo_path, "log", "-1", "--format=%cI", commit).strip()
+    blobs: dict[str, str] = {}
+    for entry in _git(repo_path, "ls-tree", "-r", "-z", commit).split("\0"):
+        meta, _, name = entry.partition("\t")
+        fields = meta.split()
+        # Regular files only: symlinks (120000) and submodules (160000) hold no source.
+        if len(fields) == 3 and fields[0] in ("100644", "100755") and _is_source(name):
+            blobs[name] = fields[2]
+    prefix = "python/" if any(name.startswith(f"python/{PACKAGE}/") for name in blobs) else ""
+    package = f"{prefix}{PACKAGE}/"
+    if any(name.startswith(package) for name in blobs):
+        blobs = {name[len(prefix):]: oid for name, oid in blobs.items() if name.startswith(package)}
+    label = commit[:12] if re.fullmatch(r"[0-9a-fA-F]{4,40}", rev) else _sanitize(rev, commit[:12])
+    info = SourceInfo(kind="git", label=label, repo=PurePath(repo).as_posix(), commit=commit,
+                      commit_date=date, prefix=prefix)
+    return _GitTree(info, repo_path, blobs)
+
+
+def _git(repo: Path, *args: str) -> str:
+    try:
+        done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
+    except OSError as exc:
+        raise SourceError(f"{repo}: cannot run git: {_reason(exc)}") from None
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+        if args[0] == "rev-parse" and not lines:
+            return ""  # --quiet: the revision does not exist
+        raise SourceError(f"{repo}: git {args[0]} failed: {lines[-1] if lines else done.returncode}")
+    return done.stdout.decode("utf-8", "replace")
+
+
+# ---- small helpers -------------------------------------------------------------------------------
+
+
+def _sanitize(text: str, fallback: str) -> str:
+    label = re.sub(r"[^A-Za-z0-9._-]+", "_", text)
+    return fallback if label in ("", ".", "..") else label
+
+
+def _reason(exc: BaseException) -> str:
+    """An exception as one line of text, without urllib's "<urlopen error ...>" wrapping."""
+    if isinstance(exc, urllib.error.HTTPError):
+        return f"HTTP {exc.code} {exc.reason}"
+    if isinstance(exc, urllib.error.URLError):
+        return _reason(exc.reason) if isinstance(exc.reason, BaseException) else str(exc.reason)
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _redact(url: str) -> str:
+    """Drop user:password from a URL before it goes into a message."""
+    parts = urllib.parse.urlsplit(url)
+    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))

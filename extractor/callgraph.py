@@ -8,7 +8,9 @@ dispatch through `SpeculativeAlgorithm.handle_server_args` in `speculative/spec_
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import libcst as cst
@@ -35,6 +37,20 @@ class Reach:
     summary: FunctionSummary
 
 
+class _Enums:
+    """The Enum class names a function sees, decided lazily by the program."""
+
+    def __init__(self, program: Program, info: FunctionInfo) -> None:
+        self.program = program
+        self.info = info
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name[:1].isupper() and self.program.is_enum(self.info, name)
+
+    def __bool__(self) -> bool:
+        return True
+
+
 class Program:
     """The read modules plus any package module a call leads to, with memoized function walks."""
 
@@ -46,7 +62,8 @@ class Program:
         self._missing: set[str] = set()
         self._summaries: dict[tuple, FunctionSummary] = {}
         self._function_imports: dict[str, dict[str, str]] = {}
-        self.enums = {name.rsplit(".", 1)[-1] for m in self.modules.values() for name, c in m.classes.items() if c.is_enum}
+        self._may_load = True
+        self._enum_classes: dict[str, bool] = {}
         self.reach: dict[str, list[Reach]] = {}
         self.order: dict[tuple[str, int, str], int] = {}
         self.entry_points = self._entry_points()
@@ -57,7 +74,7 @@ class Program:
         """A module by dotted name, parsed on first use if the package has it."""
         if dotted in self.modules:
             return self.modules[dotted]
-        if dotted in self._missing or self.tree is None:
+        if dotted in self._missing or self.tree is None or not self._may_load:
             return None
         base = dotted.replace(".", "/")
         for path in (base + ".py", base + "/__init__.py"):
@@ -67,7 +84,6 @@ class Program:
                 except (ParseError, SourceError):
                     break
                 self.modules[dotted] = module
-                self.enums |= {n.rsplit(".", 1)[-1] for n, c in module.classes.items() if c.is_enum}
                 return module
         self._missing.add(dotted)
         return None
@@ -101,7 +117,7 @@ class Program:
         def inline(call: cst.Call, env: Env):
             return self._inline(info, holder[0], call, env, depth)
 
-        scope = Scope(info.aliases | extra_aliases, module.constants, self.enums, inline)
+        scope = Scope(info.aliases | extra_aliases, module.constants, _Enums(self, info), inline)
         holder.append(scope)
         return scope
 
@@ -109,11 +125,6 @@ class Program:
         cache_key = (info.key, key, aliases)
         summary = self._summaries.get(cache_key)
         if summary is None:
-            # Classes imported inside the function (`from ...spec_info import SpeculativeAlgorithm`) are
-            # loaded first, so enums among them read as enums in this walk.
-            for name, target in self.local_imports(info).items():
-                if name[:1].isupper():
-                    self._resolve_dotted(target)
             module = self.modules[info.module]
             summary = walk_function(info, self.scope(info, aliases), module.spans, env)
             self._summaries[cache_key] = summary
@@ -130,6 +141,36 @@ class Program:
         return imports
 
     # --- name resolution -----------------------------------------------------------------------
+
+    def is_enum(self, info: FunctionInfo, name: str) -> bool:
+        """Is `name`, as seen from the function, an Enum class? Read from the class line, without parsing."""
+        module = self.modules[info.module]
+        target = self.local_imports(info).get(name) or module.imports.get(name) or f"{info.module}.{name}"
+        found = self._enum_classes.get(target)
+        if found is None:
+            found = False
+            dotted, _, cls = target.rpartition(".")
+            parsed = self.modules.get(dotted)
+            if parsed is not None:
+                found = cls in parsed.classes and parsed.classes[cls].is_enum
+            elif self.tree is not None:
+                for path in (dotted.replace(".", "/") + ".py", dotted.replace(".", "/") + "/__init__.py"):
+                    if path in self._paths:
+                        pattern = re.compile(rf"^class {re.escape(cls)}\(([^)]*)\)\s*:", re.M)
+                        match = pattern.search(self.tree.read_text(path))
+                        found = bool(match and re.search(r"\b(Int|Str)?(Enum|Flag)\b", match.group(1)))
+                        break
+            self._enum_classes[target] = found
+        return found
+
+    @contextmanager
+    def _loading(self, allowed: bool):
+        """Parse modules outside the read set only for calls that can reach the server arguments."""
+        previous, self._may_load = self._may_load, allowed
+        try:
+            yield
+        finally:
+            self._may_load = previous
 
     def _lookup(self, info: FunctionInfo, name: str) -> tuple[str, str] | None:
         """What a bare name in a function denotes: ("function"|"class"|"module", dotted key)."""
@@ -274,6 +315,20 @@ class Program:
     def callees(self, summary: FunctionSummary, call: CallEvent) -> Iterator[tuple[FunctionInfo, dict, tuple, frozenset]]:
         """Functions a call event leads to: the callee itself, and functions passed as arguments (`run_hook(h, sa)`)."""
         info = summary.info
+        with self._loading(self._reaches_arguments(call.node, summary.scope, call.env)):
+            yield from self._callees(summary, call)
+
+    def _reaches_arguments(self, call: cst.Call, scope: Scope, env: Env) -> bool:
+        """Does the call hand over the server arguments, a value read from them, or a dispatch object?"""
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in env:
+            return True
+        # A helper handed only a field value (`is_sm100_supported(cfg.device)`) stays an opaque atom:
+        # following every utility module would parse most of the package.
+        return any(is_alias(a.value, scope, env) for a in call.args)
+
+    def _callees(self, summary: FunctionSummary, call: CallEvent):
+        info = summary.info
         resolved = self.resolve(info, call.node.func, call.env)
         if resolved is not None:
             target, implicit = resolved
@@ -292,7 +347,8 @@ class Program:
         """A call to a one-`return` predicate, as its returned expression in the callee's terms."""
         if depth >= MAX_INLINE:
             return None
-        resolved = self.resolve(info, call.func, env)
+        with self._loading(self._reaches_arguments(call, scope, env)):
+            resolved = self.resolve(info, call.func, env)
         if resolved is None:
             return None
         target, implicit = resolved

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import itertools
 import re
-from collections.abc import Callable, Mapping
+import tokenize
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -90,7 +92,7 @@ class Scope:
 
     aliases: frozenset[str]  # local names that denote the server arguments
     constants: Mapping[str, Lit]  # module-level names bound to literals
-    enums: frozenset[str] | set[str] = field(default=frozenset(), compare=False, hash=False)  # `E.MEMBER` reads "MEMBER"
+    enums: Container[str] = field(default=frozenset(), compare=False, hash=False)  # `E.MEMBER` reads as "MEMBER"
     # Inlines a call to a one-`return` predicate: gives (returned expression, its scope, its locals).
     inline: Callable[[cst.Call, Env], tuple[cst.BaseExpression, Scope, Env] | None] | None = field(
         default=None, compare=False, hash=False
@@ -130,7 +132,8 @@ def is_alias(node: cst.BaseExpression, scope: Scope, env: Env) -> bool:
 def field_of(node: cst.BaseExpression, scope: Scope, env: Env) -> str | None:
     """The field name if the expression reads one server argument directly."""
     if isinstance(node, cst.Attribute) and is_alias(node.value, scope, env):
-        return node.attr.value
+        # `_raw_input`, `_cuda_graph_config_locked`: the record's bookkeeping, not a server argument.
+        return None if node.attr.value.startswith("_") else node.attr.value
     if isinstance(node, cst.Call) and dotted_name(node.func) == "getattr" and len(node.args) >= 2:
         key = node.args[1].value
         if is_alias(node.args[0].value, scope, env) and isinstance(key, cst.SimpleString):
@@ -250,8 +253,47 @@ def normalize(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[str, tu
     """Normalized source of an expression and the fields it reads."""
     normalizer = _Normalizer(scope, env)
     rewritten = node.visit(normalizer)
-    text = " ".join(code(rewritten.with_changes(lpar=[], rpar=[]) if hasattr(rewritten, "lpar") else rewritten).split())
-    return text, tuple(sorted(normalizer.fields))
+    if getattr(rewritten, "lpar", None) and not (isinstance(rewritten, cst.Tuple) and not rewritten.elements):
+        rewritten = rewritten.with_changes(lpar=[], rpar=[])
+    text = code(rewritten)
+    if "#" in text:
+        text = _without_comments(text)
+    return " ".join(text.split()), tuple(sorted(normalizer.fields))
+
+
+def _without_comments(source: str) -> str:
+    """The source with its `# ...` comments cut, so joining its lines cannot comment out the rest."""
+    cuts: dict[int, int] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.COMMENT:
+                cuts[token.start[0]] = token.start[1]
+    except (tokenize.TokenError, SyntaxError):
+        return source
+    lines = source.splitlines()
+    return "\n".join(line[: cuts[n]] if n in cuts else line for n, line in enumerate(lines, 1))
+
+
+# Expressions that bind more loosely than a comparison operand: as a term they need parentheses, or
+# `(a or b) == "x"` would print as `a or b == "x"` and mean something else.
+_LOOSE = (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr, cst.Comparison, cst.Tuple, cst.Yield)
+
+
+def term_source(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[str, tuple[str, ...]]:
+    """Like `normalize`, but parenthesized where needed so the text can stand as an operand."""
+    text, fields = normalize(node, scope, env)
+    while isinstance(node, cst.Name) and isinstance(env.get(node.value), Bound):
+        value = env[node.value]
+        node, env = value.node, value.env  # type: ignore[union-attr]
+    loose = isinstance(node, _LOOSE) or (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not))
+    if loose and not (isinstance(node, cst.Tuple) and not node.elements):  # `()` keeps its own
+        text = f"({text})"
+    return text, fields
+
+
+def opaque(node: cst.BaseExpression, scope: Scope, env: Env) -> Term:
+    """An expression kept as (parenthesized, normalized) source text, classified by what it reads."""
+    return classify(*term_source(node, scope, env))
 
 
 # --- terms -------------------------------------------------------------------------------------
@@ -271,6 +313,8 @@ def classify(text: str, fields: tuple[str, ...]) -> Term:
 
 
 def to_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit:
+    if isinstance(node, cst.NamedExpr):
+        return to_term(node.value, scope, env)
     private = _private_default(node, scope, env)
     if private is not None:
         return private
@@ -300,8 +344,7 @@ def to_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit:
             transformed = _transformed(to_term(node.args[0].value, scope, env), func)
             if transformed is not None:
                 return transformed
-    text, fields = normalize(node, scope, env)
-    return classify(text, fields)
+    return opaque(node, scope, env)
 
 
 def _private_default(node: cst.BaseExpression, scope: Scope, env: Env) -> Lit | None:
@@ -387,6 +430,8 @@ def to_formula(node: cst.BaseExpression, scope: Scope, env: Env) -> Formula:
     if isinstance(node, cst.IfExp):
         test = to_formula(node.test, scope, env)
         return disj(conj(test, to_formula(node.body, scope, env)), conj(neg(test), to_formula(node.orelse, scope, env)))
+    if isinstance(node, cst.NamedExpr):  # `if (x := cfg.a) is not None`: the walker binds x
+        return to_formula(node.value, scope, env)
     if isinstance(node, cst.Name) and node.value in env:
         value = env[node.value]
         if isinstance(value, Bound):
@@ -408,9 +453,58 @@ def _comparison(node: cst.Comparison, scope: Scope, env: Env) -> Formula:
     left_node = node.left
     for target in node.comparisons:
         op = _COMPARE_OPS[type(target.operator)]
-        parts.append(_compare(to_term(left_node, scope, env), op, to_term(target.comparator, scope, env), node, scope, env))
+        left_cases = _operand_cases(left_node, scope, env)
+        right_cases = _operand_cases(target.comparator, scope, env)
+        parts.append(disj(*(
+            conj(when_left, when_right, _compare(left, op, right, node, scope, env))
+            for when_left, left in left_cases
+            for when_right, right in right_cases
+        )))
         left_node = target.comparator
     return conj(*parts)
+
+
+_MAX_OPERAND_CASES = 8
+
+
+def _operand_cases(node: cst.BaseExpression, scope: Scope, env: Env) -> list[tuple[Formula, Term | Lit]]:
+    """The values a compared operand takes, each with when it takes it.
+
+    `backend = cfg.a or cfg.b; if backend == "x"` compares `a` when `a` is truthy and `b` otherwise;
+    split so, the comparison stays over fields instead of one opaque `(a or b) == "x"`.
+    """
+    start = node
+    while True:
+        if isinstance(node, cst.Name) and isinstance(env.get(node.value), Bound):
+            value = env[node.value]
+            node, scope, env = value.node, value.scope or scope, value.env  # type: ignore[union-attr]
+        elif isinstance(node, cst.NamedExpr):
+            node = node.value
+        else:
+            break
+    cases: list[tuple[Formula, Term | Lit]]
+    if isinstance(node, cst.IfExp):
+        test = to_formula(node.test, scope, env)
+        cases = [(conj(test, w), v) for w, v in _operand_cases(node.body, scope, env)]
+        cases += [(conj(neg(test), w), v) for w, v in _operand_cases(node.orelse, scope, env)]
+    elif isinstance(node, cst.BooleanOperation):
+        # `a or b` is a when a is truthy, else b; `a and b` is a when a is falsy, else b.
+        first = to_formula(node.left, scope, env)
+        keep_first = isinstance(node.operator, cst.Or)
+        cases = [
+            (conj(w, _truth(v) if keep_first else neg(_truth(v))), v) for w, v in _operand_cases(node.left, scope, env)
+        ]
+        cases += [(conj(neg(first) if keep_first else first, w), v) for w, v in _operand_cases(node.right, scope, env)]
+    else:
+        return [(TRUE, to_term(node, scope, env))]
+    cases = [(w, v) for w, v in cases if w != FALSE]
+    if len(cases) > _MAX_OPERAND_CASES:
+        return [(TRUE, to_term(start, scope, env) if start is node else opaque(node, scope, env))]
+    return cases
+
+
+def _truth(value: Term | Lit) -> Formula:
+    return Const(bool(value.value)) if isinstance(value, Lit) else Atom(value)
 
 
 def _compare(left: Term | Lit, op: str, right: Term | Lit, node: cst.Comparison, scope: Scope, env: Env) -> Formula:
@@ -420,8 +514,7 @@ def _compare(left: Term | Lit, op: str, right: Term | Lit, node: cst.Comparison,
         try:
             return Const(compare(left.value, op, right.value))
         except (TypeError, ValueError):
-            text, fields = normalize(node, scope, env)
-            return Atom(classify(text, fields))
+            return Atom(opaque(node, scope, env))
     if isinstance(left, Lit):
         return Atom(right, SWAPPED_OP[op], left)  # type: ignore[arg-type]
     return Atom(left, op, right)
@@ -482,8 +575,7 @@ def _expand_choices(node: cst.BaseExpression, scope: Scope, env: Env, names: lis
     for options in option_lists:
         total *= len(options)
     if total > _MAX_CHOICES:
-        text, fields = normalize(node, scope, env)
-        return Atom(classify(text, fields))
+        return Atom(opaque(node, scope, env))
     branches: list[Formula] = []
     for combo in itertools.product(*option_lists):
         local = dict(env)
@@ -494,8 +586,7 @@ def _expand_choices(node: cst.BaseExpression, scope: Scope, env: Env, names: lis
         branches.append(conj(*guards, to_formula(node, scope, local)))
     result = disj(*branches) if branches else FALSE
     if formula_size(result) > _MAX_EXPANDED_ATOMS:
-        text, fields = normalize(node, scope, env)
-        return Atom(classify(text, fields))
+        return Atom(opaque(node, scope, env))
     return result
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import lru_cache
 
 from .model import (
     FALSE,
@@ -23,13 +24,15 @@ from .model import (
 def conj(*parts: Formula) -> Formula:
     """`a and b and ...`, flattened, with constants folded and repeats dropped."""
     items: list[Formula] = []
+    seen: set[Formula] = set()
     for part in parts:
         for item in part.args if isinstance(part, And) else (part,):
-            if item == TRUE or item in items:
+            if item == TRUE or item in seen:
                 continue
-            if item == FALSE or neg(item) in items:
+            if item == FALSE or neg(item) in seen:
                 return FALSE
             items.append(item)
+            seen.add(item)
     items = _prune_disjuncts(items)
     if FALSE in items:
         return FALSE
@@ -73,17 +76,36 @@ def _assume(f: Formula, facts: set[Formula]) -> Formula:
 def disj(*parts: Formula) -> Formula:
     """`a or b or ...`, flattened, with constants folded, repeats dropped and `p and x or p and not x` merged."""
     items: list[Formula] = []
+    seen: set[Formula] = set()
     for part in parts:
         for item in part.args if isinstance(part, Or) else (part,):
-            if item == FALSE or item in items:
+            if item == FALSE or item in seen:
                 continue
-            if item == TRUE or neg(item) in items:
+            if item == TRUE or neg(item) in seen:
                 return TRUE
             items.append(item)
-    items = _merge_complements(items)
+            seen.add(item)
+    items = _prune_conjuncts(_merge_complements(items))
+    if TRUE in items:
+        return TRUE
     if not items:
         return FALSE
     return items[0] if len(items) == 1 else Or(tuple(items))
+
+
+def _prune_conjuncts(items: list[Formula]) -> list[Formula]:
+    # `a or not a and x` is `a or x`: the rest of an `or` only matters where its literals are false.
+    facts = {neg(i) for i in items if isinstance(i, Atom) or (isinstance(i, Not) and isinstance(i.arg, Atom))}
+    if len(facts) == len(items) or not facts:
+        return items
+    result: list[Formula] = []
+    for item in items:
+        if neg(item) not in facts:
+            item = _assume(item, facts)
+            if item == FALSE:
+                continue
+        result.append(item)
+    return result
 
 
 def _merge_complements(items: list[Formula]) -> list[Formula]:
@@ -115,6 +137,7 @@ def _merge_pair(a: Formula, b: Formula) -> Formula | None:
     return None
 
 
+@lru_cache(maxsize=65536)
 def neg(f: Formula) -> Formula:
     """Logical negation; comparisons flip their operator, double negation cancels."""
     if isinstance(f, Const):

@@ -24,10 +24,11 @@ from .conditions import (
     is_alias,
     iter_expression,
     normalize,
+    term_source,
     to_formula,
     value_fields,
 )
-from .formula import conj, disj, neg
+from .formula import conj, disj, literal_source, neg
 from .lines import Span, iter_statements
 from .model import FALSE, TRUE, Atom, Formula, RuleKind
 
@@ -100,6 +101,7 @@ class FunctionInfo:
     params: tuple[str, ...]
     aliases: frozenset[str]
     node: cst.FunctionDef = field(compare=False, hash=False)
+    declares: bool = False  # returns {"field": value} decisions (post-process passes, model overrides)
 
     @property
     def single_return(self) -> cst.BaseExpression | None:
@@ -184,16 +186,14 @@ class _Walker:
         brk: Formula = FALSE
         running: Formula = TRUE
         for stmt in stmts:
-            if running == FALSE:
-                break  # dead code after an unconditional exit
             small = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
             for node in small:
+                # Dead code after an unconditional exit is still walked: its guards are reported,
+                # with the condition False.
                 r, b, env = self.statement(node, conj(ctx, running), env, nest)
                 ret = disj(ret, conj(running, r))
                 brk = disj(brk, conj(running, b))
                 running = conj(running, neg(disj(r, b)))
-                if running == FALSE:
-                    break
         return ret, brk, env
 
     def suite(self, suite: cst.BaseSuite, ctx: Formula, env: Env, nest: tuple[int, ...]):
@@ -220,6 +220,7 @@ class _Walker:
 
     def if_(self, node: cst.If, ctx: Formula, env: Env, nest: tuple[int, ...]):
         test = to_formula(node.test, self.scope, env)
+        env = self.walrus(node.test, env)
         line = self.spans[id(node)][0]
         r1, b1, env1 = self.suite(node.body, conj(ctx, test), env, nest + (line,))
         if node.orelse is None:
@@ -240,11 +241,16 @@ class _Walker:
 
     def loop(self, node: cst.For | cst.While, ctx: Formula, env: Env, nest: tuple[int, ...]):
         if isinstance(node, cst.For):
-            iter_text, fields = normalize(node.iter, self.scope, env)
+            # The body runs for an item of the iterable: `item in iterable` is its (opaque) context.
+            iter_text, fields = term_source(node.iter, self.scope, env)
+            target = code(node.target)
+            if isinstance(node.target, cst.Tuple) and not node.target.lpar:
+                target = f"({target})"
             self.calls_in(node.iter, ctx, env)
-            context = Atom(classify(f"for {code(node.target)} in {iter_text}", fields))
+            context = Atom(classify(f"{target} in {iter_text}", fields))
         else:
             context = to_formula(node.test, self.scope, env)
+            env = self.walrus(node.test, env)
         changed = _assigned_names(node)
         loop_env = dict(env)
         for name in changed:
@@ -261,8 +267,11 @@ class _Walker:
         r_body, b_body, body_env = self.suite(node.body, ctx, env, nest)
         ret, brk = (FALSE, FALSE) if node.handlers else (r_body, b_body)
         for handler in node.handlers:
-            caught = code(handler.type) if handler.type is not None else "Exception"
-            context = Atom(classify(f"except {caught}", ()))
+            # `raised(E)`: the try body raised E; an opaque atom that still reads as Python.
+            caught = code(handler.type) if handler.type is not None else "BaseException"
+            if isinstance(handler.type, cst.Tuple):
+                caught = ", ".join(code(e.value) for e in handler.type.elements)
+            context = Atom(classify(f"raised({caught})", ()))
             handler_env = dict(body_env)
             if handler.name is not None:
                 handler_env = _assign_unknown(handler_env, handler.name.name, self.scope)
@@ -275,14 +284,31 @@ class _Walker:
         return ret, brk, body_env
 
     def match(self, node: cst.Match, ctx: Formula, env: Env, nest: tuple[int, ...]):
-        subject, fields = normalize(node.subject, self.scope, env)
         ret: Formula = FALSE
         brk: Formula = FALSE
+        earlier: Formula = FALSE  # a case runs only if no earlier case matched
         for case in node.cases:
-            context = Atom(classify(f"match {subject} case {code(case.pattern)}", fields))
+            matched = self.pattern(case.pattern, node.subject, env)
+            if case.guard is not None:
+                matched = conj(matched, to_formula(case.guard, self.scope, env))
+            context = conj(neg(earlier), matched)
             r, b, _ = self.suite(case.body, conj(ctx, context), env, nest)
             ret, brk = disj(ret, conj(context, r)), disj(brk, conj(context, b))
+            earlier = disj(earlier, matched)
         return ret, brk, env
+
+    def pattern(self, pattern: cst.MatchPattern, subject: cst.BaseExpression, env: Env) -> Formula:
+        """When a `case` pattern matches: values and `|` exactly, captures always, the rest opaque."""
+        if isinstance(pattern, (cst.MatchValue, cst.MatchSingleton)):
+            operator = cst.Equal() if isinstance(pattern, cst.MatchValue) else cst.Is()
+            test = cst.Comparison(subject, [cst.ComparisonTarget(operator, pattern.value)])
+            return to_formula(test, self.scope, env)
+        if isinstance(pattern, cst.MatchOr):
+            return disj(*(self.pattern(p.pattern, subject, env) for p in pattern.patterns))
+        if isinstance(pattern, cst.MatchAs) and pattern.pattern is None:
+            return TRUE  # `case _:` or `case name:`
+        text, fields = term_source(subject, self.scope, env)
+        return Atom(classify(f"matches({text}, {literal_source(code(pattern))})", fields))
 
     def small(self, node: cst.CSTNode, ctx: Formula, env: Env, nest: tuple[int, ...]):
         line, end_line = self.spans.get(id(node), (0, 0))
@@ -294,6 +320,8 @@ class _Walker:
         if isinstance(node, cst.Return):
             if node.value is not None:
                 self.calls_in(node.value, ctx, env)
+                if self.summary.info.declares and isinstance(node.value, cst.Dict):
+                    self.declared(node.value, ctx, env, nest, line, end_line)
             self.summary.returns.append(ReturnEvent(ctx, node.value, env))
             return TRUE, FALSE, env
         if isinstance(node, cst.Assert):
@@ -371,6 +399,13 @@ class _Walker:
             return {**env, target.value: Unknown(target.value, normalize(value, self.scope, env)[1])}
         return env
 
+    def declared(self, node: cst.Dict, ctx: Formula, env: Env, nest, line: int, end_line: int) -> None:
+        """`return {"page_size": 64}` from a pass whose result is declared onto the arguments."""
+        for element in node.elements:
+            key = getattr(element, "key", None)
+            if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
+                self.write(key.evaluated_value, normalize(element.value, self.scope, env)[0], ctx, nest, line, end_line)
+
     def write(self, name: str, value: str, ctx: Formula, nest, line: int, end_line: int) -> None:
         self.order += 1
         self.summary.writes.append(WriteEvent(name, value, line, end_line, ctx, nest, self.order))
@@ -397,6 +432,13 @@ class _Walker:
             if owner in env and method in _GROWING_METHODS:
                 fields = tuple(sorted(set(value_fields(env[owner], self.scope)) | set(normalize(node, self.scope, env)[1])))
                 return {**env, owner: Unknown(owner, fields)}
+        return env
+
+    def walrus(self, test: cst.BaseExpression, env: Env) -> Env:
+        """Locals a test assigns with `:=`, bound for the code after it."""
+        for n in iter_expression(test):
+            if isinstance(n, cst.NamedExpr) and isinstance(n.target, cst.Name):
+                env = {**env, n.target.value: bind(n.value, env)}
         return env
 
     def calls_in(self, node: cst.BaseExpression, ctx: Formula, env: Env) -> None:
@@ -438,21 +480,48 @@ def _merge(before: Env, then_env: Env, else_env: Env, test: Formula) -> Env:
             if a is not None:
                 merged[name] = a
             continue
-        choice = Choice(((test, a or Unknown(name)), (neg(test), b or Unknown(name))))
-        if _choice_size(choice) > MAX_CHOICE_OPTIONS:
+        options = _combine(_options(test, a or Unknown(name)) + _options(neg(test), b or Unknown(name)))
+        if len(options) == 1:
+            merged[name] = options[0][1]
+        elif len(options) > MAX_CHOICE_OPTIONS:
             merged[name] = Unknown(name)  # too many paths to follow: the local becomes opaque
         else:
-            merged[name] = choice
+            merged[name] = Choice(tuple(options))
     return merged
 
 
 MAX_CHOICE_OPTIONS = 6
 
 
-def _choice_size(value: Value) -> int:
+def _options(condition: Formula, value: Value) -> list[tuple[Formula, Value]]:
+    """A value's (condition, value) pairs under `condition`: nested choices flattened."""
     if isinstance(value, Choice):
-        return sum(_choice_size(v) for _, v in value.options)
-    return 1
+        pairs = [(conj(condition, c), v) for c, v in value.options]
+    else:
+        pairs = [(condition, value)]
+    return [(c, v) for c, v in pairs if c != FALSE]
+
+
+def _combine(options: list[tuple[Formula, Value]]) -> list[tuple[Formula, Value]]:
+    combined: list[tuple[Formula, Value]] = []
+    for condition, value in options:
+        for index, (other_condition, other) in enumerate(combined):
+            same = _same_value(other, value)
+            if same is not None:
+                combined[index] = (disj(other_condition, condition), same)
+                break
+        else:
+            combined.append((condition, value))
+    return combined
+
+
+def _same_value(a: Value, b: Value) -> Value | None:
+    """One value for two paths that hold the same thing, so choices do not grow with every `if`."""
+    if a is b or a == b:
+        return a
+    if isinstance(a, NonEmpty) and isinstance(b, NonEmpty):  # only its truth is ever read
+        return NonEmpty(a.text, tuple(sorted(set(a.fields) | set(b.fields))))
+    return None
 
 
 def _assigned_names(node: cst.For | cst.While) -> list[str]:
@@ -501,6 +570,8 @@ def message_of(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[str, b
         if isinstance(value, Bound):
             return message_of(value.node, scope, value.env)
         return "{" + node.value + "}", False
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(node.evaluated_value, str):
+        return node.evaluated_value, True  # no f-string part: libcst already joined and unescaped it
     source = code(node)
     try:
         tree = ast.parse("(" + source + ")", mode="eval").body

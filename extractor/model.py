@@ -71,28 +71,52 @@ class Const:
     value: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Atom:
+class _CachedHash:
+    """Formulas are hashed constantly while simplifying; deep trees hash once, on creation."""
+
+    __slots__ = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash(tuple(getattr(self, f) for f in self.__dataclass_fields__ if f != "_hash")))
+
+    def __hash__(self) -> int:
+        return self._hash  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True, eq=True)
+class Atom(_CachedHash):
     """A test of one term: its truthiness (`op == "truthy"`) or a comparison with a literal or term."""
 
     term: Term
     op: str = "truthy"
     other: Lit | Term | None = None
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    __hash__ = _CachedHash.__hash__
 
 
-@dataclass(frozen=True, slots=True)
-class Not:
+@dataclass(frozen=True, slots=True, eq=True)
+class Not(_CachedHash):
     arg: Formula
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    __hash__ = _CachedHash.__hash__
 
 
-@dataclass(frozen=True, slots=True)
-class And:
+@dataclass(frozen=True, slots=True, eq=True)
+class And(_CachedHash):
     args: tuple[Formula, ...]
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    __hash__ = _CachedHash.__hash__
 
 
-@dataclass(frozen=True, slots=True)
-class Or:
+@dataclass(frozen=True, slots=True, eq=True)
+class Or(_CachedHash):
     args: tuple[Formula, ...]
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    __hash__ = _CachedHash.__hash__
 
 
 Formula = Union[Const, Atom, Not, And, Or]

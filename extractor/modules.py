@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import ast
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
 from .conditions import code, dotted_name, literal
 from .guards import FunctionInfo, function_aliases, import_bindings
-from .lines import Span, statement_lines
+from .lines import Span, child_blocks, statement_lines
 from .model import Lit, SourceProblem
 
 
@@ -83,26 +83,15 @@ def summarize(path: str, text: str) -> ModuleSummary:
 
 
 def _scan(summary: ModuleSummary, body, prefix: str, class_name: str | None) -> None:
-    """Find functions and classes, at any depth of module, class, `if` and `try` blocks."""
+    """Find functions and classes in a block, at any depth of `if`, `try`, `with`, loop and `match` blocks."""
     for stmt in body:
         if isinstance(stmt, cst.FunctionDef):
             _function(summary, stmt, prefix, class_name)
         elif isinstance(stmt, cst.ClassDef):
             _class(summary, stmt, prefix)
-        elif isinstance(stmt, cst.If):
-            _scan(summary, stmt.body.body, prefix, class_name)
-            orelse = stmt.orelse
-            while orelse is not None:
-                if isinstance(orelse, cst.If):
-                    _scan(summary, orelse.body.body, prefix, class_name)
-                    orelse = orelse.orelse
-                else:
-                    _scan(summary, orelse.body.body, prefix, class_name)
-                    orelse = None
-        elif isinstance(stmt, (cst.Try, cst.TryStar)):
-            _scan(summary, stmt.body.body, prefix, class_name)
-            for handler in stmt.handlers:
-                _scan(summary, handler.body.body, prefix, class_name)
+        elif not isinstance(stmt, cst.SimpleStatementLine):
+            for block in child_blocks(stmt):
+                _scan(summary, block, prefix, class_name)
 
 
 def _module_names(summary: ModuleSummary, body) -> None:
@@ -134,6 +123,14 @@ def _module_statement(summary: ModuleSummary, stmt: cst.SimpleStatementLine) -> 
                 summary.constants[small.target.value] = lit
 
 
+def _declares(node: cst.FunctionDef, aliases: frozenset[str]) -> bool:
+    """A pass whose returned dict becomes declared argument values: registered, or `(view) -> dict`."""
+    if any("register" in code(d.decorator) for d in node.decorators):
+        return True
+    returns = code(node.returns.annotation) if node.returns is not None else ""
+    return bool(aliases) and returns.split("[")[0] in ("dict", "Dict", "typing.Dict")
+
+
 def _class(summary: ModuleSummary, node: cst.ClassDef, prefix: str) -> None:
     qualname = f"{prefix}{node.name.value}"
     bases = tuple(dotted_name(b.value) or code(b.value) for b in node.bases)
@@ -152,9 +149,15 @@ def _function(summary: ModuleSummary, node: cst.FunctionDef, prefix: str, class_
     body = node.body.body
     first = body[0] if body else None
     body_line = summary.spans.get(id(first.body[0] if isinstance(first, cst.SimpleStatementLine) else first), (line, 0))[0]
+    earlier = summary.functions.pop(qualname, None)
+    if earlier is not None:
+        # A name defined twice (`@property` and its setter, `if`/`else` variants): the last one is what
+        # the name calls, the earlier one keeps its guards under a key of its own.
+        shadowed = f"{qualname}@{earlier.line}"
+        summary.functions[shadowed] = replace(earlier, key=f"{summary.dotted}:{shadowed}")
     summary.functions[qualname] = FunctionInfo(
         f"{summary.dotted}:{qualname}", qualname, node.name.value, class_name, summary.path, summary.dotted,
-        line, end_line, body_line, params, aliases, node,
+        line, end_line, body_line, params, aliases, node, _declares(node, aliases),
     )
     # Nested functions are functions of their own.
-    _scan(summary, [s for s in body if isinstance(s, (cst.FunctionDef, cst.ClassDef))], f"{qualname}.", None)
+    _scan(summary, body, f"{qualname}.", None)

@@ -15,12 +15,12 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from .conditions import Bound, Choice, Env, Scope, dotted_name, is_alias, normalize
+from .conditions import Bound, Choice, Env, Scope, dotted_name, is_alias, literal, normalize
 from .formula import conj, disj, fields_read, render
 from .guards import CallEvent, FunctionInfo, FunctionSummary, import_bindings, walk_function
 from .lines import iter_statements
-from .model import TRUE, Flag, Formula, Notice, Rule, RuleKind
-from .modules import ModuleSummary, ParseError, summarize
+from .model import TRUE, Atom, Flag, Formula, Lit, Notice, Rule, RuleKind, Term, TermKind
+from .modules import ModuleSummary, ParseError, outline
 from .sources import SourceError, SourceTree
 
 ENTRY_METHODS = ("__post_init__", "resolve_once", "check_server_args")
@@ -80,7 +80,7 @@ class Program:
         for path in (base + ".py", base + "/__init__.py"):
             if path in self._paths:
                 try:
-                    module = summarize(path, self.tree.read_text(path))
+                    module = outline(path, self.tree.read_text(path))
                 except (ParseError, SourceError):
                     break
                 self.modules[dotted] = module
@@ -365,6 +365,17 @@ class Program:
             return
         for entry in self.entry_points:
             self._visit(entry, {}, (), frozenset(), TRUE, (_label(entry),))
+        # Functions put in a registry by a decorator (`@_register_for("DeepseekV3ForCausalLM")`,
+        # `@register_post_process`) are run by a loop over the registry that no call names; they
+        # run for the listed model architectures, or always when the decorator lists none.
+        for dotted in self.read:
+            for fn in self.modules[dotted].functions.values():
+                if fn.key in self.reach:
+                    continue
+                registry = _registry(fn)
+                if registry is not None:
+                    name, condition = registry
+                    self._visit(fn, {}, (), frozenset(), condition, (f"<registry {name}>", _label(fn)))
 
     def _visit(self, info: FunctionInfo, env: dict, key: tuple, aliases: frozenset, condition: Formula,
                path: tuple[str, ...]) -> None:
@@ -418,6 +429,27 @@ class Program:
                    name, tuple(sorted(ids)))
             for name, ids in sorted(missing.items())
         ]
+
+
+def _registry(fn: FunctionInfo) -> tuple[str, Formula] | None:
+    """The registering decorator of a function and the condition it runs under, if any."""
+    for decorator in fn.node.decorators:
+        expr = decorator.decorator
+        func = expr.func if isinstance(expr, cst.Call) else expr
+        name = dotted_name(func) or ""
+        if "register" not in name.rsplit(".", 1)[-1]:
+            continue
+        names = []
+        if isinstance(expr, cst.Call):
+            for arg in expr.args:
+                lit = literal(arg.value)
+                if lit is not None and isinstance(lit.value, str):
+                    names.append(lit.value)
+        if not names:
+            return name, TRUE
+        term = Term(TermKind.MODEL, "model_architecture", "model_architecture")
+        return name, Atom(term, "in", Lit(tuple(names)))
+    return None
 
 
 def _with_scope(value, scope: Scope):

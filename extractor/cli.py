@@ -15,7 +15,7 @@ from pathlib import Path
 from .extract import Extraction, extract
 from .layout import LayoutError
 from .modules import ParseError
-from .output import flags_document, output_dir, rules_document, write_documents
+from .output import extract_documents, output_dir, write_documents
 from .sources import SourceError, SourceTree, git_tree, path_tree, release_tree
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_PARTIAL, EXIT_INTERNAL = 0, 1, 2, 3, 4
@@ -55,12 +55,9 @@ def run_extract(args: argparse.Namespace) -> Extraction:
 def cmd_extract(args: argparse.Namespace) -> int:
     ex = run_extract(args)
     folder = output_dir(Path(args.output), ex.info.label)
-    documents = {
-        "rules.json": (rules_document(ex), "rules.schema.json"),
-        "flags.json": (flags_document(ex), "flags.schema.json"),
-    }
+    documents = extract_documents(ex)  # rules.json, flags.json, graph.json, graph.graphml, graph.dot
     write_documents(folder, documents)
-    counts = rules_document(ex)["summary"]
+    counts = documents["rules.json"][0]["summary"]
     print(
         f"{ex.info.label}: {counts['rules']} rules ({counts['by_kind']['raise']} raise, {counts['by_kind']['assert']} assert, "
         f"{counts['by_kind']['adjustment']} adjustment; {counts['reachable']} reachable), {counts['flags']} flags, "
@@ -84,6 +81,15 @@ def build_parser() -> argparse.ArgumentParser:
     extract_parser.add_argument("-o", "--output", default="out", help="output root; files go to OUTPUT/<label>/")
     extract_parser.add_argument("--keep-going", action="store_true", help="skip files that fail to parse (exit 3)")
     extract_parser.set_defaults(func=cmd_extract)
+
+    from . import check, diff, explain, graph, history, render  # their commands live with their logic
+
+    render.add_parser(commands)
+    check.add_parser(commands)
+    explain.add_parser(commands)
+    graph.add_parser(commands)
+    diff.add_parser(commands)
+    history.add_parser(commands)
     return parser
 
 

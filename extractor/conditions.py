@@ -24,7 +24,7 @@ ALIAS_PARAMS = frozenset({"server_args", "args", "cfg", "view", "sargs"})
 _STRING_METHODS = frozenset({"lower", "upper", "strip", "casefold"})
 _BUILTIN_TRANSFORMS = frozenset({"int", "float", "str", "len", "bool", "abs"})
 _MAX_CHOICES = 64
-_MAX_EXPANDED_ATOMS = 48  # a test over path-dependent locals larger than this stays one opaque atom
+_MAX_EXPANDED_ATOMS = 128  # a test over path-dependent locals larger than this stays one opaque atom
 
 _ENV_PATTERNS = (
     re.compile(r"^envs\.([A-Za-z_][A-Za-z0-9_]*)\b"),
@@ -138,7 +138,7 @@ def field_of(node: cst.BaseExpression, scope: Scope, env: Env) -> str | None:
         key = node.args[1].value
         if is_alias(node.args[0].value, scope, env) and isinstance(key, cst.SimpleString):
             value = key.evaluated_value
-            return value if isinstance(value, str) else None
+            return value if isinstance(value, str) and not value.startswith("_") else None
     return None
 
 
@@ -416,9 +416,10 @@ _COMPARE_OPS: dict[type, str] = {
 
 def to_formula(node: cst.BaseExpression, scope: Scope, env: Env) -> Formula:
     """The truth of an expression as a formula over atoms."""
-    choices = [n for n in _top_names(node) if isinstance(env.get(n), Choice)]
-    if choices:
-        return _expand_choices(node, scope, env, choices)
+    if env and any(type(v) is Choice for v in env.values()):
+        choices = choice_names(node, env)
+        if choices:
+            return _expand_choices(node, scope, env, choices)
     if isinstance(node, cst.BooleanOperation):
         left = to_formula(node.left, scope, env)
         right = to_formula(node.right, scope, env)
@@ -453,8 +454,8 @@ def _comparison(node: cst.Comparison, scope: Scope, env: Env) -> Formula:
     left_node = node.left
     for target in node.comparisons:
         op = _COMPARE_OPS[type(target.operator)]
-        left_cases = _operand_cases(left_node, scope, env)
-        right_cases = _operand_cases(target.comparator, scope, env)
+        left_cases = _operand_cases(left_node, scope, env, False)
+        right_cases = _operand_cases(target.comparator, scope, env, op in ("in", "not in"))
         parts.append(disj(*(
             conj(when_left, when_right, _compare(left, op, right, node, scope, env))
             for when_left, left in left_cases
@@ -467,11 +468,17 @@ def _comparison(node: cst.Comparison, scope: Scope, env: Env) -> Formula:
 _MAX_OPERAND_CASES = 8
 
 
-def _operand_cases(node: cst.BaseExpression, scope: Scope, env: Env) -> list[tuple[Formula, Term | Lit]]:
+def _operand_cases(
+    node: cst.BaseExpression, scope: Scope, env: Env, container_ok: bool
+) -> list[tuple[Formula, Term | Lit]]:
     """The values a compared operand takes, each with when it takes it.
 
     `backend = cfg.a or cfg.b; if backend == "x"` compares `a` when `a` is truthy and `b` otherwise;
     split so, the comparison stays over fields instead of one opaque `(a or b) == "x"`.
+
+    A literal list, tuple or set is a `Lit` (which keeps no container type) only where the type
+    cannot matter: the right side of `in` / `not in`, holding no nested containers. Elsewhere it
+    stays source text, so `(tp, pp) != (1, 1)` and `set(x) <= {"a"}` do not print as lists.
     """
     start = node
     while True:
@@ -485,18 +492,26 @@ def _operand_cases(node: cst.BaseExpression, scope: Scope, env: Env) -> list[tup
     cases: list[tuple[Formula, Term | Lit]]
     if isinstance(node, cst.IfExp):
         test = to_formula(node.test, scope, env)
-        cases = [(conj(test, w), v) for w, v in _operand_cases(node.body, scope, env)]
-        cases += [(conj(neg(test), w), v) for w, v in _operand_cases(node.orelse, scope, env)]
+        cases = [(conj(test, w), v) for w, v in _operand_cases(node.body, scope, env, container_ok)]
+        cases += [(conj(neg(test), w), v) for w, v in _operand_cases(node.orelse, scope, env, container_ok)]
     elif isinstance(node, cst.BooleanOperation):
         # `a or b` is a when a is truthy, else b; `a and b` is a when a is falsy, else b.
         first = to_formula(node.left, scope, env)
         keep_first = isinstance(node.operator, cst.Or)
         cases = [
-            (conj(w, _truth(v) if keep_first else neg(_truth(v))), v) for w, v in _operand_cases(node.left, scope, env)
+            (conj(w, _truth(v) if keep_first else neg(_truth(v))), v)
+            for w, v in _operand_cases(node.left, scope, env, container_ok)
         ]
-        cases += [(conj(neg(first) if keep_first else first, w), v) for w, v in _operand_cases(node.right, scope, env)]
+        cases += [
+            (conj(neg(first) if keep_first else first, w), v)
+            for w, v in _operand_cases(node.right, scope, env, container_ok)
+        ]
     else:
-        return [(TRUE, to_term(node, scope, env))]
+        term = to_term(node, scope, env)
+        if isinstance(term, Lit) and isinstance(term.value, tuple):
+            if not container_ok or any(isinstance(v, tuple) for v in term.value):
+                term = opaque(node, scope, env)
+        return [(TRUE, term)]
     cases = [(w, v) for w, v in cases if w != FALSE]
     if len(cases) > _MAX_OPERAND_CASES:
         return [(TRUE, to_term(start, scope, env) if start is node else opaque(node, scope, env))]
@@ -549,24 +564,25 @@ def _child_fields(kind: type) -> tuple[str, ...]:
 
 def iter_expression(node: cst.CSTNode):
     """The nodes of an expression that hold variables: attribute names, keywords and lambdas left out."""
+    # `type(x) is` and plain-type tests: isinstance against libcst's abstract classes is slow.
     stack = [node]
     while stack:
         n = stack.pop()
         yield n
-        if isinstance(n, cst.Attribute):
-            stack.append(n.value)
+        kind = type(n)
+        if kind is cst.Attribute or kind is cst.Arg:
+            stack.append(n.value)  # type: ignore[attr-defined]
             continue
-        if isinstance(n, cst.Arg):
-            stack.append(n.value)
+        if kind is cst.Lambda:
             continue
-        if isinstance(n, cst.Lambda):
-            continue
-        for name in _child_fields(type(n)):
+        for name in _child_fields(kind):
             value = getattr(n, name)
-            if isinstance(value, cst.CSTNode):
-                stack.append(value)
-            elif isinstance(value, (list, tuple)):
+            if value is None or type(value) is str:
+                continue
+            if type(value) is list or type(value) is tuple:
                 stack.extend(v for v in reversed(value) if isinstance(v, cst.CSTNode))
+            elif isinstance(value, cst.CSTNode):
+                stack.append(value)
 
 
 def _expand_choices(node: cst.BaseExpression, scope: Scope, env: Env, names: list[str]) -> Formula:

@@ -7,11 +7,13 @@ from dataclasses import dataclass
 
 from .catalog import build_catalog
 from .callgraph import Program
+from .graph import Relations, relations, with_related
 from .layout import Layout, find_layout
 from .model import Flag, Notice, Rule, SourceProblem
 from .modules import ModuleSummary, ParseError, summarize
 from .rules import rules_of
 from .sources import SourceError, SourceInfo, SourceTree
+from .witness import attach_witnesses
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +33,7 @@ class Extraction:
     notices: tuple[Notice, ...]
     problems: tuple[SourceProblem, ...]
     entry_points: tuple[str, ...]
+    relations: Relations | None = None  # how the rules relate; the graph exports are built from it
 
 
 def read_modules(tree: SourceTree, paths, keep_going: bool) -> tuple[list[ModuleSummary], list[FileInfo], list[SourceProblem]]:
@@ -60,6 +63,9 @@ def extract(tree: SourceTree, include: list[str] | None = None, keep_going: bool
     program = Program(tree, modules)
     rules = program.apply(rules_of((m, program.summary(fn)) for m in modules for fn in m.functions.values()))
     notices = program.notices(rules, flags)
+    rules = attach_witnesses(rules, flags, tree)  # example command lines, verified like `check`
+    related = relations(rules)
+    rules = with_related(rules, related)
     return Extraction(
         info=tree.info,
         layout=layout,
@@ -69,4 +75,5 @@ def extract(tree: SourceTree, include: list[str] | None = None, keep_going: bool
         notices=tuple(notices),
         problems=tuple(problems),
         entry_points=tuple(program.entry_points),
+        relations=related,
     )

@@ -33,7 +33,7 @@ def conj(*parts: Formula) -> Formula:
                 return FALSE
             items.append(item)
             seen.add(item)
-    items = _prune_disjuncts(items)
+    items = _prune(items, in_or=False)
     if FALSE in items:
         return FALSE
     if not items:
@@ -41,17 +41,29 @@ def conj(*parts: Formula) -> Formula:
     return items[0] if len(items) == 1 else And(tuple(items))
 
 
-def _prune_disjuncts(items: list[Formula]) -> list[Formula]:
-    # `a and not (not a and x or y)` is `a and not y`: sibling literals decide atoms inside compounds.
-    facts = {i for i in items if isinstance(i, Atom) or (isinstance(i, Not) and isinstance(i.arg, Atom))}
-    if len(facts) == len(items) or not facts:
+def _is_literal(f: Formula) -> bool:
+    return isinstance(f, Atom) or (isinstance(f, Not) and isinstance(f.arg, Atom))
+
+
+def _prune(items: list[Formula], in_or: bool) -> list[Formula]:
+    """Simplify the items of an `and` (`in_or` False) or an `or` by the literals among them.
+
+    `a and not (not a and x or y)` is `a and not y`; `a or not a and x` is `a or x`. Only earlier
+    literals decide later items: Python evaluates left to right, so the rendered source keeps its
+    guards before what they protect (`page_size and page_size > 1` never compares None).
+    """
+    if not any(_is_literal(i) for i in items) or all(_is_literal(i) for i in items):
         return items
+    neutral = FALSE if in_or else TRUE  # an item that becomes this adds nothing
+    facts: set[Formula] = set()
     result: list[Formula] = []
     for item in items:
-        if item not in facts:
+        if facts and not _is_literal(item):
             item = _assume(item, facts)
-            if item == TRUE:
+            if item == neutral:
                 continue
+        if _is_literal(item):
+            facts.add(neg(item) if in_or else item)
         result.append(item)
     return result
 
@@ -85,27 +97,12 @@ def disj(*parts: Formula) -> Formula:
                 return TRUE
             items.append(item)
             seen.add(item)
-    items = _prune_conjuncts(_merge_complements(items))
+    items = _prune(_merge_complements(items), in_or=True)
     if TRUE in items:
         return TRUE
     if not items:
         return FALSE
     return items[0] if len(items) == 1 else Or(tuple(items))
-
-
-def _prune_conjuncts(items: list[Formula]) -> list[Formula]:
-    # `a or not a and x` is `a or x`: the rest of an `or` only matters where its literals are false.
-    facts = {neg(i) for i in items if isinstance(i, Atom) or (isinstance(i, Not) and isinstance(i.arg, Atom))}
-    if len(facts) == len(items) or not facts:
-        return items
-    result: list[Formula] = []
-    for item in items:
-        if neg(item) not in facts:
-            item = _assume(item, facts)
-            if item == FALSE:
-                continue
-        result.append(item)
-    return result
 
 
 def _merge_complements(items: list[Formula]) -> list[Formula]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -28,7 +29,7 @@ from .conditions import (
     to_formula,
     value_fields,
 )
-from .formula import conj, disj, literal_source, neg
+from .formula import conj, disj, fields_read, literal_source, neg
 from .lines import Span, iter_statements
 from .model import FALSE, TRUE, Atom, Formula, RuleKind
 
@@ -52,6 +53,7 @@ class GuardEvent:
     condition: Formula
     enclosing: tuple[int, ...]
     order: int = 0
+    anchor: tuple[str, ...] = ()  # fields its own tests read (not earlier guards'): tells duplicates apart
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +78,7 @@ class WriteEvent:
     condition: Formula
     enclosing: tuple[int, ...]
     order: int
+    anchor: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +181,19 @@ class _Walker:
         self.scope = summary.scope
         self.spans = spans
         self.order = 0
+        self.tests: list[Formula] = []  # tests of the blocks being walked, innermost last
+
+    @contextmanager
+    def within(self, test: Formula):
+        """Walk a block entered when `test` holds."""
+        self.tests.append(test)
+        try:
+            yield
+        finally:
+            self.tests.pop()
+
+    def anchor(self, *more: Formula) -> tuple[str, ...]:
+        return fields_read(conj(*self.tests, *more))
 
     # Each walk returns (return_exit, loop_exit, env): the conditions, relative to the block's entry,
     # under which it leaves the function (return/raise/failed assert) or the loop (break/continue).
@@ -222,13 +238,15 @@ class _Walker:
         test = to_formula(node.test, self.scope, env)
         env = self.walrus(node.test, env)
         line = self.spans[id(node)][0]
-        r1, b1, env1 = self.suite(node.body, conj(ctx, test), env, nest + (line,))
+        with self.within(test):
+            r1, b1, env1 = self.suite(node.body, conj(ctx, test), env, nest + (line,))
         if node.orelse is None:
             r2, b2, env2 = FALSE, FALSE, env
         elif isinstance(node.orelse, cst.If):
             r2, b2, env2 = self.if_(node.orelse, conj(ctx, neg(test)), env, nest)
         else:
-            r2, b2, env2 = self.suite(node.orelse.body, conj(ctx, neg(test)), env, nest)
+            with self.within(neg(test)):
+                r2, b2, env2 = self.suite(node.orelse.body, conj(ctx, neg(test)), env, nest)
         ret = disj(conj(test, r1), conj(neg(test), r2))
         brk = disj(conj(test, b1), conj(neg(test), b2))
         if disj(r1, b1) == TRUE:
@@ -256,7 +274,8 @@ class _Walker:
         for name in changed:
             fields = value_fields(env[name], self.scope) if name in env else ()
             loop_env[name] = Unknown(name, fields)
-        r, _, _ = self.suite(node.body, conj(ctx, context), loop_env, nest)
+        with self.within(context):
+            r, _, _ = self.suite(node.body, conj(ctx, context), loop_env, nest)
         ret = conj(context, r)
         if node.orelse is not None:
             r2, _, _ = self.suite(node.orelse.body, ctx, loop_env, nest)
@@ -275,7 +294,8 @@ class _Walker:
             handler_env = dict(body_env)
             if handler.name is not None:
                 handler_env = _assign_unknown(handler_env, handler.name.name, self.scope)
-            r, b, _ = self.suite(handler.body, conj(ctx, context), handler_env, nest)
+            with self.within(context):
+                r, b, _ = self.suite(handler.body, conj(ctx, context), handler_env, nest)
             ret, brk = disj(ret, conj(context, r)), disj(brk, conj(context, b))
         for extra in (node.orelse, node.finalbody):
             if extra is not None:
@@ -292,7 +312,8 @@ class _Walker:
             if case.guard is not None:
                 matched = conj(matched, to_formula(case.guard, self.scope, env))
             context = conj(neg(earlier), matched)
-            r, b, _ = self.suite(case.body, conj(ctx, context), env, nest)
+            with self.within(matched):
+                r, b, _ = self.suite(case.body, conj(ctx, context), env, nest)
             ret, brk = disj(ret, conj(context, r)), disj(brk, conj(context, b))
             earlier = disj(earlier, matched)
         return ret, brk, env
@@ -331,7 +352,8 @@ class _Walker:
                 self.order += 1
                 self.summary.guards.append(
                     GuardEvent(
-                        RuleKind.ASSERT, "AssertionError", message, static, line, end_line, conj(ctx, failed), nest, self.order
+                        RuleKind.ASSERT, "AssertionError", message, static, line, end_line, conj(ctx, failed), nest,
+                        self.order, self.anchor(failed),
                     )
                 )
             return failed, FALSE, env
@@ -376,7 +398,7 @@ class _Walker:
                 exception, message, static = None, "{" + exc.value + "}", False
         self.order += 1
         self.summary.guards.append(
-            GuardEvent(RuleKind.RAISE, exception, message, static, line, end_line, ctx, nest, self.order)
+            GuardEvent(RuleKind.RAISE, exception, message, static, line, end_line, ctx, nest, self.order, self.anchor())
         )
 
     def assign(self, target, value, ctx, env: Env, nest, line: int, end_line: int) -> Env:
@@ -408,7 +430,7 @@ class _Walker:
 
     def write(self, name: str, value: str, ctx: Formula, nest, line: int, end_line: int) -> None:
         self.order += 1
-        self.summary.writes.append(WriteEvent(name, value, line, end_line, ctx, nest, self.order))
+        self.summary.writes.append(WriteEvent(name, value, line, end_line, ctx, nest, self.order, self.anchor()))
 
     def effect(self, node: cst.BaseExpression, ctx: Formula, env: Env, nest, line: int, end_line: int) -> Env:
         """What a bare call statement does to arguments and locals."""

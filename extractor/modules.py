@@ -161,3 +161,105 @@ def _function(summary: ModuleSummary, node: cst.FunctionDef, prefix: str, class_
     )
     # Nested functions are functions of their own.
     _scan(summary, body, f"{qualname}.", None)
+
+
+# --- outlines: modules outside the read set, parsed one function at a time ------------------------
+
+
+class _LazyFunctions(dict):
+    """Functions of an outlined module, each parsed with libcst the first time it is asked for.
+
+    A call can lead out of the read files into a 5,000-line utility module for one function;
+    `ast` finds where every function is for a tenth of libcst's parse, and only the functions
+    the call graph really visits pay for a full parse.
+    """
+
+    def __init__(self, summary: ModuleSummary, places: dict[str, tuple[int, int, str | None]]) -> None:
+        super().__init__()
+        self.summary = summary
+        self.places = places  # qualname -> (first line incl. decorators, last line, class name)
+
+    def __contains__(self, qualname: object) -> bool:
+        return qualname in self.places
+
+    def __getitem__(self, qualname: str) -> FunctionInfo:
+        if not dict.__contains__(self, qualname):
+            dict.__setitem__(self, qualname, self._parse(qualname))
+        return dict.__getitem__(self, qualname)
+
+    def get(self, qualname, default=None):  # type: ignore[override]
+        return self[qualname] if qualname in self.places else default
+
+    def values(self):  # type: ignore[override]
+        return [self[q] for q in sorted(self.places)]
+
+    def _parse(self, qualname: str) -> FunctionInfo:
+        first, last, class_name = self.places[qualname]
+        lines = self.summary.lines[first - 1 : last]
+        indent = len(lines[0]) - len(lines[0].lstrip())
+        text = "\n".join(line[indent:] for line in lines) + "\n"
+        module, tree = parse(self.summary.path, text)
+        offset = first - 1
+        spans = {key: (a + offset, b + offset) for key, (a, b) in statement_lines(module, tree).items()}
+        self.summary.spans.update(spans)
+        node = next(s for s in module.body if isinstance(s, cst.FunctionDef))
+        holder = ModuleSummary(self.summary.path, self.summary.dotted, self.summary.lines, module, self.summary.spans)
+        _function(holder, node, f"{qualname.rsplit('.', 1)[0]}." if "." in qualname else "", class_name)
+        return holder.functions[qualname]
+
+
+def outline(path: str, text: str) -> ModuleSummary:
+    """Index a module with `ast` only: classes, imports, constants, and functions parsed on demand."""
+    try:
+        tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        raise ParseError(SourceProblem(path, getattr(error, "lineno", 0) or 0, 0, "cannot parse")) from None
+    summary = ModuleSummary(path, dotted_module(path), text.splitlines(), cst.Module(body=[]), {})
+    places: dict[str, tuple[int, int, str | None]] = {}
+
+    def visit(body: list[ast.stmt], prefix: str, class_name: str | None) -> None:
+        for stmt in body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)])
+                places[f"{prefix}{stmt.name}"] = (first, stmt.end_lineno or stmt.lineno, class_name)
+            elif isinstance(stmt, ast.ClassDef):
+                qualname = f"{prefix}{stmt.name}"
+                bases = tuple(ast.unparse(b) for b in stmt.bases)
+                methods = tuple(s.name for s in stmt.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
+                is_enum = any(b.rsplit(".", 1)[-1] in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag") for b in bases)
+                summary.classes[qualname] = ClassInfo(qualname, bases, methods, stmt.lineno, is_enum)
+                visit(stmt.body, f"{qualname}.", qualname)
+            elif isinstance(stmt, (ast.If, ast.Try)) and not prefix:
+                visit(stmt.body, prefix, class_name)
+            elif isinstance(stmt, (ast.Import, ast.ImportFrom)) and not prefix:
+                summary.imports.update(import_bindings(_as_cst_import(summary.lines, stmt), path))
+            elif isinstance(stmt, ast.Assign) and not prefix and len(stmt.targets) == 1:
+                target = stmt.targets[0]
+                if isinstance(target, ast.Name):
+                    try:
+                        value = ast.literal_eval(stmt.value)
+                    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                        continue
+                    if isinstance(value, (str, int, float, bool, type(None), list, tuple, set)):
+                        lit = literal(cst.parse_expression(_segment(summary.lines, stmt.value)))
+                        if lit is not None:
+                            summary.constants[target.id] = lit
+
+    visit(tree.body, "", None)
+    summary.functions = _LazyFunctions(summary, places)  # type: ignore[assignment]
+    return summary
+
+
+def _segment(lines: list[str], node: ast.AST) -> str:
+    """The source of a node, sliced from the module's lines (get_source_segment re-splits the file)."""
+    first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1  # type: ignore[attr-defined]
+    if first == last:
+        return lines[first][node.col_offset : node.end_col_offset]  # type: ignore[attr-defined]
+    chunk = [lines[first][node.col_offset :], *lines[first + 1 : last], lines[last][: node.end_col_offset]]  # type: ignore[attr-defined]
+    return "\n".join(chunk)
+
+
+def _as_cst_import(lines: list[str], stmt: ast.stmt) -> cst.Import | cst.ImportFrom:
+    """An import statement re-read with libcst, so one function maps imports to names for both parsers."""
+    parsed = cst.parse_statement(_segment(lines, stmt).strip() + "\n")
+    return parsed.body[0]  # type: ignore[attr-defined,return-value]

@@ -14,6 +14,7 @@ import jsonschema
 from . import __version__
 from .extract import Extraction
 from .formula import atoms
+from .graph import build_graph, figures, graph_documents
 from .model import RuleKind, TermKind
 from .serialize import (
     FLAGS_SCHEMA_ID,
@@ -158,6 +159,16 @@ def flags_document(ex: Extraction) -> dict:
         "summary": {"flags": len(ex.flags), "deprecated": sum(f.deprecated for f in ex.flags)},
         "warnings": [{"code": n.code, "message": n.message, "field": n.field} for n in ex.notices if n.field],
         "flags": [flag_json(f) for f in ex.flags],
+    }
+
+
+def extract_documents(ex: Extraction) -> dict[str, tuple[dict, str | None]]:
+    """What `extract` writes: rules.json (graph figures under `graph`), flags.json and the graph exports."""
+    graph = build_graph(ex.rules, ex.flags, ex.relations)
+    return {
+        "rules.json": (rules_document(ex, {"graph": figures(graph)}), "rules.schema.json"),
+        "flags.json": (flags_document(ex), "flags.schema.json"),
+        **graph_documents(graph, {"source": ex.info.label}),
     }
 
 

@@ -20,13 +20,13 @@ _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
 def rules_of(functions: Iterable[tuple[ModuleSummary, FunctionSummary]]) -> list[Rule]:
     """Every guard and every write to a server argument, as records with stable ids, sorted by file and line."""
-    drafts: list[Rule] = []
+    drafts: list[tuple[Rule, tuple[str, ...]]] = []
     for module, summary in functions:
         fn = summary.info
-        drafts.extend(_guard_rule(module, fn, g) for g in summary.guards)
-        drafts.extend(_write_rule(module, fn, w) for w in summary.writes if not w.field.startswith("_"))
-    drafts.sort(key=lambda r: (r.location.file, r.location.line, r.kind.value, r.message))
-    return assign_ids(drafts)
+        drafts.extend((_guard_rule(module, fn, g), g.anchor) for g in summary.guards)
+        drafts.extend((_write_rule(module, fn, w), w.anchor) for w in summary.writes if not w.field.startswith("_"))
+    drafts.sort(key=lambda d: (d[0].location.file, d[0].location.line, d[0].kind.value, d[0].message))
+    return assign_ids([rule for rule, _ in drafts], [anchor for _, anchor in drafts])
 
 
 def _guard_rule(module: ModuleSummary, fn: FunctionInfo, g: GuardEvent) -> Rule:
@@ -88,17 +88,19 @@ def _identity(rule: Rule) -> str:
     return f"guard|{normalized_message(rule.message)}"
 
 
-def assign_ids(rules: list[Rule]) -> list[Rule]:
-    """Ids from the message alone where it is unique, else refined by function, fields read, then order.
+def assign_ids(rules: list[Rule], anchors: list[tuple[str, ...]] | None = None) -> list[Rule]:
+    """Ids from the message alone where it is unique, else refined by function, own tests, then order.
 
     The message survives moves between files and functions (0.5.18 `ServerArgs._handle_x` ->
     0.5.19 `arg_groups/..::handle_x`), so it is the first key; duplicates are told apart by what
-    is most stable about them.
+    is most stable about them: the function, then the fields the guard's own tests read (`anchors`,
+    not the whole path condition, which changes whenever a guard is added above), then their order.
     """
     keys = [_identity(r) for r in rules]
+    tests = anchors if anchors is not None else [fields_read(r.condition) for r in rules]
     refiners = (
-        lambda r: _function_key(r.function),
-        lambda r: ",".join(fields_read(r.condition)),
+        lambda i: _function_key(rules[i].function),
+        lambda i: ",".join(tests[i]),
         None,  # order among the rest
     )
     for refine in refiners:
@@ -110,6 +112,6 @@ def assign_ids(rules: list[Rule]) -> list[Rule]:
             break
         for members in duplicated:
             for ordinal, index in enumerate(members):
-                suffix = refine(rules[index]) if refine else str(ordinal)
+                suffix = refine(index) if refine else str(ordinal)
                 keys[index] = f"{keys[index]}|{suffix}"
     return [replace(rule, id=hashlib.sha256(key.encode()).hexdigest()[:16]) for rule, key in zip(rules, keys)]

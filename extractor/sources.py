@@ -206,6 +206,13 @@ def release_tree(version: str, *, index_url: str | None = None, cache_dir: Path 
     return _DirectoryTree(info, tree_dir, _walk_py(tree_dir / PACKAGE, tree_dir))
 
 
+def release_versions(*, index_url: str | None = None, pre: bool = False) -> list[str]:
+    """Versions of the package on the index with a file that is not yanked, oldest first."""
+    index = (index_url or os.environ.get("PIP_INDEX_URL") or DEFAULT_INDEX_URL).rstrip("/")
+    found = {dist.version for dist in _index_files(index, "*") if not dist.yanked}
+    return [str(version) for version in sorted(found) if pre or not version.is_prerelease]
+
+
 def _load_info(tree_dir: Path) -> SourceInfo | None:
     try:
         return SourceInfo(**json.loads((tree_dir / INFO_FILE).read_text(encoding="utf-8")))
@@ -527,6 +534,13 @@ def git_tree(repo: str | Path, rev: str) -> SourceTree:
     info = SourceInfo(kind="git", label=label, repo=PurePath(repo).as_posix(), commit=commit,
                       commit_date=date, prefix=prefix)
     return _GitTree(info, repo_path, blobs)
+
+
+def git_log(repo: str | Path, revs: str, paths: Iterable[str]) -> list[str]:
+    """Full ids of the commits of `revs` (e.g. `A..B`) that touch `paths`, oldest first."""
+    if revs.startswith("-"):
+        raise SourceError(f"{repo}: {revs}: not a revision range")
+    return _git(Path(repo), "log", "--reverse", "--format=%H", revs, "--", *paths).split()
 
 
 def _git(repo: Path, *args: str) -> str:

@@ -16,3 +16,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture
 def regen_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--regen-golden"))
+
+
+_REAL: dict[str, object] = {}
+
+
+@pytest.fixture(scope="session")
+def real_extraction():
+    """`real_extraction("0.5.23")`: one extraction per release per test session, shared by all modules."""
+    from extractor.extract import extract
+    from extractor.sources import release_tree
+
+    def get(version: str):
+        if version not in _REAL:
+            _REAL[version] = extract(release_tree(version))
+        return _REAL[version]
+
+    return get

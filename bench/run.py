@@ -1,0 +1,171 @@
+"""Benchmark: extraction against the parser floor on real releases, and history cold/warm, serial/parallel.
+
+Run with `make bench`. Standard library timing only; prints a table and writes bench/results.json.
+It is a benchmark, not a test: nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import libcst
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from extractor.extract import extract  # noqa: E402
+from extractor.layout import find_layout  # noqa: E402
+from extractor.output import flags_document, rules_document, write_documents  # noqa: E402
+from extractor.sources import SourceTree, path_tree, release_tree  # noqa: E402
+
+RELEASES = ("0.5.18", "0.5.23")
+HISTORY_RANGE = "0.5.10..0.5.23"
+REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))
+SYNTHETIC_FUNCTIONS = 2000  # ~25k lines, larger than any real read set
+
+
+def median_time(fn, repeats: int = REPEATS) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def full_extract(tree: SourceTree, out: Path) -> None:
+    ex = extract(tree)
+    documents = {
+        "rules.json": (rules_document(ex), "rules.schema.json"),
+        "flags.json": (flags_document(ex), "flags.schema.json"),
+    }
+    write_documents(out / ex.info.label, documents)
+
+
+def synthetic_tree(folder: Path) -> SourceTree:
+    """A made-up server_args.py with many handler methods, each a chain of guards."""
+    lines = ["import dataclasses", "", "", "@dataclasses.dataclass", "class ServerArgs:"]
+    lines += [f"    f{i}: int = 0" for i in range(200)]
+    lines += ["", "    def __post_init__(self):"]
+    lines += [f"        self._handle_{i}()" for i in range(SYNTHETIC_FUNCTIONS)]
+    for i in range(SYNTHETIC_FUNCTIONS):
+        a, b, c = f"f{i % 200}", f"f{(i * 7) % 200}", f"f{(i * 13) % 200}"
+        lines += [
+            "",
+            f"    def _handle_{i}(self):",
+            f"        limit = self.{a} * 2",
+            f"        if self.{b} > limit and self.{c} != {i}:",
+            f'            raise ValueError("guard {i} a")',
+            f"        if self.{a} == {i % 5}:",
+            "            return",
+            f"        if self.{c} in ({i}, {i + 1}) or not self.{b}:",
+            f'            raise ValueError(f"guard {i} b {{self.{c}}}")',
+            f"        if self.{b} is None:",
+            f"            self.{b} = {i}",
+        ]
+    package = folder / "sglang" / "srt"
+    package.mkdir(parents=True, exist_ok=True)
+    (package / "server_args.py").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path_tree(folder)
+
+
+def measure_source(name: str, tree: SourceTree) -> dict:
+    files = find_layout(tree.paths()).files
+    texts = [tree.read_text(p) for p in files]
+    parse_ast = median_time(lambda: [ast.parse(t) for t in texts])
+    parse_cst = median_time(lambda: [libcst.parse_module(t) for t in texts])
+    with tempfile.TemporaryDirectory() as out:
+        extract_time = median_time(lambda: full_extract(tree, Path(out)))
+    return {
+        "source": name,
+        "files": len(files),
+        "lines": sum(t.count("\n") for t in texts),
+        "ast_parse_s": round(parse_ast, 3),
+        "libcst_parse_s": round(parse_cst, 3),
+        "extract_s": round(extract_time, 3),
+        "extract_over_libcst": round(extract_time / parse_cst, 2),
+        "extract_over_ast": round(extract_time / parse_ast, 2),
+        "peak_rss_mib": peak_rss_of_extract(tree),
+    }
+
+
+def peak_rss_of_extract(tree: SourceTree) -> float | None:
+    """Peak resident memory of one extraction in a fresh process (ru_maxrss of the child)."""
+    if tree.info.kind != "release":
+        return None
+    with tempfile.TemporaryDirectory() as out:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        subprocess.run(
+            [sys.executable, "-m", "extractor", "extract", "--release", tree.info.release or "", "-o", out],
+            check=True, capture_output=True, cwd=ROOT,
+        )
+        after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return round(max(after, before) / 1024, 1)
+
+
+def measure_history() -> dict | None:
+    """history over a release range, cold (empty extraction cache) and warm, serial and on all cores."""
+    probe = subprocess.run([sys.executable, "-m", "extractor", "history", "--help"], capture_output=True, cwd=ROOT)
+    if probe.returncode != 0:
+        return None
+    results: dict[str, float] = {}
+    jobs = os.cpu_count() or 1
+    for label, n in (("serial", 1), ("parallel", jobs)):
+        with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as out:
+            env = {**os.environ, "SGLANG_CONSTRAINTS_EXTRACTION_CACHE": cache}
+            for phase in ("cold", "warm"):
+                start = time.perf_counter()
+                subprocess.run(
+                    [sys.executable, "-m", "extractor", "history", "--releases", HISTORY_RANGE,
+                     "--jobs", str(n), "-o", out],
+                    check=True, capture_output=True, cwd=ROOT, env=env,
+                )
+                results[f"{phase}_{label}_s"] = round(time.perf_counter() - start, 2)
+    results["warm_over_cold"] = round(results["warm_serial_s"] / results["cold_serial_s"], 3)
+    results["serial_over_parallel"] = round(results["cold_serial_s"] / results["cold_parallel_s"], 2)
+    results["jobs"] = jobs
+    return results
+
+
+def main() -> int:
+    rows = []
+    for version in RELEASES:
+        rows.append(measure_source(version, release_tree(version)))
+    with tempfile.TemporaryDirectory() as folder:
+        rows.append(measure_source(f"synthetic-{SYNTHETIC_FUNCTIONS}", synthetic_tree(Path(folder))))
+    history = None if os.environ.get("BENCH_SKIP_HISTORY") else measure_history()
+    machine = {
+        "python": platform.python_version(),
+        "libcst": libcst.__version__ if hasattr(libcst, "__version__") else "",
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "system": platform.platform(),
+    }
+    header = f"{'source':<18}{'files':>6}{'lines':>8}{'ast s':>8}{'libcst s':>10}{'extract s':>11}{'c/b':>7}{'c/a':>7}{'RSS MiB':>9}"
+    print(header)
+    for r in rows:
+        print(
+            f"{r['source']:<18}{r['files']:>6}{r['lines']:>8}{r['ast_parse_s']:>8}{r['libcst_parse_s']:>10}"
+            f"{r['extract_s']:>11}{r['extract_over_libcst']:>7}{r['extract_over_ast']:>7}{r['peak_rss_mib'] or '-':>9}"
+        )
+    if history:
+        print(f"history {HISTORY_RANGE}: " + ", ".join(f"{k}={v}" for k, v in history.items()))
+    results = {"machine": machine, "repeats": REPEATS, "sources": rows, "history": history}
+    (ROOT / "bench" / "results.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    shutil.rmtree(ROOT / "bench" / "__pycache__", ignore_errors=True)
+    sys.exit(main())

@@ -1,0 +1,229 @@
+"""Explain an error line pasted from a log, like `rustc --explain`: which rule raised it, and its page.
+
+A rule's message is a template: the f-string's `{...}` parts are wildcards, and the values they took
+in the pasted text are reported. Log noise around the message and an exception prefix
+(`ValueError: `) are tolerated. Several matching rules are ranked, never silently picked; a
+message found in several releases says in which.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from .model import Rule, RuleKind
+
+_MAX_TEXT = 20_000  # characters of pasted text looked at (the end, where the error is)
+_MIN_LITERAL = 10  # a template with less fixed text than this matches too much to mean anything
+_MIN_STATIC = 4  # the same for a message without placeholders
+_MIN_CHUNK = 8  # fixed pieces shorter than this do not count for a partial match
+_PARTIAL = 0.6  # share of a template's fixed text a fragment must show to count as a partial match
+
+
+@dataclass(frozen=True)
+class Template:
+    """A message split into fixed text and placeholders (`{expr}`)."""
+
+    parts: tuple[str, ...]  # fixed text, placeholder, fixed text, ... (odd positions are placeholders)
+
+    @property
+    def literal(self) -> str:
+        return "".join(self.parts[0::2])
+
+    @property
+    def placeholders(self) -> tuple[str, ...]:
+        return self.parts[1::2]
+
+    def pattern(self) -> re.Pattern[str]:
+        pieces = []
+        for i, part in enumerate(self.parts):
+            if i % 2:
+                pieces.append("(.+?)" if i < len(self.parts) - 2 or self.parts[-1].strip() else "(.+)")
+            else:
+                pieces.append(r"\s+".join(re.escape(w) for w in part.split()) if part.strip() else "")
+                if part[:1].isspace() and i:
+                    pieces[-1] = r"\s*" + pieces[-1]
+                if part[-1:].isspace() and i < len(self.parts) - 1:
+                    pieces[-1] += r"\s*"
+        return re.compile("".join(pieces), re.DOTALL)
+
+
+def template(rule: Rule) -> Template:
+    """The rule's message as a template; a static message is all fixed text."""
+    if rule.message_static:
+        return Template((rule.message,))
+    parts: list[str] = []
+    text, depth, start, chunk = rule.message, 0, 0, []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "{" and depth == 0:
+            parts.append("".join(chunk))
+            chunk, depth, start = [], 1, i + 1
+        elif ch == "{" and depth:
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                parts.append(text[start:i])
+        elif depth == 0:
+            chunk.append(ch)
+        i += 1
+    if depth:  # an unbalanced brace: keep it as text
+        chunk.append(text[start - 1:])
+    parts.append("".join(chunk))
+    return Template(tuple(parts))
+
+
+@dataclass
+class Candidate:
+    """A rule whose message matches, how well, the placeholder values, and where else it exists."""
+
+    rule: Rule
+    label: str  # the release (or rule set) it was found in first, the newest
+    score: float
+    exact: bool
+    values: dict[str, str]
+    releases: list[str] = field(default_factory=list)
+
+
+def match(text: str, rule: Rule) -> tuple[float, bool, dict[str, str]] | None:
+    """(score, whole message matched, placeholder values), or None when the text is not this message."""
+    tpl = template(rule)
+    literal = " ".join(tpl.literal.split())
+    if len(literal) < (_MIN_LITERAL if tpl.placeholders else _MIN_STATIC):
+        return None  # a bare re-raise or a one-word message would match anything
+    found = tpl.pattern().search(text)
+    if found:
+        values = {name.strip(): " ".join(value.split()) for name, value in zip(tpl.placeholders, found.groups())}
+        bonus = 0.5 if rule.exception and re.search(rf"\b{re.escape(rule.exception)}\s*:", text) else 0.0
+        return len(literal) + bonus, True, values
+    chunks = [" ".join(c.split()) for c in tpl.parts[0::2] if len(" ".join(c.split())) >= _MIN_CHUNK]
+    cleaned = " ".join(text.split())
+    shown = sum(len(c) for c in chunks if c in cleaned)
+    if not shown:
+        # A fragment of one long fixed piece: the pasted text itself inside the message.
+        core = _strip_noise(cleaned)
+        if len(core) >= 15 and core in literal:
+            return len(core) / 2, False, {}
+        return None
+    if shown / max(len(literal), 1) >= _PARTIAL:
+        return shown / 2, False, {}
+    return None
+
+
+def _strip_noise(text: str) -> str:
+    text = re.sub(r"^.*?\b\w*(Error|Exception)\s*:\s*", "", text)
+    return text.strip().strip("'\"")
+
+
+def candidates(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]]) -> list[Candidate]:
+    """Every matching rule, best first; one candidate per message, listing the releases that have it."""
+    text = text[-_MAX_TEXT:]
+    found: dict[tuple[str, str], Candidate] = {}
+    for label, rules in rule_sets:
+        # The same message twice in one file is two rules; across releases, the n-th of them is the same one.
+        nth: dict[tuple[str, str], int] = {}
+        for rule in sorted(rules, key=lambda r: (r.location.file, r.location.line, r.id)):
+            if rule.kind is RuleKind.ADJUSTMENT:
+                continue
+            same = (rule.message, rule.location.file)
+            nth[same] = nth.get(same, -1) + 1
+            result = match(text, rule)
+            if result is None:
+                continue
+            score, exact, values = result
+            key = (*same, nth[same])
+            if key in found:
+                if label not in found[key].releases:
+                    found[key].releases.append(label)
+                continue
+            found[key] = Candidate(rule, label, score, exact, values, [label])
+    return sorted(found.values(), key=lambda c: (not c.exact, -c.score, c.rule.location.file, c.rule.location.line))
+
+
+def explain_text(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]], pages) -> tuple[str, int]:
+    """The answer to print and the exit code (0 found, 1 nothing matched)."""
+    found = candidates(text, rule_sets)
+    if not found:
+        where = ", ".join(label for label, _ in rule_sets)
+        return f"No rule's message matches this text (searched: {where}).\n", 1
+    lines = []
+    best = found[0]
+    ties = [c for c in found if c.exact == best.exact and c.score == best.score]
+    if len(found) > 1:
+        lines.append(f"{len(found)} rules match; best first:")
+        for i, c in enumerate(found, 1):
+            kind = "message" if c.exact else "partial"
+            lines.append(f"  {i}. [{kind}] {c.rule.location.file}:{c.rule.location.line} ({c.rule.id}) "
+                         f"in {', '.join(c.releases)}: {_short(c.rule.message)}")
+        if len(ties) > 1:
+            lines.append(f"The first {len(ties)} match equally well; showing each.")
+        lines.append("")
+    for c in ties:
+        lines.append(_summary(c))
+        lines.append("")
+        lines.append(pages(c))
+    return "\n".join(lines).rstrip() + "\n", 0
+
+
+def _summary(c: Candidate) -> str:
+    lines = [f"{'Matches' if c.exact else 'Partly matches'} rule {c.rule.id} at {c.rule.location.file}:{c.rule.location.line}; "
+             f"this message exists in: {', '.join(c.releases)}."]
+    for name, value in c.values.items():
+        lines.append(f"  {{{name}}} = {value}")
+    return "\n".join(lines)
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# ---- command -------------------------------------------------------------------------------------------
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser("explain", help="find the rule behind an error line and show its page",
+                                 description="Paste an error line (log noise and `ValueError: ` are fine).")
+    parser.add_argument("text", nargs="+", help="the error text (quote it, or pass several words)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--release", action="append", help="look in this release (repeatable); default: every cached release")
+    where.add_argument("--rules", help="look in this rules.json")
+    parser.add_argument("--index-url", help="package index for --release")
+    parser.set_defaults(func=cmd_explain)
+
+
+def _rule_sets(args: argparse.Namespace) -> Iterable[tuple[str, object]]:
+    from .check import load_rules, release_rules
+    from .cli import UsageError
+    from .sources import cached_releases
+
+    if args.rules:
+        ruleset = load_rules(args.rules)
+        return [(ruleset.label, ruleset)]
+    releases = args.release or cached_releases()
+    if not releases:
+        raise UsageError("no release in the cache yet: pass --release VERSION or --rules FILE")
+    return [(version, release_rules(version, args.index_url)) for version in releases]
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from .render import Flags, page
+
+    text = " ".join(args.text)
+    if text == "-":
+        text = sys.stdin.read()
+    loaded = list(_rule_sets(args))
+    by_label = {label: ruleset for label, ruleset in loaded}
+
+    def show(c: Candidate) -> str:
+        ruleset = by_label[c.label]
+        return page(c.rule, Flags(ruleset.flags), ruleset.source, {r.id: r for r in ruleset.rules})
+
+    answer, code = explain_text(text, [(label, rs.rules) for label, rs in loaded], show)
+    sys.stdout.write(answer)
+    return code

@@ -1,0 +1,926 @@
+"""The constraint graph: rules and the flags, env vars, platform and model facts they read, with
+weighted related-rule edges; each rule's `related` list, graph figures, and JSON/GraphML/DOT exports.
+
+networkx is used here and nowhere else. The graph is a MultiDiGraph because two nodes are often
+joined by several edges that must stay apart: a rule reads one flag with two tests
+(`!= "host_pool"` and `== "decode"`), and two guards are both siblings and sharers of rare flags.
+Every edge has a string key (`reads != "decode"`, `siblings`, ...) so exports and re-reads agree.
+Symmetric related edges are stored once, from the smaller node id to the larger.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import heapq
+import json
+import math
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+from xml.sax.saxutils import escape, quoteattr
+
+from .formula import atoms, fields_read, flag_name, literal_source, neg, render, render_flags
+from .model import NEGATED_OP, And, Atom, Const, Flag, Formula, Lit, Not, Or, Related, Rule, RuleKind, Term, TermKind
+from .serialize import dumps, flag_from_json, rule_from_json
+
+if TYPE_CHECKING:  # networkx is imported where a graph is built: `extract` alone only needs `related`
+    import networkx as nx
+
+MAX_RELATED = 10
+# Weight of each structural relation; shares-flags adds a cosine similarity in [0, 1] on top.
+KIND_WEIGHT = {
+    "siblings": 1.0,  # same guard block: the checks a reader sees together
+    "mutual-exclusion": 0.8,  # one rule forbids a pair of flags, the other tests one of them
+    "consecutive": 0.5,  # neighbouring guards of one function, not in one block
+    "adjusts": 0.3,  # an adjustment writes a field the rule reads
+    "same-function": 0.2,
+}
+# When two kinds give the same weight, the earlier one names the relation.
+KIND_ORDER = ("siblings", "mutual-exclusion", "shares-flags", "consecutive", "adjusts", "same-function")
+RELATED_KINDS = frozenset(KIND_ORDER)
+# A flag a rule only inherits from its call path (an early return, a caller's branch) says less
+# about the rule than one its own `if` tests.
+INHERITED_WEIGHT = 0.35
+SHARED_SHOWN = 5  # rarest shared flags named on a shares-flags edge
+SHARES_RANK_MIN = 0.05  # a cosine below this is noise
+SHARES_CANDIDATE_MIN = 20  # a feature read by at most max(this, 5% of rules) proposes candidate pairs
+SCORE_DIGITS = 4
+TERM_NODE_KINDS = {TermKind.FIELD: "flag", TermKind.ENV: "env", TermKind.PLATFORM: "platform", TermKind.MODEL: "model"}
+SMALL_COMPONENT = 5  # co-occurrence components up to this size are listed with their members
+
+
+class GraphQueryError(Exception):
+    """An unknown flag or rule asked of the graph: a one-line message, exit code 2."""
+
+
+# --- what each rule tests itself ----------------------------------------------------------------
+
+
+def _conjuncts(f: Formula) -> tuple[Formula, ...]:
+    return f.args if isinstance(f, And) else (f,)
+
+
+def _is_literal(f: Formula) -> bool:
+    return isinstance(f, Atom) or (isinstance(f, Not) and isinstance(f.arg, Atom))
+
+
+def _unsigned(atom: Atom) -> tuple:
+    """An atom up to negation: `x == 1` and `x != 1` give the same key."""
+    return (atom.term, frozenset((atom.op, NEGATED_OP.get(atom.op, atom.op))), atom.other)
+
+
+def own_conditions(rules: Sequence[Rule]) -> dict[str, tuple[Formula, ...]]:
+    """Each rule's own tests: the conjuncts of its local condition that are not the negation of an
+    earlier guard of the same function.
+
+    A guard's path condition carries `not (earlier guard)` for every check above it (that guard did
+    not fire); those conjuncts say nothing about what this guard is about. A conjunct counts as
+    inherited when it is the negation of an earlier guard's own test, or a compound whose atoms all
+    appear in earlier guards.
+    """
+    groups: dict[tuple[str, str], list[Rule]] = defaultdict(list)
+    for rule in rules:
+        groups[(rule.location.file, rule.function)].append(rule)
+    own: dict[str, tuple[Formula, ...]] = {}
+    for members in groups.values():
+        members.sort(key=lambda r: (r.location.line, r.id))
+        exit_literals: set[Formula] = set()
+        exit_atoms: set[tuple] = set()
+        for rule in members:
+            mine = []
+            for part in _conjuncts(rule.condition):
+                if isinstance(part, Const):
+                    continue
+                if _is_literal(part):
+                    inherited = neg(part) in exit_literals
+                else:
+                    keys = {_unsigned(a) for a in atoms(part)}
+                    inherited = bool(keys) and keys <= exit_atoms
+                if not inherited:
+                    mine.append(part)
+            own[rule.id] = tuple(mine)
+            if rule.kind is not RuleKind.ADJUSTMENT:
+                exit_literals.update(p for p in mine if _is_literal(p))
+                exit_atoms.update(_unsigned(a) for a in atoms(rule.condition))
+    return own
+
+
+def _own_fields(parts: Iterable[Formula]) -> set[str]:
+    return {name for part in parts for name in fields_read(part)}
+
+
+def _enables(part: Formula) -> bool:
+    """A test that holds when a flag is switched on or set to a value (`x`, `x == "a"`, `x is not None`)."""
+    if not isinstance(part, Atom) or part.term.kind is not TermKind.FIELD or isinstance(part.other, Term):
+        return False
+    value = part.other.value if isinstance(part.other, Lit) else None
+    if part.op == "truthy":
+        return True
+    if part.op in ("==", "in", ">", ">="):
+        return value not in (None, False, 0, "")
+    if part.op == "is not":
+        return value is None
+    if part.op == "is":
+        return value not in (None, False)
+    return False
+
+
+def forbidden_pair(rule: Rule, own: tuple[Formula, ...]) -> tuple[str, ...]:
+    """The fields a guard forbids together (`if a and b: raise`), or () when it is not such a guard."""
+    if rule.kind is RuleKind.ADJUSTMENT or len(own) < 2 or not all(_enables(p) for p in own):
+        return ()
+    names = sorted({p.term.name for p in own})  # type: ignore[union-attr]
+    return tuple(names) if len(names) >= 2 else ()
+
+
+# --- related rules --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Relations:
+    """Pairwise relations of the rules: `pairs[(a, b)][kind] = weight` with `a < b`, and each rule's
+    top related rules as `(other id, score, kind)`, best first."""
+
+    pairs: dict[tuple[str, str], dict[str, float]]
+    top: dict[str, tuple[tuple[str, float, str], ...]]
+    shared: dict[tuple[str, str], frozenset[object]]  # the fields (str) and tests a shares-flags pair has in common
+    rarity: dict[str, float]  # IDF of each field over the rules
+    own: dict[str, tuple[Formula, ...]]
+    forbidden: dict[str, tuple[str, ...]]
+
+    def related_pairs(self) -> set[tuple[str, str]]:
+        """The pairs that appear in some rule's top list: the related edges worth drawing."""
+        return {(a, b) if a < b else (b, a) for a, ranked in self.top.items() for b, _, _ in ranked}
+
+
+class _Pairs:
+    """Accumulates weights per unordered pair of rule ids, keeping the largest per kind."""
+
+    def __init__(self) -> None:
+        self.weights: dict[tuple[str, str], dict[str, float]] = {}
+
+    def add(self, a: str, b: str, kind: str, weight: float) -> None:
+        if a == b or weight <= 0:
+            return
+        kinds = self.weights.setdefault((a, b) if a < b else (b, a), {})
+        if weight > kinds.get(kind, 0.0):
+            kinds[kind] = weight
+
+
+def relations(rules: Sequence[Rule]) -> Relations:
+    """Every related pair of rules with the weight of each relation between them."""
+    own = own_conditions(rules)
+    pairs = _Pairs()
+    _structural(rules, pairs)
+    forbidden = {r.id: forbidden_pair(r, own[r.id]) for r in rules}
+    _mutual_exclusion(rules, own, forbidden, pairs)
+    shared, rarity = _shares_flags(rules, own, pairs)  # before `adjusts`: those pairs need no similarity
+    targets = {r.id: r.target for r in rules if r.kind is RuleKind.ADJUSTMENT}
+    for rule in rules:
+        mine = _own_fields(own[rule.id])
+        for adjustment in (a for a in rule.affected_by if a in targets):  # a partial rule set may lack some
+            # A write to a field the rule only inherits (an earlier guard's negation) matters less.
+            damping = 1.0 if targets.get(adjustment) in mine else INHERITED_WEIGHT
+            pairs.add(adjustment, rule.id, "adjusts", KIND_WEIGHT["adjusts"] * damping)
+    scored: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    for (a, b), weights in pairs.weights.items():
+        score = round(math.fsum(weights.values()), SCORE_DIGITS)
+        scored[a].append((-score, b))
+        scored[b].append((-score, a))
+    top = {}
+    for rule_id, candidates in scored.items():
+        ranked = heapq.nsmallest(MAX_RELATED, candidates)  # score descending, then id: deterministic
+        top[rule_id] = tuple((other, -score, _kind(pairs.weights[(rule_id, other) if rule_id < other else (other, rule_id)]))
+                             for score, other in ranked)
+    return Relations(pairs.weights, top, shared, rarity, own, forbidden)
+
+
+def _kind(weights: dict[str, float]) -> str:
+    """The relation that contributes most to a pair's score; ties go to the earlier kind of KIND_ORDER."""
+    return min(weights, key=lambda k: (-weights[k], KIND_ORDER.index(k)))
+
+
+def _structural(rules: Sequence[Rule], pairs: _Pairs) -> None:
+    """Siblings, consecutive guards and same-function pairs, from locations and enclosing `if` lines."""
+    groups: dict[tuple[str, str], list[Rule]] = defaultdict(list)
+    for rule in rules:
+        groups[(rule.location.file, rule.function)].append(rule)
+    for members in groups.values():
+        members.sort(key=lambda r: (r.location.line, r.id))
+        for i, a in enumerate(members):
+            for b in members[i + 1 :]:
+                pairs.add(a.id, b.id, "same-function", KIND_WEIGHT["same-function"])
+                if _siblings(a.enclosing, b.enclosing):
+                    pairs.add(a.id, b.id, "siblings", KIND_WEIGHT["siblings"])
+        guards = [r for r in members if r.kind is not RuleKind.ADJUSTMENT]
+        for a, b in zip(guards, guards[1:]):
+            if not _siblings(a.enclosing, b.enclosing):
+                pairs.add(a.id, b.id, "consecutive", KIND_WEIGHT["consecutive"])
+
+
+def _siblings(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    """In one guard block: the same innermost `if`, or each in its own `if` inside one enclosing block.
+
+    `enclosing` ends with the rule's own `if` when it has one, so the block both sit in is the
+    common prefix; it must leave at most that own `if` out of either and must not be empty.
+    """
+    common = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        common += 1
+    return common >= 1 and common >= max(len(a), len(b)) - 1
+
+
+def _mutual_exclusion(rules: Sequence[Rule], own: dict[str, tuple[Formula, ...]], forbidden: dict[str, tuple[str, ...]],
+                      pairs: _Pairs) -> None:
+    """A guard forbidding flags together relates to every rule that itself tests one of them, the
+    more strongly the rarer that flag (a pair with `--disaggregation-mode` says little about the
+    hundreds of rules testing the mode)."""
+    owners: dict[str, list[str]] = defaultdict(list)
+    for rule in rules:
+        for name in sorted(_own_fields(own[rule.id])):
+            owners[name].append(rule.id)
+    scale = math.log(max(len(rules), 2))
+    for rule_id, names in forbidden.items():
+        for name in names:
+            rarity = math.log(len(rules) / len(owners[name])) / scale if owners[name] else 0.0
+            for other in owners[name]:
+                pairs.add(rule_id, other, "mutual-exclusion", KIND_WEIGHT["mutual-exclusion"] * rarity)
+
+
+def _features(rule: Rule, own: tuple[Formula, ...]) -> dict[object, float]:
+    """What a rule reads, for similarity: every field of its trigger (own ones in full, inherited
+    ones damped) and its own exact tests (`mode != "decode"` is more than sharing `mode`)."""
+    mine = _own_fields(own)
+    effective = rule.trigger if rule.trigger is not None else rule.condition
+    names = _fields(effective) | _fields(rule.condition)
+    features: dict[object, float] = {name: 1.0 if name in mine else INHERITED_WEIGHT for name in names}
+    for part in own:
+        if _is_literal(part) and fields_read(part):
+            features[("test", render(part))] = 1.0
+    return features
+
+
+def _fields(f: Formula) -> set[str]:
+    """Fields a formula reads. Triggers are DAGs sharing most subformulas, so each node is visited
+    once (by identity) instead of walking the tree they unfold to."""
+    seen: set[int] = set()
+    stack = [f]
+    found: set[str] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Atom):
+            found.update(node.term.fields)
+            if isinstance(node.other, Term):
+                found.update(node.other.fields)
+        elif isinstance(node, Not):
+            stack.append(node.arg)
+        elif isinstance(node, (And, Or)):
+            stack.extend(node.args)
+    return found
+
+
+def _shares_flags(rules: Sequence[Rule], own: dict[str, tuple[Formula, ...]],
+                  pairs: _Pairs) -> tuple[dict[tuple[str, str], frozenset[object]], dict[str, float]]:
+    """Cosine similarity of TF-IDF vectors over the fields and tests each rule reads.
+
+    The IDF (log of rules / rules reading the feature) makes a field read by nearly every rule
+    (`model_path` from the dispatcher's early return) count for almost nothing and a field read by
+    two rules count a lot; the cosine keeps long triggers from matching everything. Candidates are
+    the pairs that share a feature read by at most 5% of the rules: sharing only common flags is no
+    reason to relate two rules, and leaving those pairs out keeps this far from quadratic.
+    """
+    total = len(rules)
+    raw = {r.id: _features(r, own[r.id]) for r in rules}
+    df = Counter(feature for features in raw.values() for feature in features)
+    idf = {feature: math.log(total / count) for feature, count in df.items()}
+    vectors: dict[str, dict[object, float]] = {}
+    norms: dict[str, float] = {}
+    for rule_id, features in raw.items():
+        vector = {f: w * idf[f] for f, w in features.items() if idf[f] > 0}
+        if vector:
+            vectors[rule_id] = vector
+            # Inherited features weigh in full in the norm but damped in the dot product: two rules
+            # alike only in what they inherit (a guard whose own test is opaque, after a block of
+            # checks) stay far apart, however alike their inherited flags.
+            norms[rule_id] = math.sqrt(math.fsum(idf[f] ** 2 for f in vector))
+    cap = max(SHARES_CANDIDATE_MIN, total // 20)
+    postings: dict[object, list[str]] = defaultdict(list)
+    for rule_id in sorted(vectors):
+        for feature in vectors[rule_id]:
+            if df[feature] <= cap:
+                postings[feature].append(rule_id)
+    candidates: set[tuple[str, str]] = set()
+    for members in postings.values():
+        candidates.update((a, b) for i, a in enumerate(members) for b in members[i + 1 :])
+    shared: dict[tuple[str, str], frozenset[object]] = {}
+    keys = {rule_id: frozenset(vector) for rule_id, vector in vectors.items()}
+    for a, b in candidates:
+        common = keys[a] & keys[b]
+        if not common:
+            continue
+        va, vb = vectors[a], vectors[b]
+        # fsum is exact, so the set's (hash-seeded) order cannot change the last bit of a score
+        cosine = math.fsum([va[f] * vb[f] for f in common]) / (norms[a] * norms[b])
+        if cosine >= SHARES_RANK_MIN:
+            pairs.add(a, b, "shares-flags", cosine)
+            shared[(a, b) if a < b else (b, a)] = common  # fields and tests; the fields are named on edges
+    return shared, {f: w for f, w in idf.items() if isinstance(f, str)}
+
+
+def with_related(rules: Sequence[Rule], relations_: Relations | None = None) -> list[Rule]:
+    """The rules with `related` filled: at most ten, by score (descending), then id."""
+    found = relations_ if relations_ is not None else relations(rules)
+    messages = {r.id: r.message for r in rules}
+    return [
+        replace(rule, related=tuple(Related(other, messages[other], kind, score) for other, score, kind in found.top.get(rule.id, ())))
+        for rule in rules
+    ]
+
+
+# --- the graph ----------------------------------------------------------------------------------
+
+
+def rule_node(rule_id: str) -> str:
+    return f"rule:{rule_id}"
+
+
+def term_node(term: Term) -> str | None:
+    kind = TERM_NODE_KINDS.get(term.kind)
+    return None if kind is None else f"{kind}:{term.name}"
+
+
+def build_graph(rules: Sequence[Rule], flags: Sequence[Flag], relations_: Relations | None = None) -> nx.MultiDiGraph:
+    """Nodes: rules, flags (the whole catalog and any field a rule reads), env vars, platform and model
+    facts. Edges: rule -> term `reads`, adjustment -> flag `writes`, flag -> flag `excludes` (a guard
+    forbids the pair), and rule -> rule related edges weighted as in `related`."""
+    import networkx as nx
+
+    found = relations_ if relations_ is not None else relations(rules)
+    nodes: dict[str, dict] = {}
+    edges: dict[tuple[str, str, str], dict] = {}
+    catalog = {f.name: f for f in flags}
+    for flag in flags:
+        nodes[f"flag:{flag.name}"] = _flag_attributes(flag.name, flag)
+    for rule in rules:
+        nodes[rule_node(rule.id)] = _rule_attributes(rule)
+        for literal in _literals(found.own.get(rule.id, ())):
+            for term in _terms(literal):
+                node = term_node(term)
+                if node is None:
+                    continue
+                if node not in nodes:
+                    nodes[node] = (_flag_attributes(term.name, catalog.get(term.name)) if term.kind is TermKind.FIELD
+                                   else {"kind": TERM_NODE_KINDS[term.kind], "label": term.name, "name": term.name})
+                op, operand = _test(literal, term)
+                key = f"reads {op} {operand}".rstrip()
+                edges[(rule_node(rule.id), node, key)] = {
+                    "kind": "reads", "op": op, "operand": operand, "test": render_flags(literal),
+                }
+        if rule.kind is RuleKind.ADJUSTMENT and rule.target:
+            node = f"flag:{rule.target}"
+            nodes.setdefault(node, _flag_attributes(rule.target, catalog.get(rule.target)))
+            edges[(rule_node(rule.id), node, "writes")] = {"kind": "writes", "value": rule.value or ""}
+        names = found.forbidden.get(rule.id, ())
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                edges[(f"flag:{a}", f"flag:{b}", f"excludes {rule.id}")] = {"kind": "excludes", "rule": rule.id}
+    # Related edges: every relation of the pairs some rule ranks in its `related` list.
+    drawn = found.related_pairs()
+    for rule in rules:
+        for adjustment in rule.affected_by:  # directed: the adjustment runs first and changes what the rule sees
+            pair = (adjustment, rule.id) if adjustment < rule.id else (rule.id, adjustment)
+            if pair in drawn:
+                weight = round(found.pairs[pair]["adjusts"], SCORE_DIGITS)
+                edges[(rule_node(adjustment), rule_node(rule.id), "adjusts")] = {"kind": "adjusts", "weight": weight}
+    for a, b in drawn:
+        for kind, weight in found.pairs[(a, b)].items():
+            if kind == "adjusts":
+                continue
+            attributes: dict = {"kind": kind, "weight": round(weight, SCORE_DIGITS)}
+            if kind == "shares-flags":
+                fields = [f for f in found.shared[(a, b)] if isinstance(f, str)]
+                rarest = sorted(fields, key=lambda f: (-found.rarity[f], f))[:SHARED_SHOWN]
+                attributes["shared"] = ",".join(flag_name(f) for f in rarest)
+            edges[(rule_node(a), rule_node(b), kind)] = attributes
+    graph = nx.MultiDiGraph()
+    graph.add_nodes_from(sorted(nodes.items()))
+    for (source, target, key), data in sorted(edges.items(), key=lambda item: item[0]):
+        graph.add_edge(source, target, key=key, **data)  # add_edges_from costs twice as much per edge
+    return graph
+
+
+def _rule_attributes(rule: Rule) -> dict:
+    # GraphML wants scalars: strings, numbers, booleans; no None, no lists.
+    return {
+        "kind": "rule",
+        "rule_kind": rule.kind.value,
+        "label": rule.message,
+        "file": rule.location.file,
+        "line": rule.location.line,
+        "function": rule.function,
+        "reachable": rule.reachable,
+    }
+
+
+def _flag_attributes(name: str, flag: Flag | None) -> dict:
+    attributes: dict = {"kind": "flag", "label": flag.flags[0] if flag and flag.flags else flag_name(name), "name": name,
+                        "in_catalog": flag is not None}
+    if flag is not None:
+        attributes["type"] = flag.type or ""
+        attributes["default"] = flag.default or ""
+    return attributes
+
+
+def _literals(parts: Iterable[Formula]) -> Iterator[Formula]:
+    """Every atom of a rule's own tests with the sign it has there (`not x`, `x != 1`), once."""
+
+    def walk(node: Formula, positive: bool) -> Iterator[Formula]:
+        if isinstance(node, Atom):
+            yield node if positive else neg(node)
+        elif isinstance(node, Not):
+            yield from walk(node.arg, not positive)
+        elif isinstance(node, (And, Or)):
+            for arg in node.args:
+                yield from walk(arg, positive)
+
+    seen = set()
+    for part in parts:
+        for literal in walk(part, True):
+            if literal not in seen:
+                seen.add(literal)
+                yield literal
+
+
+def _terms(literal: Formula) -> tuple[Term, ...]:
+    atom = literal.arg if isinstance(literal, Not) else literal
+    assert isinstance(atom, Atom)
+    found = [atom.term] + ([atom.other] if isinstance(atom.other, Term) else [])
+    # An opaque term that reads fields (`len(x) > 2`, a helper call) is a read of those flags.
+    result: list[Term] = []
+    for term in found:
+        if term.kind is TermKind.OPAQUE:
+            result.extend(Term(TermKind.FIELD, name, name, (name,)) for name in term.fields)
+        else:
+            result.append(term)
+    return tuple(result)
+
+
+def _test(literal: Formula, term: Term) -> tuple[str, str]:
+    """The operator and the other side of a test, seen from `term` (e.g. `!=`, `"decode"`)."""
+    if isinstance(literal, Not):
+        return "not", ""
+    assert isinstance(literal, Atom)
+    if literal.op == "truthy":
+        return "truthy", ""
+    if isinstance(literal.other, Term):
+        other = literal.other if literal.term == term or term.name not in literal.other.fields else literal.term
+        return literal.op, other.text
+    return literal.op, literal_source(literal.other.value) if isinstance(literal.other, Lit) else ""
+
+
+# --- figures ------------------------------------------------------------------------------------
+
+
+def figures(graph: nx.MultiDiGraph, top: int = 10) -> dict:
+    """Counts of nodes and edges by kind, the most connected flags, and the components of the flag
+    co-occurrence graph (two flags joined when one rule tests both itself)."""
+    import networkx as nx
+
+    nodes = Counter(data["kind"] for _, data in graph.nodes(data=True))
+    rule_kinds = Counter(data["rule_kind"] for _, data in graph.nodes(data=True) if data["kind"] == "rule")
+    edges = Counter(data["kind"] for _, _, data in graph.edges(data=True))
+    readers: dict[str, set[str]] = defaultdict(set)
+    tested: dict[str, set[str]] = defaultdict(set)
+    for source, target, data in graph.edges(data=True):
+        if data["kind"] in ("reads", "writes") and target.startswith("flag:"):
+            readers[target].add(source)
+            tested[source].add(target)
+    connected = sorted(readers, key=lambda n: (-len(readers[n]), n))[:top]
+    co = nx.Graph()
+    co.add_nodes_from(sorted(n for reads in tested.values() for n in reads))
+    for reads in tested.values():
+        ordered = sorted(reads)
+        co.add_edges_from((a, b) for i, a in enumerate(ordered) for b in ordered[i + 1 :])
+    components = sorted((sorted(c) for c in nx.connected_components(co)), key=lambda c: (-len(c), c))
+    return {
+        "nodes": dict(sorted(nodes.items())),
+        "rules_by_kind": dict(sorted(rule_kinds.items())),
+        "edges": dict(sorted(edges.items())),
+        "most_connected_flags": [{"flag": graph.nodes[n]["label"], "rules": len(readers[n])} for n in connected],
+        "co_occurrence": {
+            "flags": co.number_of_nodes(),
+            "pairs": co.number_of_edges(),
+            "components": len(components),
+            "sizes": [len(c) for c in components if len(c) > 1],
+            "singletons": sum(len(c) == 1 for c in components),
+            "small": [[graph.nodes[n]["label"] for n in c] for c in components if 1 < len(c) <= SMALL_COMPONENT],
+        },
+    }
+
+
+# --- exports ------------------------------------------------------------------------------------
+
+LINKS_KEY = "links"  # node-link JSON keeps networkx's historical key for edges
+
+
+def node_link(graph: nx.MultiDiGraph, attributes: dict | None = None) -> dict:
+    """networkx node-link JSON (edges under "links"), nodes and links sorted; read it back with
+    `networkx.node_link_graph(data, edges="links")`."""
+    return {
+        "directed": True,
+        "multigraph": True,
+        "graph": dict(sorted((attributes or {}).items())),
+        "nodes": [{"id": n, **data} for n, data in sorted(graph.nodes(data=True))],
+        LINKS_KEY: [
+            {"source": s, "target": t, "key": k, **data}
+            for s, t, k, data in sorted(graph.edges(keys=True, data=True), key=lambda e: e[:3])
+        ],
+    }
+
+
+GRAPHML_TYPES = {bool: "boolean", int: "long", float: "double", str: "string"}
+
+
+def graphml_text(graph: nx.MultiDiGraph) -> str:
+    """GraphML for Gephi and yEd, written directly (networkx's writer takes seconds on a release).
+
+    Edge ids are `source|target|key`, unique in the file as Gephi needs; the multigraph key is also
+    kept as the edge attribute `key`. Attribute types come from the values (GraphML scalars only).
+    """
+    nodes = sorted(graph.nodes(data=True))
+    edges = [(s, t, k, {"key": k, **d}) for s, t, k, d in sorted(graph.edges(keys=True, data=True), key=lambda e: e[:3])]
+    node_keys = _graphml_keys(data for _, data in nodes)
+    edge_keys = _graphml_keys(data for _, _, _, data in edges)
+    lines = [
+        "<?xml version='1.0' encoding='utf-8'?>",
+        '<graphml xmlns="http://graphml.graphdrawing.org/xmlns" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" '
+        'xsi:schemaLocation="http://graphml.graphdrawing.org/xmlns http://graphml.graphdrawing.org/xmlns/1.0/graphml.xsd">',
+    ]
+    for where, keys in (("node", node_keys), ("edge", edge_keys)):
+        for name, kind in keys.items():
+            lines.append(f'  <key id={quoteattr(where[0] + "_" + name)} for="{where}" attr.name={quoteattr(name)} attr.type="{kind}" />')
+    lines.append('  <graph edgedefault="directed">')
+    text = _GraphmlText()
+    for node, data in nodes:
+        lines.append(f"    <node id={text.attr(node)}>{text.data('n', data)}</node>")
+    for source, target, key, data in edges:
+        lines.append(f"    <edge id={quoteattr(f'{source}|{target}|{key}')} source={text.attr(source)} target={text.attr(target)}>"
+                     f"{text.data('e', data)}</edge>")
+    lines += ["  </graph>", "</graphml>"]
+    return "\n".join(lines) + "\n"
+
+
+def _graphml_keys(records: Iterable[dict]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for data in records:
+        for name, value in data.items():
+            kind = GRAPHML_TYPES[type(value)]
+            if found.setdefault(name, kind) != kind:
+                raise TypeError(f"graph attribute {name!r} has values of two types ({found[name]}, {kind})")
+    return dict(sorted(found.items()))
+
+
+class _GraphmlText:
+    """XML text of ids and values, memoized: a release repeats the same node ids and values thousands of times."""
+
+    def __init__(self) -> None:
+        self.attrs: dict[str, str] = {}
+        self.values: dict[tuple[type, object], str] = {}
+        self.orders: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+    def attr(self, text: str) -> str:
+        found = self.attrs.get(text)
+        if found is None:
+            found = self.attrs[text] = quoteattr(text)
+        return found
+
+    def data(self, prefix: str, data: dict) -> str:
+        names = tuple(data)
+        order = self.orders.get(names)
+        if order is None:
+            order = self.orders[names] = tuple(sorted(names))
+        parts = []
+        for name in order:
+            value = data[name]
+            found = self.values.get((type(value), value))
+            if found is None:
+                found = ("true" if value else "false") if isinstance(value, bool) else escape(str(value))
+                self.values[(type(value), value)] = found
+            parts.append(f'<data key="{prefix}_{name}">{found}</data>')
+        return "".join(parts)
+
+
+DOT_NODE_STYLE = {
+    "raise": 'shape=box, style="rounded,filled", fillcolor="#fde2e1"',
+    "assert": 'shape=box, style="rounded,filled", fillcolor="#fff1cc"',
+    "adjustment": 'shape=box, style="rounded,filled,dashed", fillcolor="#e3f0ff"',
+    "flag": 'shape=ellipse, style=filled, fillcolor="#e6f4e6"',
+    "env": 'shape=hexagon, style=filled, fillcolor="#f0e6f7"',
+    "platform": 'shape=diamond, style=filled, fillcolor="#eeeeee"',
+    "model": 'shape=note, style=filled, fillcolor="#f7efe6"',
+}
+DOT_EDGE_STYLE = {
+    "reads": 'color="#555555"',
+    "writes": 'color="#1f5fbf", style=bold',
+    "excludes": 'color="#c0392b", style=bold, dir=none',
+    "siblings": 'color="#8e44ad", dir=none',
+    "mutual-exclusion": 'color="#c0392b", dir=none, style=dashed',
+    "shares-flags": 'color="#16a085", dir=none, style=dashed',
+    "consecutive": 'color="#999999", dir=none, style=dotted',
+    "adjusts": 'color="#1f5fbf", style=dashed',
+    "same-function": 'color="#cccccc", dir=none, style=dotted',
+}
+DOT_LABEL_WIDTH = 40
+
+
+def dot_text(graph: nx.MultiDiGraph, name: str = "constraints") -> str:
+    """Graphviz DOT, written by hand so no pydot/pygraphviz is needed; sorted, so stable bytes.
+
+    Rules of one function sit in one cluster (so sibling checks are drawn together); the several
+    related edges of a pair of rules are drawn as one, styled by the strongest relation and as
+    thick as the pair's score.
+    """
+    lines = [f"digraph {_dot_id(name)} {{",
+             '  graph [rankdir=LR, fontname="Helvetica", fontsize=10, nodesep=0.15, ranksep=0.6];',
+             '  node [fontname="Helvetica", fontsize=9, margin="0.06,0.03"];',
+             '  edge [fontname="Helvetica", fontsize=8, arrowsize=0.6];']
+    clusters: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for node, data in sorted(graph.nodes(data=True)):
+        if data["kind"] == "rule":
+            clusters[(data["file"], data["function"])].append(node)
+    clustered = {n for members in clusters.values() if len(members) > 1 for n in members}
+    for index, ((file, function), members) in enumerate(sorted(clusters.items())):
+        if len(members) > 1:
+            title = f"{file.rsplit('/', 1)[-1]}::{function}"
+            lines.append(f'  subgraph "cluster_{index}" {{ label={_dot_id(title)}; style="rounded,dashed"; color="#999999";')
+            lines.extend(f"    {_dot_node(n, graph.nodes[n])}" for n in members)
+            lines.append("  }")
+    lines.extend(f"  {_dot_node(n, data)}" for n, data in sorted(graph.nodes(data=True)) if n not in clustered)
+    related: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    for source, target, key, data in sorted(graph.edges(keys=True, data=True), key=lambda e: e[:3]):
+        kind = data["kind"]
+        if kind in RELATED_KINDS:
+            related[(source, target) if source < target else (target, source)][kind] = data["weight"]
+            continue
+        if kind == "reads":
+            label = f'{data["op"]} {data["operand"]}'.strip() if data["op"] != "truthy" else ""
+        elif kind == "writes":
+            label = "= " + data["value"]
+        else:
+            label = ""
+        extra = f", label={_dot_id(_wrap(label, 32))}" if label else ""
+        lines.append(f"  {_dot_id(source)} -> {_dot_id(target)} [{DOT_EDGE_STYLE[kind]}{extra}];")
+    for (a, b), weights in sorted(related.items()):
+        kind = _kind(weights)
+        score = math.fsum(weights.values())
+        lines.append(f"  {_dot_id(a)} -> {_dot_id(b)} [{DOT_EDGE_STYLE[kind]}, label={_dot_id(kind)}, "
+                     f"penwidth={1 + min(score, 3):.1f}, tooltip={_dot_id(', '.join(sorted(weights)))}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _dot_node(node: str, data: dict) -> str:
+    style = DOT_NODE_STYLE[data["rule_kind"] if data["kind"] == "rule" else data["kind"]]
+    label = _wrap(data["label"]) if data["kind"] == "rule" else data["label"]
+    return f"{_dot_id(node)} [label={_dot_id(label)}, {style}];"
+
+
+def _wrap(text: str, width: int = DOT_LABEL_WIDTH, indent: str = "") -> str:
+    words, lines, current = text.split(), [], ""
+    for word in words:
+        if current and len(current) + 1 + len(word) > width:
+            lines.append(current)
+            current = word
+        else:
+            current = f"{current} {word}".strip()
+    lines.append(current)
+    return "\n".join(indent + line for line in lines)
+
+
+def _dot_id(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def graph_documents(graph: nx.MultiDiGraph, attributes: dict) -> dict[str, tuple[dict, str | None]]:
+    """The three export files, in the shape `output.write_documents` takes.
+
+    graph.json follows schemas/graph.schema.json, which the tests check on a fixture and on a real
+    release; it is not validated on every write because jsonschema takes longer over its ~25,000
+    links than building the whole graph, and its shape is fixed by `node_link` alone.
+    """
+    return {
+        "graph.json": (node_link(graph, attributes), None),
+        "graph.graphml": ({"text": graphml_text(graph)}, None),
+        "graph.dot": ({"text": dot_text(graph)}, None),
+    }
+
+
+# --- neighbourhoods, for the `graph` command ----------------------------------------------------
+
+
+def find_flag(graph: nx.MultiDiGraph, flags: Sequence[Flag], text: str) -> str:
+    """The flag node for `disaggregation-mode`, `--disaggregation-mode`, `disaggregation_mode` or an alias."""
+    bare = text.strip().lstrip("-").lower()  # option strings are lower case; a shouted name is still meant
+    aliases = {option.lstrip("-").lower(): f.name for f in flags for option in f.flags}
+    name = aliases.get(bare, bare.replace("-", "_"))
+    node = f"flag:{name}"
+    if node in graph:
+        return node
+    known = sorted({flag_name(n[5:]) for n in graph if n.startswith("flag:")})
+    close = difflib.get_close_matches(flag_name(name), known, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    raise GraphQueryError(f"unknown flag {flag_name(name)}: not in the catalog and read by no rule{hint}")
+
+
+def find_rule(graph: nx.MultiDiGraph, text: str) -> str:
+    node = rule_node(text.strip())
+    if node in graph:
+        return node
+    matches = sorted(n for n in graph if n.startswith("rule:") and n.startswith(node) and len(text.strip()) >= 4)
+    if len(matches) == 1:
+        return matches[0]
+    raise GraphQueryError(f"unknown rule {text!r}: no rule has this id" + (" prefix alone" if matches else ""))
+
+
+def _flag_users(graph: nx.MultiDiGraph, flag: str) -> tuple[dict[str, list[str]], list[str]]:
+    """The rules testing a flag (rule -> its tests of it) and the adjustments writing it, by place."""
+    tests: dict[str, set[str]] = defaultdict(set)
+    writers = []
+    for source, _, data in graph.in_edges(flag, data=True):
+        if data["kind"] == "writes":
+            writers.append(source)
+        elif data["kind"] == "reads":
+            tests[source].add("set" if data["op"] == "truthy" else f"{data['op']} {data['operand']}".strip())
+    order = lambda n: (graph.nodes[n]["file"], graph.nodes[n]["line"], n)  # noqa: E731
+    return {n: sorted(tests[n]) for n in sorted(tests, key=order)}, sorted(writers, key=order)
+
+
+def _ranked_neighbours(graph: nx.MultiDiGraph, rule: str) -> list[tuple[float, str, dict[str, float]]]:
+    """The rules related to one rule, with the weight of each relation, best first (as in `related`)."""
+    kinds: dict[str, dict[str, float]] = defaultdict(dict)
+    for source, target, data in (*graph.out_edges(rule, data=True), *graph.in_edges(rule, data=True)):
+        if data["kind"] in RELATED_KINDS:
+            kinds[target if source == rule else source][data["kind"]] = data["weight"]
+    ranked = [(round(math.fsum(k.values()), SCORE_DIGITS), other, k) for other, k in kinds.items()]
+    ranked.sort(key=lambda r: (-r[0], r[1]))
+    return ranked
+
+
+def neighbourhood(graph: nx.MultiDiGraph, center: str) -> nx.MultiDiGraph:
+    """Around a flag: the rules that test or write it, what else they test, the flags it is forbidden
+    with, and the related edges among those rules. Around a rule: what it tests or writes, and its
+    top related rules with the edges among them."""
+    if center.startswith("rule:"):
+        rules = {center, *(other for _, other, _ in _ranked_neighbours(graph, center)[:MAX_RELATED])}
+        readers = {center}
+    else:
+        tests, writers = _flag_users(graph, center)
+        rules = readers = set(tests) | set(writers)
+    keep = []
+    for source, target, key, data in graph.edges(keys=True, data=True):
+        if data["kind"] in ("reads", "writes"):
+            wanted = source in readers
+        elif data["kind"] == "excludes":
+            wanted = center in (source, target)
+        else:
+            wanted = source in rules and target in rules
+        if wanted:
+            keep.append((source, target, key))
+    sub = graph.edge_subgraph(keep).copy()
+    if center not in sub:
+        sub.add_node(center, **graph.nodes[center])
+    return sub
+
+
+def describe(graph: nx.MultiDiGraph, center: str) -> str:
+    """The neighbourhood as text for people."""
+    data = graph.nodes[center]
+    if data["kind"] == "rule":
+        return _describe_rule(graph, center)
+    facts = [f"{data['kind']} {data['name']}"] + [f"{k} {data[k]}" for k in ("type", "default") if data.get(k)]
+    lines = [f"{data['label']} ({'; '.join(facts)})"]
+    if data["kind"] == "flag" and not data["in_catalog"]:
+        lines.append("  not in the flag catalog: a field the rules read but no flag declares")
+    tests, writers = _flag_users(graph, center)
+    lines.append(f"tested by {len(tests)} rules" + (":" if tests else ""))
+    lines.extend(f"  {_rule_line(graph, rule)}  [{', '.join(t)}]" for rule, t in tests.items())
+    lines.append(f"written by {len(writers)} adjustments" + (":" if writers else ""))
+    lines.extend(f"  {_rule_line(graph, w)}" for w in writers)
+    excluded = sorted({(t, d["rule"]) for _, t, d in graph.out_edges(center, data=True) if d["kind"] == "excludes"}
+                      | {(s, d["rule"]) for s, _, d in graph.in_edges(center, data=True) if d["kind"] == "excludes"})
+    if excluded:
+        lines.append("forbidden together with:")
+        lines.extend(f"  {graph.nodes[f]['label']}  (rule {r})" for f, r in excluded)
+    together = Counter(t for rule in tests for _, t, d in graph.out_edges(rule, data=True)
+                       if d["kind"] == "reads" and t != center)
+    if together:
+        lines.append("tested together with (rules):")
+        lines.extend(f"  {n:>3}  {graph.nodes[f]['label']}" for f, n in sorted(together.items(), key=lambda x: (-x[1], x[0]))[:15])
+    return "\n".join(lines) + "\n"
+
+
+def _describe_rule(graph: nx.MultiDiGraph, center: str) -> str:
+    lines = [_rule_line(graph, center), f"  in {graph.nodes[center]['function']}"]
+    for _, target, data in sorted(graph.out_edges(center, data=True), key=lambda e: (e[1], e[2].get("test", ""))):
+        if data["kind"] == "reads":
+            lines.append(f"  tests {data['test']}")
+        elif data["kind"] == "writes":
+            lines.append(f"  writes {graph.nodes[target]['label']} = {data['value']}")
+    ranked = _ranked_neighbours(graph, center)[:MAX_RELATED]
+    lines.append(f"related rules ({len(ranked)}):")
+    for score, other, kinds in ranked:
+        names = ", ".join(sorted(kinds, key=lambda k: (-kinds[k], KIND_ORDER.index(k))))
+        lines.append(f"  {score:.2f} {_rule_line(graph, other)}  [{names}]")
+    return "\n".join(lines) + "\n"
+
+
+def _rule_line(graph: nx.MultiDiGraph, node: str) -> str:
+    data = graph.nodes[node]
+    return f"{data['rule_kind']} {node[5:]} {data['file']}:{data['line']}  {data['label']}"
+
+
+def load_rules_file(path: Path) -> tuple[list[Rule], list[Flag]]:
+    """Rules from an existing rules.json (or a folder holding one) and flags from the flags.json beside it."""
+    if path.is_dir():
+        path = path / "rules.json"
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        rules = [rule_from_json(r) for r in document["rules"]]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise GraphQueryError(f"cannot read rules from {path}: {error.__class__.__name__}: {error}") from None
+    flags_path = path.with_name("flags.json")
+    flags: list[Flag] = []
+    if flags_path.is_file():
+        try:
+            flags = [flag_from_json(f) for f in json.loads(flags_path.read_text(encoding="utf-8"))["flags"]]
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise GraphQueryError(f"cannot read flags from {flags_path}: {error.__class__.__name__}: {error}") from None
+    return rules, flags
+
+
+def is_rules_file(path: str) -> bool:
+    candidate = Path(path)
+    return (candidate.is_file() and candidate.suffix == ".json") or (candidate.is_dir() and (candidate / "rules.json").is_file())
+
+
+def query(rules: Sequence[Rule], flags: Sequence[Flag], flag: str | None, rule: str | None, fmt: str) -> str:
+    """The `graph` command's answer: the neighbourhood of one flag or rule (or the whole graph) as text, DOT or JSON."""
+    graph = build_graph(rules, flags)
+    if flag is None and rule is None:
+        if fmt == "dot":
+            return dot_text(graph)
+        if fmt == "json":
+            return dumps(node_link(graph))
+        return dumps(figures(graph))
+    center = find_flag(graph, flags, flag) if flag is not None else find_rule(graph, rule or "")
+    if fmt == "dot":
+        return dot_text(neighbourhood(graph, center), name=center)
+    if fmt == "json":
+        return dumps(node_link(neighbourhood(graph, center), {"center": center}))
+    return describe(graph, center)
+
+
+
+# --- the `graph` command --------------------------------------------------------------------------
+
+
+def add_parser(commands) -> None:
+    from .cli import add_source_arguments
+
+    parser = commands.add_parser(
+        "graph", help="the constraint graph around one flag or rule",
+        description="Print the rules, flags and related rules around one flag (--flag) or rule (--rule); "
+                    "with neither, the graph figures. SOURCE is as for `extract`, or an existing rules.json "
+                    "(flags.json beside it is read when present).")
+    add_source_arguments(parser)
+    parser.add_argument("--keep-going", action="store_true", help="skip files that fail to parse")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--flag", help="a flag, with or without dashes: disaggregation-mode, --flag=--tp-size")
+    what.add_argument("--rule", metavar="ID", help="a rule id (or a unique prefix of at least 4 characters)")
+    parser.add_argument("--format", choices=("text", "dot", "json"), default="text")
+    parser.set_defaults(func=cmd_graph)
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    from .cli import EXIT_INPUT, EXIT_OK, run_extract
+
+    try:
+        if args.path and not args.release and not args.git and is_rules_file(args.path):
+            rules, flags = load_rules_file(Path(args.path))
+        else:
+            ex = run_extract(args)
+            rules, flags = list(ex.rules), list(ex.flags)
+        sys.stdout.write(query(rules, flags, args.flag, args.rule, args.format))
+    except GraphQueryError as error:
+        print(f"sglang-constraints: error: {error}", file=sys.stderr)
+        return EXIT_INPUT
+    return EXIT_OK

@@ -1,0 +1,365 @@
+"""Witnesses: for a rule whose trigger reads only flags (and env vars), a minimal command line that
+triggers it and one fixed command line, each checked by the same evaluation as `check`.
+
+The triggering line comes from `logic.find_model` with every flag preferring its default (so only
+the flags that matter are passed); the fixed line applies the first of the page's solutions that
+clears the rule without setting off a sibling guard of the same function, else a minimal change
+found by the solver that keeps the inherited path and falsifies the rule's own condition.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from .check import UNKNOWN, Context, RuleSet, check, computable, env_defaults, safe_eval, takes_list, value_type
+from .formula import atoms, conj, evaluate, neg
+from .logic import find_model
+from .model import And, Example, Flag, Formula, Lit, Rule, RuleKind, Term, TermKind
+from .render import Edit, Flags, solutions, split_condition
+
+MODEL_PATH = "org/model"  # a stand-in for the required --model-path
+_REQUIRED_VALUE = {"model_path": MODEL_PATH}
+_SEARCH_LIMIT = 512  # value combinations tried for flags read inside expressions
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to one rule: its witness, or why there is none."""
+
+    rule_id: str
+    example: Example | None
+    reason: str  # ok, not-eligible, unsatisfiable, not-expressible, before-failed, no-fix
+
+
+def eligible(rule: Rule) -> bool:
+    """A reachable guard whose trigger reads nothing but flags and env vars (or expressions over flags)."""
+    if rule.kind is RuleKind.ADJUSTMENT or not rule.reachable or rule.trigger is None:
+        return False
+    for atom in atoms(rule.effective):
+        for term in (atom.term, atom.other):
+            if isinstance(term, Term) and term.kind not in (TermKind.FIELD, TermKind.ENV) and not (
+                    term.kind is TermKind.OPAQUE and computable(term)):
+                return False
+    return True
+
+
+def attach_witnesses(rules: Sequence[Rule], flags: Sequence[Flag], tree=None) -> list[Rule]:
+    """The rules with `example` filled in wherever a verified witness was found (env defaults from `tree`)."""
+    envs = env_defaults(tree) if tree is not None else None
+    outcomes = {o.rule_id: o for o in witnesses(RuleSet(tuple(rules), tuple(flags), {}, envs))}
+    return [replace(r, example=outcomes[r.id].example) if r.id in outcomes and outcomes[r.id].example else r
+            for r in rules]
+
+
+def witnesses(ruleset: RuleSet) -> list[Outcome]:
+    finder = _Finder(ruleset)
+    return [finder.outcome(rule) for rule in ruleset.rules if rule.kind is not RuleKind.ADJUSTMENT]
+
+
+def verify(ruleset: RuleSet, rule: Rule, example: Example) -> tuple[bool, bool]:
+    """(the triggering line makes the rule definite, the fixed line clears it)."""
+    before = _certainty(ruleset, rule, example.before)
+    after = _certainty(ruleset, rule, example.after)
+    return before == "definite", after is None
+
+
+def _certainty(ruleset: RuleSet, rule: Rule, argv: Sequence[str]) -> str | None:
+    report = check(ruleset, argv, only=[rule.id])
+    if report.argument_errors:
+        return "argument-error"
+    return next((f.certainty for f in report.findings if f.rule.id == rule.id), None)
+
+
+def domains(ruleset: RuleSet) -> dict[str, list[object]]:
+    """Values worth trying per flag, typed as argparse would give them.
+
+    Choices when the flag has them; otherwise its default, the literals the rules compare it with
+    (and their integer neighbours), and one fresh value, so the solver never proposes a value the
+    command line cannot spell (`True` for a string flag, `1.5` for an int flag, a whole list).
+    Float flags are left to the solver's own candidates.
+    """
+    seen: dict[str, list[object]] = {}
+    for rule in ruleset.rules:
+        for atom in atoms(rule.effective):
+            if atom.term.kind is TermKind.FIELD and isinstance(atom.other, Lit):
+                value = atom.other.value
+                seen.setdefault(atom.term.name, []).extend(value if isinstance(value, tuple) else (value,))
+    result: dict[str, list[object]] = {}
+    switches = Flags(ruleset.flags)
+    for flag in ruleset.flags:
+        default = ruleset.defaults.get(flag.name, UNKNOWN)
+        start = [] if default is UNKNOWN else [default]
+        kind = value_type(flag)
+        literals = seen.get(flag.name, [])
+        if flag.choices:
+            values = start + list(flag.choices)
+        elif switches.is_switch(flag.name):
+            values = start + [False, True]
+        elif takes_list(flag):
+            sample = next((v for v in literals if isinstance(v, str) if kind == "str"), None)
+            item = sample if sample is not None else 1 if kind == "int" else "other"
+            # `len(x) > 4` needs a list of five: one list per length the rules compare with, plus one.
+            lengths = sorted({min(int(v) + 1, 64) for v in literals if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0})
+            values = start + [[item]] + [[item] * n for n in lengths if n > 1]
+        elif kind == "int":
+            numbers = [v for v in literals if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            values = start + [n for v in numbers for n in (math.floor(v), math.ceil(v), math.floor(v) - 1, math.ceil(v) + 1)]
+            values += [0, 1, 2] + ([None] if "Optional" in (flag.type or "") or default is None else [])
+        elif kind == "str":
+            values = start + [v for v in literals if isinstance(v, str)] + ["other"]
+            values += [None] if "Optional" in (flag.type or "") or default is None else []
+        elif kind == "json":
+            values = start + [{}]
+        else:
+            continue
+        result[flag.name] = _distinct(values)
+    return result
+
+
+def _distinct(values: Iterable[object]) -> list[object]:
+    found: list[object] = []
+    for value in values:
+        if not any(_same(value, v) for v in found):
+            found.append(value)
+    return found
+
+
+class _Finder:
+    def __init__(self, ruleset: RuleSet) -> None:
+        self.ruleset = ruleset
+        self.flags = Flags(ruleset.flags)
+        self.by_id = {r.id: r for r in ruleset.rules}
+        self.catalog = ruleset.catalog
+        self.prefer: dict[str, object] = {k: v for k, v in ruleset.defaults.items() if v is not UNKNOWN}
+        self.prefer.update(_REQUIRED_VALUE)
+        for name, var in (ruleset.envs or {}).items():
+            if var.default_known:
+                self.prefer[f"envs.{name}.get()"] = var.default
+        self.domains = domains(ruleset)
+        # Expressions over flags (`tp_size * dp_size`) are variables of their own to the solver:
+        # let them prefer the value the defaults give.
+        for rule in ruleset.rules:
+            for atom in atoms(rule.effective):
+                for term in (atom.term, atom.other):
+                    if isinstance(term, Term) and term.kind is TermKind.OPAQUE and term.text not in self.prefer \
+                            and computable(term):
+                        try:
+                            self.prefer[term.text] = safe_eval(term.text, self.prefer)
+                        except Exception:  # Unknown, or not defined on the defaults
+                            pass
+        self.siblings: dict[tuple[str, str], list[Rule]] = {}
+        for rule in ruleset.rules:
+            if rule.kind is not RuleKind.ADJUSTMENT and rule.reachable:
+                self.siblings.setdefault((rule.location.file, rule.function), []).append(rule)
+
+    def outcome(self, rule: Rule) -> Outcome:
+        if not eligible(rule):
+            return Outcome(rule.id, None, "not-eligible")
+        before = self._before(rule)
+        if isinstance(before, str):
+            return Outcome(rule.id, None, before)
+        after = self._after(rule, before)
+        if after is None:
+            return Outcome(rule.id, None, "no-fix")
+        return Outcome(rule.id, Example(tuple(before), tuple(after)), "ok")
+
+    # -- the triggering line --
+
+    def _before(self, rule: Rule) -> list[str] | str:
+        goal = rule.effective
+        # Adjustments that run first and read only flags: ask that they stay quiet, so the guard
+        # sees the values the command line gives (a second try, only when the first is not definite).
+        quiet = [neg(a.effective) for a in (self.by_id.get(i) for i in rule.affected_by)
+                 if a is not None and a.kind is RuleKind.ADJUSTMENT and eligible(replace(a, kind=RuleKind.RAISE))]
+        reason = "unsatisfiable"
+        for formula in ([goal, conj(goal, *quiet)] if quiet else [goal]):
+            model = find_model(formula, self.prefer, self.domains)
+            if model is None:
+                continue
+            for repaired in (model, _equate(model, formula), self._search(rule, model)):
+                argv = self._command(repaired) if repaired is not None else None
+                if argv is None:
+                    reason = "not-expressible" if repaired is not None else reason
+                    continue
+                if _certainty(self.ruleset, rule, argv) == "definite":
+                    return argv
+                reason = "before-failed"
+        return reason
+
+    def _search(self, rule: Rule, model: Mapping[Term, object]) -> dict[Term, object] | None:
+        """The solver sees `tp_size * pp_size` or `device.startswith("cuda")` as free variables: try
+        the flags such expressions read over their domains until the trigger holds on the values."""
+        names = sorted({n for atom in atoms(rule.effective) for t in (atom.term, atom.other)
+                        if isinstance(t, Term) and t.kind is TermKind.OPAQUE for n in t.fields})
+        if not names:
+            return None
+        fixed = {t.name: v for t, v in model.items() if t.kind is TermKind.FIELD}
+        base = {**self.prefer, **fixed}
+        options = [self.domains.get(n, [base.get(n)]) for n in names]
+        for combo in itertools.islice(itertools.product(*options), _SEARCH_LIMIT):
+            values = {**base, **dict(zip(names, combo))}
+            context = Context(values, {}, self.ruleset.envs)
+            if evaluate(rule.effective, context.value_of) is True:
+                found = {t: v for t, v in model.items() if t.kind is TermKind.ENV}
+                found.update({_field(n): values[n] for n in {*fixed, *names}})
+                return found
+        return None
+
+    def _command(self, model: Mapping[Term, object]) -> list[str] | None:
+        env: list[str] = []
+        args: list[str] = []
+        values = {t.name: v for t, v in model.items() if t.kind is TermKind.FIELD}
+        for name in sorted(set(values) | set(_REQUIRED_VALUE)):
+            value = values.get(name, _REQUIRED_VALUE.get(name))
+            has_default = name in self.prefer and name not in _REQUIRED_VALUE
+            if has_default and _same(value, self.prefer[name]):
+                continue
+            tokens = self._tokens(name, value)
+            if tokens is None:
+                return None
+            args += tokens
+        for term, value in sorted(model.items(), key=lambda item: item[0].name):
+            if term.kind is not TermKind.ENV:
+                continue
+            assignment = self._env_assignment(term, value)
+            if assignment is False:
+                return None
+            if assignment:
+                env.append(assignment)
+        return env + args
+
+    def _tokens(self, name: str, value: object) -> list[str] | None:
+        flag = self.flags.by_field.get(name)
+        if flag is None or not flag.flags:
+            return None
+        option = flag.flags[0]
+        if self.flags.is_switch(name):
+            if value is True:
+                return [option]
+            if value is False and self.flags.negatable(name) and option.startswith("--"):
+                return ["--no-" + option[2:]]
+            return None
+        if value is None:
+            return [option] if flag.nargs == "?" else None
+        if isinstance(value, (list, tuple)):
+            return [option, *(_text(v) for v in value)] if value else None
+        return [option, _text(value)]
+
+    def _env_assignment(self, term: Term, value: object) -> str | bool | None:
+        """`NAME=VALUE` for an env var the model needs, None when unset will do, False when impossible."""
+        var = (self.ruleset.envs or {}).get(term.name)
+        if term.text.endswith(".is_set()"):
+            return f"{term.name}=1" if value else None
+        if var is not None and var.default_known and _same(value, var.default):
+            return None
+        if value is None:
+            return None if var is None or var.default is None else False
+        if isinstance(value, bool):
+            return f"{term.name}={'true' if value else 'false'}"
+        if isinstance(value, (list, tuple)):
+            return f"{term.name}={','.join(str(v) for v in value)}"
+        return f"{term.name}={value}"
+
+    # -- the fixed line --
+
+    def _after(self, rule: Rule, before: list[str]) -> list[str] | None:
+        siblings = self.siblings.get((rule.location.file, rule.function), [])
+        candidates = [self._apply(before, way) for way in solutions(rule, self.flags, siblings)]
+        own, inherited = split_condition(rule, siblings)
+        if own:
+            model = find_model(conj(*inherited, neg(And(tuple(own)) if len(own) > 1 else own[0])),
+                               {**self.prefer, **self._values(before)}, self.domains)
+            if model is not None:
+                candidates.append(self._command(model))
+        cleared = []
+        for argv in candidates:
+            if argv is None or argv == before or _certainty(self.ruleset, rule, argv) is not None:
+                continue
+            if not self._sets_off(argv, siblings, rule):
+                return argv
+            cleared.append(argv)
+        return cleared[0] if cleared else None
+
+    def _sets_off(self, argv: list[str], siblings: Iterable[Rule], rule: Rule) -> bool:
+        others = [s.id for s in siblings if s.id != rule.id]
+        if not others:
+            return False
+        report = check(self.ruleset, argv, only=others)
+        return bool(report.definite)
+
+    def _values(self, argv: list[str]) -> dict[str, object]:
+        from .check import parse_command
+
+        return {k: v for k, v in parse_command(argv, self.catalog).given.items() if v is not UNKNOWN}
+
+    def _apply(self, argv: list[str], way: tuple[Edit, ...]) -> list[str] | None:
+        result = list(argv)
+        for edit in way:
+            if edit.action == "env":
+                result = [t for t in result if not t.startswith(edit.name + "=")]
+                if edit.value is not None:
+                    result.insert(0, f"{edit.name}={edit.value}")
+                continue
+            if edit.value == "VALUE":
+                return None  # a placeholder is no command line
+            result = _without(result, edit.name, self.catalog)
+            if edit.action == "pass":
+                result += [edit.name] + ([edit.value] if edit.value is not None else [])
+        return result
+
+
+def _field(name: str) -> Term:
+    return Term(TermKind.FIELD, name, name, (name,))
+
+
+def _equate(model: Mapping[Term, object], formula: Formula) -> dict[Term, object]:
+    """The model with `a == b` between two flags made to hold (the solver treats it as a free boolean)."""
+    values = dict(model)
+    by_name = {t.name: t for t in values if t.kind is TermKind.FIELD}
+    for atom in atoms(formula):
+        other = atom.other
+        if atom.op == "==" and isinstance(other, Term) and atom.term.kind is other.kind is TermKind.FIELD \
+                and not atom.term.transforms and not other.transforms:
+            left, right = by_name.get(atom.term.name), by_name.get(other.name)
+            if left is not None and right is not None:
+                values[right] = values[left]
+            elif left is not None:
+                values[Term(TermKind.FIELD, other.name, other.name, (other.name,))] = values[left]
+    return values
+
+
+def _without(argv: list[str], option: str, catalog) -> list[str]:
+    """The command line with every occurrence of the flag `option` names (any alias, `--no-`) dropped."""
+    target, _ = catalog.resolve(option)
+    if target is None:
+        return argv
+    result: list[str] = []
+    skipping = False
+    for token in argv:
+        if token.startswith("-"):
+            found, _ = catalog.resolve(token.split("=", 1)[0])
+            skipping = found is not None and found.flag.name == target.flag.name
+            if skipping:
+                skipping = found.store and "=" not in token
+                continue
+        elif skipping:
+            continue
+        result.append(token)
+    return result
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True)
+    return str(value)
+
+
+def _same(a: object, b: object) -> bool:
+    return type(a) is type(b) and a == b or (isinstance(a, (int, float)) and isinstance(b, (int, float))
+                                             and not isinstance(a, bool) and not isinstance(b, bool) and a == b)

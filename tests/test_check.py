@@ -1,0 +1,358 @@
+"""The launch-command linter: argparse-like parsing, three-valued evaluation of triggers, witnesses."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from extractor.check import (
+    UNKNOWN,
+    Unknown,
+    check,
+    computable,
+    env_defaults,
+    parse_command,
+    release_rules,
+    ruleset_of,
+    safe_eval,
+    split_command,
+)
+from extractor.cli import main
+from extractor.extract import extract
+from extractor.model import Term, TermKind
+from extractor.output import flags_document, rules_document, write_documents
+from extractor.sources import path_tree
+from extractor.witness import eligible, verify, witnesses
+
+from .conftest import FIXTURES
+
+SOURCE = FIXTURES / "render_basic" / "src"
+OFFLOAD = "Offloading the KV cache is only supported for decode side."
+BACKEND = "Offloading the KV cache needs a storage backend."
+ROCM = "Offloading the KV cache is not supported on ROCm."
+WORLD = "tp_size * dp_size must be at most 8, got {self.tp_size * self.dp_size}."
+OVERLAP = "Overlap scheduling does not support pipeline parallelism; pass --no-enable-overlap."
+STRICT = "dp-size > 1 is not allowed when SGLANG_STRICT is set."
+PAGE = "page_size {self.page_size} is larger than 64."
+GRAPHS = "At most four CUDA graph batch sizes are supported."
+
+
+@pytest.fixture(scope="module")
+def ruleset():
+    tree = path_tree(SOURCE)
+    return ruleset_of(extract(tree), tree)
+
+
+@pytest.fixture(scope="module")
+def rules_file(tmp_path_factory, ruleset):
+    """rules.json and flags.json of the fixture, as `extract` writes them."""
+    tree = path_tree(SOURCE)
+    ex = extract(tree)
+    folder = tmp_path_factory.mktemp("rules")
+    write_documents(folder, {"rules.json": (rules_document(ex), "rules.schema.json"),
+                             "flags.json": (flags_document(ex), "flags.schema.json")})
+    return folder / "rules.json"
+
+
+def outcome(ruleset, argv, **kwargs) -> dict[str, str]:
+    report = check(ruleset, argv, **kwargs)
+    assert not report.argument_errors, report.argument_errors
+    return {f.rule.message: f.certainty for f in report.findings}
+
+
+# ---- parsing like argparse --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv, field, value",
+    [
+        pytest.param(["--tp-size", "4"], "tp_size", 4, id="space form"),
+        pytest.param(["--tp-size=4"], "tp_size", 4, id="equals form"),
+        pytest.param(["--tensor-parallel-size", "2"], "tp_size", 2, id="alias"),
+        pytest.param(["--model=x"], "model_path", "x", id="alias with equals"),
+        pytest.param(["--offload-kvcache"], "offload_kvcache", True, id="store_true"),
+        pytest.param(["--no-enable-overlap"], "enable_overlap", False, id="--no- form"),
+        pytest.param(["--no-enable-overlap", "--enable-overlap"], "enable_overlap", True, id="last one wins"),
+        pytest.param(["--cuda-graph-bs", "1", "2", "4"], "cuda_graph_bs", [1, 2, 4], id="nargs list"),
+        pytest.param(["--draft-tok", "3"], "draft_tokens", 3, id="unique prefix"),
+        pytest.param(["--disaggregation-mode", "decode"], "disaggregation_mode", "decode", id="choice"),
+        pytest.param(["--page-size", "-1"], "page_size", -1, id="negative number is a value"),
+    ],
+)
+def test_parse_values(ruleset, argv, field, value) -> None:
+    command = parse_command(["--model-path", "m", *argv], ruleset.catalog)
+    assert command.errors == []
+    assert command.given[field] == value
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        pytest.param(["--tp-sise", "2"], "unrecognized arguments: --tp-sise (did you mean --tp-size?)", id="unknown flag"),
+        pytest.param(["--disaggregation-mode", "both"],
+                     "argument --disaggregation-mode: invalid choice: 'both' (choose from 'null', 'prefill', 'decode')",
+                     id="bad choice"),
+        pytest.param(["--tp-size", "two"], "argument --tp-size: invalid int value: 'two'", id="bad int"),
+        pytest.param(["--tp-size"], "argument --tp-size: expected one argument", id="missing value"),
+        pytest.param(["--cuda-graph-bs"], "argument --cuda-graph-bs: expected at least one argument", id="empty list"),
+        pytest.param(["--offload-kvcache=yes"], "argument --offload-kvcache: ignored explicit argument 'yes'",
+                     id="store_true with a value"),
+        pytest.param(["--d", "1"], "ambiguous option: --d could match", id="ambiguous prefix"),
+        pytest.param(["stray"], "unrecognized arguments: stray", id="positional"),
+    ],
+)
+def test_parse_errors(ruleset, argv, message) -> None:
+    errors = parse_command(["--model-path", "m", *argv], ruleset.catalog).errors
+    assert any(e.message.startswith(message) for e in errors), errors
+
+
+def test_required_flag_missing(ruleset) -> None:
+    errors = parse_command(["--tp-size", "2"], ruleset.catalog).errors
+    assert [e.message for e in errors] == ["the following arguments are required: --model-path/--model"]
+
+
+@pytest.mark.parametrize(
+    "argv, tokens, env",
+    [
+        pytest.param(["python -m sglang.launch_server --model-path m --tp 2"], ["--model-path", "m", "--tp", "2"], {},
+                     id="pasted as one string"),
+        pytest.param(["SGLANG_STRICT=1 python3 -u -m sglang.launch_server \\\n  --model-path m"], ["--model-path", "m"],
+                     {"SGLANG_STRICT": "1"}, id="env prefix, python options, continuation"),
+        pytest.param(["sglang", "serve", "--model-path", "m"], ["--model-path", "m"], {}, id="sglang serve"),
+        pytest.param(["--model-path", "m"], ["--model-path", "m"], {}, id="bare arguments"),
+    ],
+)
+def test_split_command(argv, tokens, env) -> None:
+    assert split_command(argv) == (tokens, env)
+
+
+def test_defaults_typed_from_the_catalog(ruleset) -> None:
+    defaults = ruleset.defaults
+    assert defaults["disaggregation_mode"] == "null" and defaults["enable_overlap"] is True
+    assert defaults["page_size"] is None and defaults["model_path"] is UNKNOWN  # required, no default
+
+
+# ---- evaluation -------------------------------------------------------------------------------------
+
+
+def test_definite(ruleset) -> None:
+    found = outcome(ruleset, ["--model-path", "m", "--disaggregation-mode", "prefill", "--offload-kvcache"])
+    assert found[OFFLOAD] == "definite"
+    assert BACKEND not in found  # its path needs --disaggregation-mode decode
+
+
+def test_possible_on_an_unknown_platform(ruleset) -> None:
+    argv = ["--model-path", "m", "--disaggregation-mode", "decode", "--offload-kvcache", "--storage-backend", "file"]
+    found = outcome(ruleset, argv)
+    assert found[ROCM] == "possible" and OFFLOAD not in found and BACKEND not in found
+    assert ROCM not in outcome(ruleset, argv, assume={"get_platform().is_hip": False})
+    # On ROCm the platform adjustment sets page_size = 128 first, so the page-size guard fires instead.
+    on_rocm = outcome(ruleset, [*argv, "--page-size", "16"], assume={"get_platform().is_hip": True})
+    assert on_rocm[PAGE] == "definite" and ROCM not in on_rocm
+
+
+def test_clear(ruleset) -> None:
+    found = outcome(ruleset, ["--model-path", "m"], assume={"get_platform().is_hip": False})
+    assert found == {}
+
+
+def test_dummy_model_skips_everything(ruleset) -> None:
+    assert outcome(ruleset, ["--model-path", "DUMMY", "--offload-kvcache"]) == {}
+
+
+def test_expression_over_flags_is_computed(ruleset) -> None:
+    assert outcome(ruleset, ["--model-path", "m", "--tp-size", "4", "--dp-size", "4"])[WORLD] == "definite"
+    assert WORLD not in outcome(ruleset, ["--model-path", "m", "--tp-size", "4", "--dp-size", "2"])
+
+
+def test_boolean_optional_and_store_true_forms(ruleset) -> None:
+    assert outcome(ruleset, ["--model-path", "m", "--pp-size", "2"])[OVERLAP] == "definite"
+    assert OVERLAP not in outcome(ruleset, ["--model-path", "m", "--pp-size", "2", "--no-enable-overlap"])
+
+
+def test_env_vars_unset_by_default_and_given(ruleset, monkeypatch) -> None:
+    argv = ["--model-path", "m", "--dp-size", "2"]
+    assert STRICT not in outcome(ruleset, argv)  # unset: environ.py's default False
+    assert outcome(ruleset, argv, env={"SGLANG_STRICT": "true"})[STRICT] == "definite"
+    assert outcome(ruleset, ["SGLANG_STRICT=1", *argv])[STRICT] == "definite"
+    monkeypatch.setenv("SGLANG_STRICT", "yes")
+    assert STRICT not in outcome(ruleset, argv)  # the shell is not read without use_env
+    assert outcome(ruleset, argv, use_env=True)[STRICT] == "definite"
+
+
+def test_env_defaults_follow_the_rules_file(rules_file, tmp_path) -> None:
+    from extractor.check import load_rules
+
+    argv = ["--model-path", "m", "--dp-size", "2"]
+    assert STRICT not in outcome(load_rules(rules_file), argv)  # the source folder is here: environ.py read
+    moved = tmp_path / "rules.json"
+    document = json.loads(rules_file.read_text(encoding="utf-8"))
+    document["source"] = {"kind": "path", "label": "gone", "path": str(tmp_path / "gone")}
+    moved.write_text(json.dumps(document), encoding="utf-8")
+    (tmp_path / "flags.json").write_text(rules_file.with_name("flags.json").read_text(encoding="utf-8"), encoding="utf-8")
+    assert outcome(load_rules(moved), argv)[STRICT] == "possible"  # no environ.py: the env var is unknown
+
+
+def test_adjustment_that_may_fire_makes_a_guard_possible(ruleset) -> None:
+    argv = ["--model-path", "m", "--page-size", "16"]
+    report = check(ruleset, argv)
+    finding = next(f for f in report.findings if f.rule.message == PAGE)
+    assert finding.certainty == "possible" and finding.changed_by  # the platform may set page_size = 128
+    assert PAGE not in outcome(ruleset, argv, assume={"get_platform().is_hip": False})
+    # 65 is too large whatever the adjustment writes (65 or 128): still definite.
+    assert outcome(ruleset, ["--model-path", "m", "--page-size", "65"])[PAGE] == "definite"
+
+
+def test_adjustment_that_surely_fires_decides_the_value(ruleset) -> None:
+    # page_size is None by default; the default adjustment sets 16, so `page_size > 64` is false.
+    assert PAGE not in outcome(ruleset, ["--model-path", "m"], assume={"get_platform().is_hip": False})
+
+
+def test_findings_sorted_definite_first(ruleset) -> None:
+    report = check(ruleset, ["--model-path", "m", "--page-size", "16", "--pp-size", "2"])
+    certainties = [f.certainty for f in report.findings]
+    assert certainties == sorted(certainties, key=lambda c: c != "definite") and "possible" in certainties
+
+
+@pytest.mark.parametrize(
+    "text, values, expected",
+    [
+        ("tp_size * dp_size", {"tp_size": 2, "dp_size": 3}, 6),
+        ("(cfg or {}).get(\"k\", 0)", {"cfg": None}, 0),
+        ("x.upper() if x is not None else None", {"x": "eagle"}, "EAGLE"),
+        ("isinstance(x, (list, dict))", {"x": [1]}, True),
+        ("int(a) + 1", {"a": "4"}, 5),
+    ],
+)
+def test_safe_eval(text, values, expected) -> None:
+    assert safe_eval(text, values) == expected
+
+
+@pytest.mark.parametrize("text", ["open('x')", "__import__('os')", "x.__class__", "'a' * 10**9", "2 ** 10000", "unknown"])
+def test_safe_eval_refuses(text) -> None:
+    with pytest.raises(Unknown):
+        safe_eval(text, {"x": 1})
+
+
+def test_computable() -> None:
+    assert computable(Term(TermKind.OPAQUE, "tp_size * dp_size", "tp_size * dp_size", ("tp_size", "dp_size")))
+    assert not computable(Term(TermKind.OPAQUE, "f(model_path)", "f(model_path)", ("model_path",)))
+
+
+def test_env_defaults_read_statically() -> None:
+    envs = env_defaults(path_tree(SOURCE))
+    assert envs["SGLANG_STRICT"].kind == "bool" and envs["SGLANG_STRICT"].default is False
+    assert envs["SGLANG_MAX_DP"].default == 4
+
+
+# ---- the command --------------------------------------------------------------------------------------
+
+
+def test_cli_json(rules_file, capsys) -> None:
+    code = main(["check", "--rules", str(rules_file), "--format", "json", "--",
+                 "--model-path", "m", "--disaggregation-mode=prefill", "--offload-kvcache"])
+    document = json.loads(capsys.readouterr().out)
+    assert code == 1
+    first = document["errors"][0]
+    assert set(first) >= {"id", "message", "certainty", "location", "fix"}
+    assert (first["message"], first["certainty"]) == (OFFLOAD, "definite")
+    assert "pass --disaggregation-mode decode" in first["fix"]
+    assert "remove --offload-kvcache" in first["fix"]
+
+
+def test_cli_exit_codes(rules_file, capsys) -> None:
+    assert main(["check", "--rules", str(rules_file), "--", "--model-path", "m"]) == 0
+    assert main(["check", "--rules", str(rules_file), "--", "--model-path", "m", "--bogus"]) == 1
+    assert "unrecognized arguments: --bogus" in capsys.readouterr().out
+    assert main(["check", "--rules", str(rules_file)]) == 2  # no launch arguments
+    assert main(["check", "--rules", str(rules_file), "--env", "oops", "--", "--model-path", "m"]) == 2
+    assert main(["check", "--rules", str(rules_file), "--assume", "x=maybe", "--", "--model-path", "m"]) == 2
+    assert main(["check", "--", "--model-path", "m"]) == 2  # neither --rules nor --release
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+
+
+def test_cli_pasted_command(rules_file, capsys) -> None:
+    line = "python -m sglang.launch_server --model-path m --disaggregation-mode prefill --offload-kvcache"
+    assert main(["check", "--rules", str(rules_file), "--", line]) == 1
+    out = capsys.readouterr().out
+    assert "error[definite] sglang/srt/server_args.py" in out and OFFLOAD in out
+
+
+# ---- witnesses ------------------------------------------------------------------------------------------
+
+
+def test_witnesses_pass_their_own_check(ruleset) -> None:
+    outcomes = witnesses(ruleset)
+    by_id = {r.id: r for r in ruleset.rules}
+    made = [o for o in outcomes if o.example]
+    assert len(made) >= 6
+    for o in made:
+        before_ok, after_ok = verify(ruleset, by_id[o.rule_id], o.example)
+        assert before_ok and after_ok, (by_id[o.rule_id].message, o.example)
+
+
+def test_witness_is_minimal_and_fixed(ruleset) -> None:
+    rule = next(r for r in ruleset.rules if r.message == OFFLOAD)
+    example = next(o.example for o in witnesses(ruleset) if o.rule_id == rule.id)
+    # Only what the trigger needs: the required model path and the flag itself (mode is "null" by default).
+    assert sorted(example.before) == sorted(["--model-path", "org/model", "--offload-kvcache"])
+    assert "--offload-kvcache" not in example.after or "decode" in example.after
+
+
+def test_witness_uses_env_and_no_form(ruleset) -> None:
+    found = {ruleset_rule.message: o.example for o in witnesses(ruleset) for ruleset_rule in ruleset.rules
+             if ruleset_rule.id == o.rule_id and o.example}
+    assert "SGLANG_STRICT=true" in found[STRICT].before
+    assert "--no-enable-overlap" in found[OVERLAP].after
+    assert found[GRAPHS].before.count("--cuda-graph-bs") == 1 and len(found[GRAPHS].before) >= 7
+
+
+def test_extraction_stores_witnesses() -> None:
+    ex = extract(path_tree(SOURCE))
+    with_examples = [r for r in ex.rules if r.example]
+    assert with_examples and all(eligible(r) for r in with_examples)
+    document = rules_document(ex)
+    assert any("example" in r and r["example"]["before"] for r in document["rules"])
+
+
+# ---- real release ------------------------------------------------------------------------------------------
+
+REAL_OFFLOAD = "The argument disaggregation-decode-enable-offload-kvcache is only supported for decode side."
+
+
+@pytest.fixture(scope="module")
+def real():
+    return release_rules("0.5.23")
+
+
+@pytest.mark.network
+def test_real_offload_is_definite(real) -> None:
+    report = check(real, ["--model-path", "m", "--disaggregation-mode", "prefill",
+                          "--disaggregation-decode-enable-offload-kvcache"])
+    assert not report.argument_errors
+    assert {f.rule.message: f.certainty for f in report.findings}[REAL_OFFLOAD] == "definite"
+    decode = check(real, ["--model-path", "m", "--disaggregation-mode", "decode",
+                          "--disaggregation-decode-enable-offload-kvcache"])
+    assert REAL_OFFLOAD not in {f.rule.message for f in decode.findings}
+
+
+@pytest.mark.network
+def test_real_cli_acceptance(capsys) -> None:
+    code = main(["check", "--release", "0.5.23", "--format", "json", "--", "--model-path", "m",
+                 "--disaggregation-mode", "prefill", "--disaggregation-decode-enable-offload-kvcache"])
+    errors = json.loads(capsys.readouterr().out)["errors"]
+    assert code == 1
+    assert any(e["message"] == REAL_OFFLOAD and e["certainty"] == "definite" for e in errors)
+
+
+@pytest.mark.network
+def test_real_witnesses_all_pass(real) -> None:
+    by_id = {r.id: r for r in real.rules}
+    made = [r for r in real.rules if r.example]
+    eligible_count = sum(eligible(r) for r in real.rules)
+    assert made and len(made) <= eligible_count
+    failures = [r.message for r in made if verify(real, r, r.example) != (True, True)]
+    assert failures == []
+    assert by_id  # every witness is stored on a rule of this release

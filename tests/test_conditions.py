@@ -1,0 +1,457 @@
+"""Tables of small guard functions and the condition, terms, message and id extracted for each guard."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from extractor.extract import extract
+from extractor.formula import render, terms
+from extractor.model import Rule, RuleKind, TermKind
+from extractor.sources import path_tree
+
+
+def guards(folder: Path, files: dict[str, str]) -> list[Rule]:
+    """Write the snippets into `folder` and extract them the way the CLI does; raises and asserts only."""
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return [r for r in extract(path_tree(folder)).rules if r.kind is not RuleKind.ADJUSTMENT]
+
+
+def conditions(folder: Path, src: str) -> dict[str, str]:
+    found = {}
+    for rule in guards(folder, {"guards.py": src}):
+        text = render(rule.condition)
+        ast.parse(text, mode="eval")  # condition_source is always Python
+        found[rule.message] = text
+    return found
+
+
+CONDITIONS = [
+    pytest.param(
+        """
+        def check(server_args):
+            if server_args.mode == "a":
+                if server_args.tp_size > 1:
+                    raise ValueError("a with tp")
+            elif server_args.mode == "b":
+                raise ValueError("b")
+            else:
+                if server_args.pp_size:
+                    raise ValueError("other with pp")
+        """,
+        {
+            "a with tp": 'mode == "a" and tp_size > 1',
+            "b": 'mode != "a" and mode == "b"',
+            "other with pp": 'mode != "a" and mode != "b" and pp_size',
+        },
+        id="nested-if-elif-else",
+    ),
+    pytest.param(
+        """
+        def check(server_args):
+            if server_args.model_path.lower() in ["none", "dummy"]:
+                return
+            if server_args.a:
+                raise ValueError("first")
+            if server_args.b:
+                raise ValueError("second")
+        """,
+        {
+            "first": 'model_path.lower() not in ["none", "dummy"] and a',
+            "second": 'model_path.lower() not in ["none", "dummy"] and not a and b',
+        },
+        id="early-return-and-raise",
+    ),
+    pytest.param(
+        """
+        def check(server_args):
+            for item in server_args.items:
+                if item == "skip":
+                    continue
+                if item == "stop":
+                    break
+                if item == "bad":
+                    raise ValueError("bad item")
+            while server_args.retries > 0:
+                raise ValueError("retrying")
+        """,
+        {
+            "bad item": 'item in items and item != "skip" and item != "stop" and item == "bad"',
+            "retrying": 'not (item in items and item != "skip" and item != "stop" and item == "bad") and retries > 0',
+        },
+        id="loop-continue-break",
+    ),
+    pytest.param(
+        """
+        class ServerArgs:
+            def _handle_x(self):
+                if self.mode == "a":
+                    if self.tp_size > 1:
+                        raise ValueError("a and tp")
+                elif self.mode == "b":
+                    return
+                else:
+                    raise ValueError("neither")
+                raise ValueError("after the chain")
+        """,
+        {
+            "a and tp": 'mode == "a" and tp_size > 1',
+            "neither": 'mode != "a" and mode != "b"',
+            "after the chain": 'not (mode == "a" and tp_size > 1 or mode != "a")',
+        },
+        id="exits-in-every-branch",
+    ),
+    pytest.param(
+        """
+        def check(server_args):
+            if not (server_args.a and server_args.b or not server_args.c):
+                raise ValueError("and-or-not")
+        """,
+        {"and-or-not": "not (a and b or not c)"},
+        id="and-or-not",
+    ),
+    pytest.param(
+        """
+        def check(args):
+            if 1 < args.z <= 3:
+                raise ValueError("chained")
+            if 2 == args.w or 0 > args.v:
+                raise ValueError("literal on the left")
+        """,
+        {
+            "chained": "z > 1 and z <= 3",
+            "literal on the left": "not (z > 1 and z <= 3) and (w == 2 or v < 0)",
+        },
+        id="comparisons",
+    ),
+    pytest.param(
+        """
+        def check(args):
+            if args.y in ("p", "q") and "x" not in args.names:
+                raise ValueError("membership")
+            if args.x is None or args.u is not None:
+                raise ValueError("identity")
+        """,
+        {
+            "membership": 'y in ["p", "q"] and "x" not in names',
+            "identity": 'not (y in ["p", "q"] and "x" not in names) and (x is None or u is not None)',
+        },
+        id="in-and-is-none",
+    ),
+    pytest.param(
+        """
+        def check(server_args):
+            cfg = resolving_view(server_args)
+            x = cfg.a
+            method = cfg.algorithm.upper()
+            window = int(cfg.window)
+            if x > 1 and method == "EAGLE" and window > 4:
+                raise ValueError("substituted")
+        """,
+        {"substituted": 'a > 1 and algorithm.upper() == "EAGLE" and int(window) > 4'},
+        id="local-substitution",
+    ),
+    pytest.param(
+        """
+        def check(server_args):
+            cfg = resolving_view(server_args)
+            if cfg.mode == "decode":
+                limit = 8
+            else:
+                limit = cfg.max_limit
+            if cfg.n > limit:
+                raise ValueError("over the limit")
+        """,
+        {"over the limit": 'mode == "decode" and n > 8 or mode != "decode" and n > max_limit'},
+        id="local-per-branch",
+    ),
+    pytest.param(
+        """
+        def check(server_args):
+            size = server_args.page_size or 1
+            backend = server_args.a if server_args.a is not None else server_args.b
+            if size > 1 and backend == "x":
+                raise ValueError("defaults")
+        """,
+        {"defaults": 'page_size and page_size > 1 and (a is not None and a == "x" or a is None and b == "x")'},
+        id="local-or-default-and-conditional",
+    ),
+    pytest.param(
+        """
+        def check(server_args):
+            cfg = resolving_view(server_args)
+            if (x := cfg.a) is not None:
+                if x > 1:
+                    raise ValueError("walrus")
+        """,
+        {"walrus": "a is not None and a > 1"},
+        id="assignment-expression",
+    ),
+    pytest.param(
+        """
+        def check(server_args):
+            cfg = resolving_view(server_args)
+            problems = []
+            if cfg.a:
+                problems.append("a")
+            if cfg.b:
+                problems.append("b")
+            if problems:
+                raise ValueError("problems: " + ", ".join(problems))
+        """,
+        {'problems: {", ".join(problems)}': "b or a"},
+        id="problems-append",
+    ),
+    pytest.param(
+        """
+        def check(server_args):
+            if server_args.mode in (
+                "a",  # a comment inside the test
+                "b",
+            ) and probe(server_args.x,  # another
+                        1):
+                raise ValueError("commented")
+        """,
+        {"commented": 'mode in ["a", "b"] and probe(x, 1)'},
+        id="comments-inside-a-test",
+    ),
+    pytest.param(
+        """
+        def check(server_args):
+            backend = server_args.a or server_args.b
+            if backend.upper() == "X":
+                raise ValueError("opaque operand")
+        """,
+        {"opaque operand": '(a or b).upper() == "X"'},
+        id="loose-operand-parenthesized",
+    ),
+    pytest.param(
+        """
+        def check(server_args):
+            if (server_args.tp_size, server_args.pp_size) != (1, 1):
+                raise ValueError("tuple")
+            if set(server_args.backends) <= {"a", "b"} and server_args.mode in ["x", "y"]:
+                raise ValueError("set")
+        """,
+        {
+            "tuple": "(tp_size, pp_size) != (1, 1)",
+            "set": '(tp_size, pp_size) == (1, 1) and set(backends) <= {"a", "b"} and mode in ["x", "y"]',
+        },
+        id="container-literals-keep-their-type",
+    ),
+    pytest.param(
+        """
+        def check(server_args):
+            match server_args.mode:
+                case "a" | "b":
+                    raise ValueError("ab")
+                case None:
+                    raise ValueError("none")
+                case _ if server_args.c > 1:
+                    raise ValueError("guarded")
+        """,
+        {
+            "ab": 'mode == "a" or mode == "b"',
+            "none": 'not (mode == "a" or mode == "b") and mode is None',
+            "guarded": 'not (mode == "a" or mode == "b" or mode is None) and c > 1',
+        },
+        id="match-cases-in-order",
+    ),
+    pytest.param(
+        """
+        def check(server_args):
+            try:
+                server_args.j.check()
+            except KeyError:
+                raise
+            except (TypeError, IndexError) as e:
+                raise ValueError("wrapped") from e
+            return
+            raise ValueError("dead code")
+        """,
+        {"": "raised(KeyError)", "wrapped": "raised(TypeError, IndexError)", "dead code": "False"},
+        id="re-raise-and-dead-code",
+    ),
+]
+
+
+@pytest.mark.parametrize(("src", "expected"), CONDITIONS)
+def test_condition(tmp_path: Path, src: str, expected: dict[str, str]) -> None:
+    assert conditions(tmp_path, src) == expected
+
+
+RECEIVERS = [
+    pytest.param("class ServerArgs:\n    def _handle(self):\n        if self.tp_size > 1:\n            raise ValueError('m')\n",
+                 id="self-in-server-args"),
+    pytest.param("def f(server_args):\n    if server_args.tp_size > 1:\n        raise ValueError('m')\n", id="server_args"),
+    pytest.param("def f(server_args):\n    cfg = resolving_view(server_args)\n    if cfg.tp_size > 1:\n"
+                 "        raise ValueError('m')\n", id="resolving-view"),
+    pytest.param("def f(args):\n    if args.tp_size > 1:\n        raise ValueError('m')\n", id="args"),
+    pytest.param("def f(sa: ServerArgs):\n    if getattr(sa, 'tp_size') > 1:\n        raise ValueError('m')\n",
+                 id="getattr-annotated"),
+    pytest.param("class ServerArgs:\n    def _handle(self):\n        view = self._resolved()\n        if view.tp_size > 1:\n"
+                 "            raise ValueError('m')\n", id="resolved-method"),
+]
+
+
+@pytest.mark.parametrize("src", RECEIVERS)
+def test_receiver(tmp_path: Path, src: str) -> None:
+    (rule,) = guards(tmp_path, {"guards.py": src})
+    assert render(rule.condition) == "tp_size > 1"
+    assert [(t.kind, t.name) for t in terms(rule.condition)] == [(TermKind.FIELD, "tp_size")]
+
+
+def test_non_receiver_is_not_a_field(tmp_path: Path) -> None:
+    src = "def f(server_args, other):\n    if other.tp_size > 1:\n        raise ValueError('m')\n"
+    (rule,) = guards(tmp_path, {"guards.py": src})
+    assert [t.kind for t in terms(rule.condition)] == [TermKind.OPAQUE]
+
+
+TERMS = [
+    pytest.param("envs.SGLANG_X.get()", TermKind.ENV, "SGLANG_X", id="envs"),
+    pytest.param('os.environ.get("X") == "1"', TermKind.ENV, "X", id="os-environ-get"),
+    pytest.param('get_bool_env_var("X")', TermKind.ENV, "X", id="get-bool-env-var"),
+    pytest.param("is_cuda()", TermKind.PLATFORM, "is_cuda()", id="is-cuda"),
+    pytest.param("get_platform().is_sm100", TermKind.PLATFORM, "get_platform().is_sm100", id="get-platform"),
+    pytest.param("current_platform.is_hip()", TermKind.PLATFORM, "current_platform.is_hip()", id="current-platform"),
+    pytest.param('"Llama" in model_config_of(server_args).hf_config.architectures', TermKind.MODEL,
+                 "model_config_of(server_args).hf_config.architectures", id="model-config"),
+    pytest.param("os.path.exists(server_args.model_path)", TermKind.OPAQUE, "os.path.exists(model_path)", id="opaque"),
+]
+
+
+@pytest.mark.parametrize(("test", "kind", "name"), TERMS)
+def test_term_kind(tmp_path: Path, test: str, kind: TermKind, name: str) -> None:
+    (rule,) = guards(tmp_path, {"guards.py": f"def f(server_args):\n    if {test}:\n        raise ValueError('m')\n"})
+    (term,) = terms(rule.condition)
+    assert (term.kind, term.name) == (kind, name)
+
+
+MESSAGES = [
+    pytest.param('raise ValueError("implicit " "concatenation")', "ValueError", "implicit concatenation", True,
+                 id="implicit-concatenation"),
+    pytest.param('raise ValueError(f"got {cfg.b!r} for --b, want {server_args.c + 1}")', "ValueError",
+                 "got {cfg.b} for --b, want {server_args.c + 1}", False, id="f-string"),
+    pytest.param('raise ValueError("plus " + str(cfg.c))', "ValueError", "plus {str(cfg.c)}", False, id="concatenation"),
+    pytest.param('raise ValueError("percent %s" % cfg.d)', "ValueError", "percent %s", False, id="percent-format"),
+    pytest.param('message = "from a local"\n    raise ValueError(message)', "ValueError", "from a local", True,
+                 id="local-message"),
+    pytest.param('raise RuntimeError("chained") from None', "RuntimeError", "chained", True, id="raise-from"),
+    pytest.param("raise NotImplementedError", "NotImplementedError", "", True, id="no-arguments"),
+    pytest.param('assert cfg.g, "assert message"', "AssertionError", "assert message", True, id="assert"),
+    pytest.param('assert cfg.i, f"assert {cfg.i}"', "AssertionError", "assert {cfg.i}", False, id="assert-f-string"),
+    pytest.param("try:\n        pass\n    except KeyError:\n        raise", None, "", True, id="bare-re-raise"),
+]
+
+
+@pytest.mark.parametrize(("statement", "exception", "message", "static"), MESSAGES)
+def test_message(tmp_path: Path, statement: str, exception: str | None, message: str, static: bool) -> None:
+    src = f"def f(server_args):\n    cfg = resolving_view(server_args)\n    {statement}\n"
+    (rule,) = guards(tmp_path, {"guards.py": src})
+    assert (rule.exception, rule.message, rule.message_static) == (exception, message, static)
+    assert rule.kind is (RuleKind.ASSERT if exception == "AssertionError" else RuleKind.RAISE)
+
+
+def test_assert_without_message_is_no_rule_but_guards_what_follows(tmp_path: Path) -> None:
+    src = """
+    def f(server_args):
+        assert server_args.a
+        if server_args.b:
+            raise ValueError("after the assert")
+    """
+    assert conditions(tmp_path, src) == {"after the assert": "a and b"}
+
+
+def test_every_guard_of_every_function_is_found(tmp_path: Path) -> None:
+    src = """
+    if TYPE_CHECKING:
+        def f(server_args):
+            raise ValueError("first f")
+    else:
+        def f(server_args):
+            raise ValueError("second f")
+
+    class ServerArgs:
+        @property
+        def x(self):
+            raise ValueError("getter")
+
+        @x.setter
+        def x(self, value):
+            raise ValueError("setter")
+
+    def outer(server_args):
+        if server_args.a:
+            def inner():
+                raise ValueError("inner")
+        with open("x"):
+            for _ in range(3):
+                async def deep():
+                    raise ValueError("deep")
+    """
+    found = {(r.message, r.function) for r in guards(tmp_path, {"guards.py": src})}
+    assert found == {
+        ("first f", "f"), ("second f", "f"), ("getter", "ServerArgs.x"), ("setter", "ServerArgs.x"),
+        ("inner", "outer.inner"), ("deep", "outer.deep"),
+    }
+
+
+# --- ids ----------------------------------------------------------------------------------------
+
+METHOD = '''
+class ServerArgs:
+    def _handle_cache(self):
+        if self.enable_offload and self.mode != "decode":
+            raise ValueError("offload is only supported for decode side.")
+'''
+MOVED = '''
+def handle_cache(server_args):
+    cfg = resolving_view(server_args)
+
+    # moved out of ServerArgs, a few lines lower
+    if cfg.enable_offload and cfg.mode != "decode":
+        raise ValueError(
+            "offload is only supported for decode side."
+        )
+'''
+DUPLICATES = '''
+def check(server_args):
+{extra}    if server_args.a:
+        raise ValueError("unsupported")
+    if server_args.b:
+        raise ValueError("unsupported")
+    if server_args.b:
+        raise ValueError("unsupported")
+'''
+
+
+def ids(folder: Path, files: dict[str, str]) -> list[str]:
+    return [r.id for r in sorted(guards(folder, files), key=lambda r: r.location.line) if r.message != "other"]
+
+
+IDS_KEPT = [
+    pytest.param({"a.py": METHOD}, {"a.py": "\n\n\n# lines moved\n" + METHOD}, id="lines-move"),
+    pytest.param({"server_args.py": METHOD}, {"hooks/cache_hook.py": MOVED}, id="method-to-function-in-other-file"),
+    pytest.param({"a.py": DUPLICATES.format(extra="")},
+                 {"a.py": DUPLICATES.format(extra='    if server_args.z:\n        raise ValueError("other")\n')},
+                 id="duplicates-after-an-added-guard"),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), IDS_KEPT)
+def test_id_is_kept(tmp_path: Path, before: dict[str, str], after: dict[str, str]) -> None:
+    old = ids(tmp_path / "before", before)
+    new = ids(tmp_path / "after", after)
+    assert old == new
+    assert len(set(old)) == len(old)  # duplicated messages still get distinct ids
+
+
+def test_ids_differ_by_message(tmp_path: Path) -> None:
+    changed = METHOD.replace("decode side.", "decode side only.")
+    assert ids(tmp_path / "a", {"a.py": METHOD}) != ids(tmp_path / "b", {"a.py": changed})

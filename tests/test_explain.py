@@ -1,0 +1,122 @@
+"""Explaining a pasted error line: message templates as patterns, placeholder values, ranking, no match."""
+
+from __future__ import annotations
+
+import pytest
+
+from extractor.cli import main
+from extractor.explain import candidates, explain_text, match, template
+from extractor.extract import extract
+from extractor.model import FALSE, Location, Rule, RuleKind, Snippet
+from extractor.output import flags_document, rules_document, write_documents
+from extractor.sources import path_tree
+
+from .conftest import FIXTURES
+
+SOURCE = FIXTURES / "render_basic" / "src"
+
+
+def rule(message: str, static: bool = False, rule_id: str = "r1", line: int = 1, exception: str = "ValueError") -> Rule:
+    return Rule(rule_id, RuleKind.RAISE, exception, message, static, Location("f.py", line, line), "f",
+                Snippet(line, line, "raise"), FALSE)
+
+
+@pytest.fixture(scope="module")
+def rules_file(tmp_path_factory):
+    ex = extract(path_tree(SOURCE))
+    folder = tmp_path_factory.mktemp("rules")
+    write_documents(folder, {"rules.json": (rules_document(ex), "rules.schema.json"),
+                             "flags.json": (flags_document(ex), "flags.schema.json")})
+    return folder / "rules.json"
+
+
+@pytest.mark.parametrize(
+    "message, placeholders, literal",
+    [
+        ("--dcp-size {dcp_size} must divide --tp-size {tp_size}.", ("dcp_size", "tp_size"),
+         "--dcp-size  must divide --tp-size ."),
+        ("allowed: {ALLOWED[phase]} got {type(x).__name__}", ("ALLOWED[phase]", "type(x).__name__"), "allowed:  got "),
+        ("nested {f({'a': 1})} end", ("f({'a': 1})",), "nested  end"),
+    ],
+)
+def test_template(message, placeholders, literal) -> None:
+    tpl = template(rule(message))
+    assert tpl.placeholders == placeholders and tpl.literal == literal
+
+
+def test_static_message_keeps_braces() -> None:
+    assert template(rule("use {} here", static=True)).placeholders == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "--dcp-size 3 must divide --tp-size 2.",
+        "ValueError: --dcp-size 3 must divide --tp-size 2.",
+        "[2026-01-01 10:00:00 TP0] Scheduler hit an exception: Traceback ...\nValueError: --dcp-size 3 must divide\n"
+        "   --tp-size 2.\n[2026-01-01 10:00:01] Shutting down",
+    ],
+)
+def test_match_fills_placeholders(text) -> None:
+    found = match(text, rule("--dcp-size {dcp_size} must divide --tp-size {tp_size}."))
+    assert found is not None
+    score, exact, values = found
+    assert exact and values == {"dcp_size": "3", "tp_size": "2"}
+
+
+def test_no_match_and_trivial_templates() -> None:
+    assert match("something else entirely", rule("--dcp-size {dcp_size} must divide --tp-size {tp_size}.")) is None
+    assert match("anything", rule("", static=True)) is None  # a bare re-raise matches nothing
+    assert match("anything", rule("{message}")) is None
+
+
+def test_partial_fragment() -> None:
+    found = match("only supported for decode side", rule("The argument x is only supported for decode side.", True))
+    assert found is not None and found[1] is False
+
+
+def test_ranking_lists_every_candidate() -> None:
+    general = rule("{name} must be positive", rule_id="a", line=1)
+    specific = rule("--tp-size {value} must be positive", rule_id="b", line=2)
+    found = candidates("ValueError: --tp-size -1 must be positive", [("1.0", [general, specific])])
+    assert [c.rule.id for c in found] == ["b", "a"]  # more fixed text first
+    assert found[0].values == {"value": "-1"}
+
+
+def test_releases_listed_and_ties_all_shown() -> None:
+    one = rule("The mode {m} is bad.", rule_id="x", line=1)
+    other = rule("The mode {m} is bad.", rule_id="y", line=9)
+    found = candidates("The mode z is bad.", [("2.0", [one]), ("1.0", [one, other])])
+    assert found[0].releases == ["2.0", "1.0"] and found[0].label == "2.0"
+    text, code = explain_text("The mode z is bad.", [("2.0", [one]), ("1.0", [one, other])], lambda c: f"PAGE {c.rule.id}")
+    assert code == 0 and "2 rules match" in text and "PAGE x" in text and "PAGE y" in text
+    assert "this message exists in: 2.0, 1.0" in text
+
+
+def test_nothing_matches() -> None:
+    text, code = explain_text("all good", [("1.0", [rule("The mode {m} is bad.")])], lambda c: "")
+    assert code == 1 and text.startswith("No rule's message matches")
+
+
+def test_cli(rules_file, capsys) -> None:
+    code = main(["explain", "--rules", str(rules_file), "ValueError: page_size 128 is larger than 64."])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "{self.page_size} = 128" in out and "## What it means" in out
+    assert main(["explain", "--rules", str(rules_file), "the server started fine"]) == 1
+    assert "No rule's message matches" in capsys.readouterr().out
+
+
+def test_cli_without_cache(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("SGLANG_CONSTRAINTS_CACHE", str(tmp_path))
+    assert main(["explain", "some error"]) == 2
+    assert "no release in the cache" in capsys.readouterr().err
+
+
+@pytest.mark.network
+def test_real_release(capsys) -> None:
+    text = ("[2026-08-28 10:00:00] ValueError: The argument disaggregation-decode-enable-offload-kvcache is only "
+            "supported for decode side.")
+    assert main(["explain", "--release", "0.5.23", text]) == 0
+    out = capsys.readouterr().out
+    assert "this message exists in: 0.5.23" in out and "Pass `--disaggregation-mode decode`" in out

@@ -1,0 +1,230 @@
+"""Tests for extractor.logic: implication over related atoms, satisfiability and preferred models."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from extractor import logic
+from extractor.formula import apply_transforms, compare, evaluate, neg
+from extractor.logic import equivalent, find_model, implies, implies_exact, satisfiable
+from extractor.model import NEGATED_OP, And, Atom, Const, Formula, Lit, Not, Or, Term, TermKind
+
+
+def field(name: str, *transforms: str) -> Term:
+    text = name
+    for t in transforms:
+        text = f"{t}({text})" if t in ("int", "len") else f"{text}.{t}()"
+    return Term(TermKind.FIELD, name, text, (name,), tuple(transforms))
+
+
+def fact(kind: TermKind, text: str) -> Term:
+    return Term(kind, text, text)
+
+
+def cmp(term: Term | str, op: str, value: object) -> Atom:
+    term = field(term) if isinstance(term, str) else term
+    return Atom(term, op, value if isinstance(value, Term) else Lit(value))
+
+
+def truthy(term: Term | str) -> Atom:
+    return Atom(field(term) if isinstance(term, str) else term)
+
+
+MODE = ("null", "prefill", "decode")
+HIP = fact(TermKind.PLATFORM, "is_hip()")
+
+# (a, b, a implies b, b implies a, domains)
+IMPLICATIONS = [
+    pytest.param(cmp("mode", "==", "decode"), cmp("mode", "==", "prefill"), False, False, None, id="distinct-values"),
+    pytest.param(cmp("x", ">", 2), cmp("x", ">", 1), True, False, None, id="ordering"),
+    # Naive reading says "x > 1" and "x >= 2" are the same; for 1.5 they are not.
+    pytest.param(cmp("x", ">", 1), cmp("x", ">=", 2), False, True, None, id="gt-vs-ge-in-general"),
+    pytest.param(cmp("x", ">", 1), cmp("x", ">=", 2), True, True, {"x": (0, 1, 2, 3)}, id="gt-vs-ge-over-ints"),
+    # Text differs everywhere, yet "!= decode" is "== prefill" once the choices are known.
+    pytest.param(cmp("mode", "!=", "decode"), cmp("mode", "==", "prefill"), False, True, None, id="ne-vs-eq-open"),
+    pytest.param(cmp("mode", "!=", "decode"), cmp("mode", "==", "prefill"), True, True,
+                 {"mode": ("prefill", "decode")}, id="ne-vs-eq-two-choices"),
+    pytest.param(cmp("mode", "!=", "decode"), cmp("mode", "==", "prefill"), False, True,
+                 {"mode": MODE}, id="ne-vs-eq-three-choices"),
+    pytest.param(cmp("x", "==", "a"), cmp("x", "in", ("a", "b")), True, False, None, id="member"),
+    pytest.param(cmp("x", "in", ("a", "b")), cmp("x", "!=", "c"), True, False, None, id="member-excludes"),
+    pytest.param(cmp("x", "not in", ("a", "b")), cmp("x", "!=", "a"), True, False, None, id="not-member"),
+    pytest.param(cmp("x", "is", None), cmp("x", "!=", 3), True, False, None, id="none-vs-value"),
+    pytest.param(truthy("x"), cmp("x", "is not", None), True, False, None, id="truthy-not-none"),
+    pytest.param(Not(cmp("x", ">", 2)), cmp("x", "<=", 2), True, True, None, id="negated-comparison"),
+    pytest.param(And((truthy("a"), truthy("b"))), And((truthy("b"), truthy("a"))), True, True, None, id="reordered"),
+    pytest.param(And((truthy("a"), truthy("b"))), truthy("a"), True, False, None, id="extra-and"),
+    pytest.param(truthy("a"), Or((truthy("a"), cmp("x", ">", 1))), True, False, None, id="extra-or"),
+    pytest.param(cmp(field("model_path", "lower"), "in", ("none", "dummy")), cmp("model_path", "==", "None"),
+                 False, True, None, id="transform-lower"),
+    # int() only gives integers: here "> 0" and ">= 1" are the same test.
+    pytest.param(cmp(field("n", "int"), ">", 0), cmp(field("n", "int"), ">=", 1), True, True, None, id="transform-int"),
+    pytest.param(cmp("tp_size", "!=", field("dp_size")), Not(cmp("dp_size", "==", field("tp_size"))), True, True, None,
+                 id="term-comparison-up-to-order"),
+    pytest.param(cmp("a", ">", field("b")), cmp("b", "<", field("a")), True, True, None, id="swapped-operands"),
+    pytest.param(And((truthy(HIP), cmp("x", ">", 1))), truthy(HIP), True, False, None, id="platform-as-boolean"),
+]
+
+
+@pytest.mark.parametrize(("a", "b", "forward", "backward", "domains"), IMPLICATIONS)
+def test_implies_table(a: Formula, b: Formula, forward: bool, backward: bool, domains) -> None:
+    assert implies_exact(a, b, domains) is forward
+    assert implies_exact(b, a, domains) is backward
+    assert implies(a, b, domains) is forward
+    assert equivalent(a, b, domains) is (forward and backward)
+
+
+@pytest.mark.parametrize(("f", "expected"), [
+    pytest.param(And((cmp("mode", "==", "decode"), cmp("mode", "==", "prefill"))), False, id="two-values"),
+    pytest.param(And((cmp("x", "is", None), cmp("x", "==", 3))), False, id="none-and-value"),
+    pytest.param(And((cmp("x", ">", 2), cmp("x", "<", 3))), True, id="open-interval"),
+    pytest.param(And((cmp("x", ">", 2), cmp("x", "<=", 2))), False, id="complement"),
+    pytest.param(And((truthy(HIP), Not(truthy(HIP)))), False, id="platform-contradiction"),
+    pytest.param(And((cmp("a", ">", field("b")), cmp("b", ">=", field("a")))), False, id="term-contradiction"),
+    pytest.param(And((cmp("mode", "!=", "null"), cmp("mode", "!=", "prefill"), cmp("mode", "!=", "decode"))), True,
+                 id="value-outside-literals"),
+    pytest.param(And((truthy("buckets"), cmp(field("buckets", "len"), "<=", 0))), False, id="len-vs-truthy"),
+    pytest.param(Const(False), False, id="false"),
+])
+def test_satisfiable(f: Formula, expected: bool) -> None:
+    assert satisfiable(f) is expected
+    assert (find_model(f) is not None) is expected
+
+
+def test_satisfiable_over_choices() -> None:
+    f = And((cmp("mode", "!=", "null"), cmp("mode", "!=", "prefill"), cmp("mode", "!=", "decode")))
+    assert not satisfiable(f, {"mode": MODE})
+
+
+def _values(model: dict) -> dict:
+    return {term.name: value for term, value in model.items()}
+
+
+def test_find_model_keeps_preferred_values() -> None:
+    f = And((cmp("tp_size", ">", 1), cmp("mode", "!=", "decode")))
+    model = find_model(f, prefer={"tp_size": 1, "mode": "null", "dp_size": 1}, domains={"mode": MODE})
+    assert model is not None
+    values = _values(model)
+    assert values["mode"] == "null"  # the preferred value already satisfies it
+    assert values["tp_size"] > 1
+    assert evaluate(f, lambda t: values[t.name]) is True
+
+
+def test_find_model_changes_fewest_fields() -> None:
+    # Either change both x and y, or only z: the model changes z alone.
+    f = Or((And((truthy("x"), truthy("y"))), truthy("z")))
+    model = find_model(f, prefer={"x": False, "y": False, "z": False})
+    assert model is not None
+    values = _values(model)
+    assert (values["x"], values["y"]) == (False, False) and values["z"]
+
+
+def test_find_model_respects_domains_and_is_deterministic() -> None:
+    f = cmp("mode", "not in", ("null", "prefill"))
+    first = find_model(f, prefer={"mode": "null"}, domains={"mode": MODE})
+    assert first is not None and _values(first) == {"mode": "decode"}
+    assert find_model(f, prefer={"mode": "null"}, domains={"mode": MODE}) == first
+
+
+def test_find_model_keys_terms_without_transforms_and_free_comparisons() -> None:
+    f = And((cmp(field("model_path", "lower"), "==", "dummy"), cmp("tp_size", "!=", field("dp_size"))))
+    model = find_model(f)
+    assert model is not None
+    by_text = {term.text: value for term, value in model.items()}
+    assert str(by_text["model_path"]).lower() == "dummy"
+    free = [term for term in model if term.kind is TermKind.OPAQUE]
+    assert len(free) == 1 and model[free[0]] is True and set(free[0].fields) == {"tp_size", "dp_size"}
+
+
+def test_find_model_none_when_impossible() -> None:
+    assert find_model(And((cmp("x", "==", 1), cmp("x", "==", 2)))) is None
+
+
+def test_budget_exhausted_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    a = And((cmp("x", ">", 2), cmp("y", "in", ("a", "b")), Or((truthy("z"), cmp("x", "<", 9)))))
+    b = Or((cmp("x", ">", 1), cmp("y", "==", "c")))
+    assert implies_exact(a, b) is True
+    monkeypatch.setattr(logic, "BUDGET", 0)
+    assert implies_exact(a, b) is None
+    # The fallback may only miss an implication, never invent one.
+    assert implies(a, b) is False
+    assert implies(b, a) is False
+
+
+# ---- property: the search agrees with brute force over a value grid --------------------------------
+
+LITERALS = st.sampled_from([None, 0, 1, 2, "a", "b", ("a", "b"), True])
+OPS = st.sampled_from(["==", "!=", "<", "<=", ">", ">=", "in", "not in", "is", "is not", "truthy"])
+# Every candidate the literals above need, and then some: brute force decides exactly over these.
+GRID = [None, True, False, -1, 0, 0.5, 1, 1.5, 2, 2.5, 3, "a", "b", "c", "", "A", ()]
+
+
+@st.composite
+def atoms_(draw) -> Atom:
+    name = draw(st.sampled_from(["x", "y"]))
+    op = draw(OPS)
+    if op == "truthy":
+        return truthy(name)
+    value = draw(LITERALS)
+    if op in ("in", "not in") and not isinstance(value, tuple):
+        value = (value,)
+    return cmp(name, op, value)
+
+
+formulas = st.recursive(
+    atoms_(),
+    lambda inner: st.one_of(
+        inner.map(Not),
+        st.lists(inner, min_size=2, max_size=3).map(lambda xs: And(tuple(xs))),
+        st.lists(inner, min_size=2, max_size=3).map(lambda xs: Or(tuple(xs))),
+    ),
+    max_leaves=6,
+)
+
+
+def reference(f: Formula, values: dict, positive: bool = True) -> bool:
+    """The semantics logic documents: errors make a comparison false; `not` flips comparisons."""
+    if isinstance(f, Const):
+        return f.value == positive
+    if isinstance(f, Not):
+        return reference(f.arg, values, not positive)
+    if isinstance(f, (And, Or)):
+        parts = [reference(a, values, positive) for a in f.args]
+        return all(parts) if isinstance(f, And) == positive else any(parts)
+    atom = f
+    if not positive:
+        if atom.op not in NEGATED_OP:
+            return not reference(atom, values)
+        atom = Atom(atom.term, NEGATED_OP[atom.op], atom.other)
+    try:
+        left = apply_transforms(values[atom.term.name], atom.term.transforms)
+        return bool(compare(left, atom.op, atom.other.value if atom.other else None))
+    except (TypeError, ValueError):
+        return False
+
+
+def brute_models(*parts: Formula):
+    for x, y in itertools.product(GRID, GRID):
+        values = {"x": x, "y": y}
+        if all(reference(p, values) for p in parts):
+            yield values
+
+
+@settings(max_examples=150, deadline=None)
+@given(formulas, formulas)
+def test_implies_agrees_with_brute_force(a: Formula, b: Formula) -> None:
+    expected = next(brute_models(a, neg(b)), None) is None
+    assert implies_exact(a, b) is expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(formulas)
+def test_models_satisfy_their_formula(f: Formula) -> None:
+    model = find_model(f, prefer={"x": None, "y": None})
+    assert (model is not None) == (next(brute_models(f), None) is not None)
+    if model is not None:
+        assert reference(f, _values(model))

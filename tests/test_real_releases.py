@@ -1,0 +1,158 @@
+"""Real SGLang releases from PyPI: every guard found, a known guard's condition and id, valid and stable output."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from extractor.extract import Extraction, extract
+from extractor.formula import atoms, fields_read, render
+from extractor.layout import find_layout
+from extractor.model import And, Atom, Const, Formula, Lit, Not, Or, RuleKind, Term, TermKind
+from extractor.output import flags_document, rules_document, validate
+from extractor.sources import SourceTree, release_tree
+
+pytestmark = pytest.mark.network
+
+RELEASES = ("0.5.18", "0.5.23")
+OFFLOAD = "The argument disaggregation-decode-enable-offload-kvcache is only supported for decode side."
+
+
+@pytest.fixture(scope="session")
+def releases() -> dict[str, tuple[SourceTree, Extraction]]:
+    """One extraction per release for the whole session (0.5.23 takes seconds)."""
+    found = {}
+    for version in RELEASES:
+        tree = release_tree(version)
+        found[version] = (tree, extract(tree))
+    return found
+
+
+# --- (a) every raise and messaged assert, found independently with `ast` --------------------------
+
+
+def _exception_name(node: ast.Raise) -> str | None:
+    exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+    return ast.unparse(exc) if exc is not None else None
+
+
+def ast_guards(tree: SourceTree) -> list[tuple[str, str, int, str | None]]:
+    """(kind, file, line, exception) of each raise and messaged assert inside a function of the read files."""
+    found = []
+
+    def walk(node: ast.AST, path: str, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if in_function and isinstance(child, ast.Raise):
+                found.append(("raise", path, child.lineno, _exception_name(child)))
+            elif in_function and isinstance(child, ast.Assert) and child.msg is not None:
+                found.append(("assert", path, child.lineno, "AssertionError"))
+            walk(child, path, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+    for path in find_layout(tree.paths()).files:
+        walk(ast.parse(tree.read_text(path)), path, False)
+    return found
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_every_guard_is_found(releases, version: str) -> None:
+    tree, ex = releases[version]
+    expected = ast_guards(tree)
+    guards = [r for r in ex.rules if r.kind is not RuleKind.ADJUSTMENT]
+
+    def located(items, kind=None, exception=None):
+        return Counter((f, line) for k, f, line, e in items if kind in (None, k) and exception in (None, e))
+
+    extracted = [(r.kind.value, r.location.file, r.location.line, r.exception) for r in guards]
+    value_errors = located(expected, "raise", "ValueError")
+    assert value_errors == located(extracted, "raise", "ValueError")
+    assert located(expected, "raise") == located(extracted, "raise")
+    assert located(expected, "assert") == located(extracted, "assert")
+    assert len(value_errors) > 100  # the walk really found the release's validation code
+
+
+# --- (b) a known guard, in both layouts ----------------------------------------------------------
+
+
+def test_offload_guard_condition_and_id(releases) -> None:
+    decode_side = Atom(Term(TermKind.FIELD, "disaggregation_mode", "disaggregation_mode", ("disaggregation_mode",)),
+                       "!=", Lit("decode"))
+    ids = set()
+    for version in RELEASES:
+        _, ex = releases[version]
+        (rule,) = [r for r in ex.rules if r.message == OFFLOAD]
+        assert "disaggregation_decode_enable_offload_kvcache" in fields_read(rule.condition), version
+        assert decode_side in set(atoms(rule.condition)), version
+        assert rule.reachable, version
+        ids.add(rule.id)
+    assert len(ids) == 1  # moved from ServerArgs._handle_cache_compatibility to arg_groups: same id
+
+
+# --- (c) schema-valid documents whose condition_source says what the tree says ----------------------
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_documents_validate(releases, version: str) -> None:
+    _, ex = releases[version]
+    validate(rules_document(ex), "rules.schema.json")
+    validate(flags_document(ex), "flags.schema.json")
+
+
+def _same_shape(f: Formula, node: ast.expr) -> bool:
+    """Does Python parse the rendered formula back into the formula's own and/or/not tree?"""
+    if isinstance(f, Const):
+        return isinstance(node, ast.Constant) and node.value is f.value
+    if isinstance(f, Atom):
+        return ast.dump(ast.parse(render(f), mode="eval").body) == ast.dump(node)
+    if isinstance(f, Not):
+        return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and _same_shape(f.arg, node.operand)
+    args = _flat(f)
+    op = ast.And if isinstance(f, And) else ast.Or
+    return (isinstance(node, ast.BoolOp) and isinstance(node.op, op) and len(node.values) == len(args)
+            and all(_same_shape(a, v) for a, v in zip(args, node.values)))
+
+
+def _flat(f: And | Or) -> list[Formula]:
+    return [x for a in f.args for x in (_flat(a) if type(a) is type(f) else [a])]
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_condition_source_is_python_with_the_same_shape(releases, version: str) -> None:
+    _, ex = releases[version]
+    wrong = [
+        (r.location, render(f)[:200])
+        for r in ex.rules
+        for f in (r.condition, r.effective)
+        if not _same_shape(f, ast.parse(render(f), mode="eval").body)
+    ]
+    assert not wrong
+
+
+# --- (d) the same bytes from separate processes with different hash seeds --------------------------
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_output_is_byte_identical_across_processes(tmp_path: Path, version: str) -> None:
+    release_tree(version)  # fetched once, before both runs read the cache
+    runs = {}
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = tmp_path / seed
+        runs[seed] = (out, subprocess.Popen(  # both at once: two cores, half the wait
+            [sys.executable, "-m", "extractor", "extract", "--release", version, "-o", str(out)],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        ))
+    outputs = {}
+    for seed, (out, process) in runs.items():
+        stdout, stderr = process.communicate(timeout=600)
+        assert process.returncode == 0, stderr.decode()
+        outputs[seed] = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    assert "rules.json" in {Path(name).name for name in outputs["1"]}
+    assert outputs["1"].keys() == outputs["2"].keys()
+    for name in outputs["1"]:
+        assert outputs["1"][name] == outputs["2"][name], name

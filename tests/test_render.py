@@ -1,0 +1,227 @@
+"""Docs pages: golden Markdown for a fixture, CommonMark structure, words and solutions from triggers."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+
+from extractor.cli import main
+from extractor.extract import extract
+from extractor.model import And, Atom, Flag, Lit, Not, Or, Term, TermKind
+from extractor.render import Flags, page, render_site, solutions, source_link, way_text, words
+from extractor.serialize import rule_json
+from extractor.sources import path_tree
+
+from .conftest import FIXTURES
+
+CASE = FIXTURES / "render_basic"
+SOURCE = {"kind": "release", "label": "9.9.9", "release": "9.9.9"}
+
+
+@pytest.fixture(scope="module")
+def extraction():
+    return extract(path_tree(CASE / "src"))
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, extraction) -> Path:
+    folder = tmp_path_factory.mktemp("site")
+    render_site(extraction.rules, extraction.flags, SOURCE, folder)
+    return folder
+
+
+def test_pages_match_golden(site, regen_golden) -> None:
+    expected = CASE / "expected"
+    produced = sorted(p.name for p in site.glob("*.md"))
+    if regen_golden:
+        expected.mkdir(exist_ok=True)
+        for old in expected.glob("*.md"):
+            old.unlink()
+        for name in produced:
+            (expected / name).write_text((site / name).read_text(encoding="utf-8"), encoding="utf-8")
+    assert produced == sorted(p.name for p in expected.glob("*.md"))
+    for name in produced:
+        assert (site / name).read_text(encoding="utf-8") == (expected / name).read_text(encoding="utf-8"), name
+
+
+def test_deterministic(tmp_path, extraction, site) -> None:
+    render_site(extraction.rules, extraction.flags, SOURCE, tmp_path)
+    for path in site.iterdir():
+        assert (tmp_path / path.name).read_bytes() == path.read_bytes(), path.name
+
+
+def _tokens(text: str):
+    return MarkdownIt("commonmark").parse(text)
+
+
+def test_pages_are_commonmark_with_their_sections(site, extraction) -> None:
+    for rule in extraction.rules:
+        text = (site / f"{rule.id}.md").read_text(encoding="utf-8")
+        tokens = _tokens(text)
+        headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open" and t.tag == "h2"]
+        assert {"What it means", "Source", "When it happens", "Solutions"} <= set(headings), rule.id
+        assert sum(t.type == "heading_open" and t.tag == "h1" for t in tokens) == 1
+        fences = [t for t in tokens if t.type == "fence"]
+        # The snippet and the message come out of the parser exactly as they went in: fences are closed.
+        assert any(t.content.rstrip("\n") == rule.snippet.text.rstrip() for t in fences)
+        assert any(t.content.rstrip("\n") == rule.message.rstrip() for t in fences)
+        html = MarkdownIt("commonmark").render(text)
+        assert f'href="{rule.id}.json"' in html
+
+
+def test_links_resolve(site) -> None:
+    for path in site.glob("*.md"):
+        html = MarkdownIt("commonmark").render(path.read_text(encoding="utf-8"))
+        for target in re.findall(r'href="([^"]+)"', html):
+            if not target.startswith("http"):
+                assert (site / target).is_file(), (path.name, target)
+
+
+def test_json_beside_each_page(site, extraction) -> None:
+    for rule in extraction.rules:
+        assert json.loads((site / f"{rule.id}.json").read_text(encoding="utf-8")) == json.loads(json.dumps(rule_json(rule)))
+
+
+def test_index_groups_by_flag_and_file(site, extraction) -> None:
+    text = (site / "index.md").read_text(encoding="utf-8")
+    tokens = _tokens(text)
+    h3 = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open" and t.tag == "h3"]
+    assert "`sglang/srt/server_args.py` (11)" in h3
+    assert "`--offload-kvcache` (3)" in h3  # its own rule, the storage backend one, the ROCm one
+    assert len(extraction.rules) == 11
+
+
+def test_page_in_words_and_fixes(site, extraction) -> None:
+    rule = next(r for r in extraction.rules if r.message.startswith("Offloading the KV cache is only"))
+    text = (site / f"{rule.id}.md").read_text(encoding="utf-8")
+    assert "Rejected when `--offload-kvcache` is set and `--disaggregation-mode` is not `decode`." in text
+    assert "- `--model-path` (ignoring case) is neither `none` nor `dummy`" in text
+    assert "1. Remove `--offload-kvcache`." in text and "2. Pass `--disaggregation-mode decode`." in text
+    assert "https://github.com/sgl-project/sglang/blob/v9.9.9/python/sglang/srt/server_args.py#L" in text
+    assert "python -m sglang.launch_server --model-path org/model --offload-kvcache" in text  # the witness
+
+
+def test_page_names_conditions_outside_the_command_line(site, extraction) -> None:
+    rule = next(r for r in extraction.rules if "ROCm" in r.message)
+    text = (site / f"{rule.id}.md").read_text(encoding="utf-8")
+    assert "Conditions outside the command line:" in text and "- platform: `get_platform().is_hip`" in text
+    strict = next(r for r in extraction.rules if "SGLANG_STRICT" in r.message)
+    assert "- environment: `envs.SGLANG_STRICT.get()`" in (site / f"{strict.id}.md").read_text(encoding="utf-8")
+
+
+def test_source_link_templates(extraction) -> None:
+    rule = extraction.rules[0]
+    assert source_link(rule, {"commit": "abc"}, "https://x/{commit}/{path}#L{line}") == \
+        f"https://x/abc/{rule.location.file}#L{rule.location.line}"
+    assert source_link(rule, {"kind": "path", "label": "here"}) is None  # nothing to pin to
+
+
+# ---- words and solutions ----------------------------------------------------------------------------
+
+FLAGS = Flags([
+    Flag("mode", ("--mode",), "str", '"null"', "null", True, ("null", "prefill", "decode")),
+    Flag("offload", ("--offload",), "bool", "False", False, True, None, "store_true"),
+    Flag("overlap", ("--overlap",), "bool", "True", True, True, None, "argparse.BooleanOptionalAction"),
+    Flag("tp_size", ("--tp-size", "--tp"), "int", "1", 1, True),
+    Flag("backend", ("--backend",), "Optional[str]", "None", None, True),
+])
+
+
+def field(name: str, *transforms: str) -> Term:
+    return Term(TermKind.FIELD, name, name, (name,), transforms)
+
+
+MODE_NOT_DECODE = Atom(field("mode"), "!=", Lit("decode"))
+OFFLOAD = Atom(field("offload"))
+
+
+@pytest.mark.parametrize(
+    "formula, text",
+    [
+        (OFFLOAD, "`--offload` is set"),
+        (Not(OFFLOAD), "`--offload` is not set"),
+        (MODE_NOT_DECODE, "`--mode` is not `decode`"),
+        (Atom(field("mode"), "in", Lit(("prefill", "decode"))), "`--mode` is one of `prefill`, `decode`"),
+        (Atom(field("mode"), "not in", Lit(("prefill", "decode"))), "`--mode` is neither `prefill` nor `decode`"),
+        (Atom(field("backend"), "is", Lit(None)), "`--backend` is not given"),
+        (Atom(field("tp_size"), ">=", Lit(2)), "`--tp-size` is at least `2`"),
+        (Atom(field("mode", "lower"), "==", Lit("decode")), "`--mode` (ignoring case) is `decode`"),
+        (Not(And((OFFLOAD, MODE_NOT_DECODE))), "`--offload` is not set or `--mode` is `decode`"),
+        (And((OFFLOAD, Or((MODE_NOT_DECODE, Atom(field("tp_size"), ">", Lit(1)))))),
+         "`--offload` is set and either `--mode` is not `decode` or `--tp-size` is greater than `1`"),
+        (Atom(Term(TermKind.ENV, "X", "envs.X.get()"),), "environment variable `X` is set"),
+        (Atom(Term(TermKind.PLATFORM, "is_hip()", "is_hip()")), "`is_hip()` is true"),
+    ],
+)
+def test_words(formula, text) -> None:
+    assert words(formula, FLAGS) == text
+
+
+def _rule(trigger, **changes):
+    from extractor.model import Location, Rule, RuleKind, Snippet
+
+    snippet = Snippet(1, 3, "if cfg.offload and cfg.overlap:\n    if cfg.mode != 'decode' or cfg.tp_size > 1 or cfg.backend is None:\n        raise ValueError('x')")
+    base = dict(id="r", kind=RuleKind.RAISE, exception="ValueError", message="x", message_static=True,
+                location=Location("f.py", 3, 3), function="f", snippet=snippet, condition=trigger,
+                enclosing=(1, 2), trigger=trigger, reachable=True)
+    base.update(changes)
+    return Rule(**base)
+
+
+@pytest.mark.parametrize(
+    "trigger, fixes",
+    [
+        (And((OFFLOAD, MODE_NOT_DECODE)), ["remove --offload", "pass --mode decode"]),
+        (And((OFFLOAD, Or((MODE_NOT_DECODE, Atom(field("tp_size"), ">", Lit(1)))))),
+         ["remove --offload", "pass --mode decode and remove --tp-size"]),
+        (And((Atom(field("overlap")), Atom(field("tp_size"), ">", Lit(1)))), ["pass --no-overlap", "remove --tp-size"]),
+        (And((OFFLOAD, Atom(field("backend"), "is", Lit(None)))), ["remove --offload", "pass --backend VALUE"]),
+    ],
+)
+def test_solutions(trigger, fixes) -> None:
+    assert [way_text(w) for w in solutions(_rule(trigger), FLAGS)] == fixes
+
+
+def test_inherited_conditions_are_not_solutions() -> None:
+    dummy = Atom(field("mode", "lower"), "not in", Lit(("none", "dummy")))
+    rule = _rule(And((dummy, OFFLOAD, MODE_NOT_DECODE)), condition=And((OFFLOAD, MODE_NOT_DECODE)))
+    assert [way_text(w) for w in solutions(rule, FLAGS)] == ["remove --offload", "pass --mode decode"]
+    text = page(rule, FLAGS, {"label": "t"})
+    assert "Rejected when `--offload` is set and `--mode` is not `decode`." in text
+    assert "- `--mode` (ignoring case) is neither `none` nor `dummy`" in text
+
+
+# ---- the command ----------------------------------------------------------------------------------------
+
+
+def test_cli_render_from_rules_and_from_source(tmp_path, capsys) -> None:
+    assert main(["extract", str(CASE / "src"), "-o", str(tmp_path / "out")]) == 0
+    assert main(["render", str(tmp_path / "out" / "src" / "rules.json"), "-o", str(tmp_path / "a")]) == 0
+    assert main(["render", str(CASE / "src"), "-o", str(tmp_path / "b")]) == 0
+    names = sorted(p.name for p in (tmp_path / "a").iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "b").iterdir()) and "index.md" in names
+    assert len([n for n in names if n.endswith(".md")]) == 12
+    assert main(["render", str(CASE / "src"), "-o", str(tmp_path / "c"), "--source-url", "{nope}"]) == 2
+
+
+@pytest.mark.network
+def test_real_release_pages_are_commonmark(tmp_path) -> None:
+    from extractor.check import release_rules
+
+    real = release_rules("0.5.23")
+    render_site(real.rules, real.flags, real.source, tmp_path)
+    parser = MarkdownIt("commonmark")
+    for rule in real.rules:
+        tokens = parser.parse((tmp_path / f"{rule.id}.md").read_text(encoding="utf-8"))
+        assert sum(t.type == "heading_open" and t.tag == "h1" for t in tokens) == 1, rule.id
+        fences = [t.content.rstrip("\n") for t in tokens if t.type == "fence"]
+        assert rule.message.rstrip() in fences and rule.snippet.text.rstrip() in fences, rule.id
+    offload = next(r for r in real.rules if r.message.startswith("The argument disaggregation-decode-enable-offload"))
+    text = (tmp_path / f"{offload.id}.md").read_text(encoding="utf-8")
+    assert "is set and `--disaggregation-mode` is not `decode`" in text
+    assert "blob/v0.5.23/python/sglang/srt/" in text
+    assert f"]({offload.id}.md)" in (tmp_path / "index.md").read_text(encoding="utf-8")

@@ -443,6 +443,8 @@ def to_formula(node: cst.BaseExpression, scope: Scope, env: Env) -> Formula:
         inlined = scope.inline(node, env)
         if inlined is not None:
             return to_formula(*inlined)
+    if isinstance(node, (cst.Dict, cst.List, cst.Tuple, cst.Set)):
+        return Const(bool(node.elements))  # a display is truthy exactly when it has elements
     term = to_term(node, scope, env)
     if isinstance(term, Lit):
         return Const(bool(term.value))

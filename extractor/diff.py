@@ -36,7 +36,7 @@ _EXCERPT = 240  # characters of a condition shown in text and Markdown (JSON has
 
 # Matching thresholds (difflib ratios), strongest evidence first.
 _SAME_FUNCTION_MESSAGE = 0.6  # same function, message reworded
-_SAME_MESSAGE_CONDITION = 0.5  # same message, condition edited (moved guards land here)
+_SAME_MESSAGE_CONDITION = 0.5  # same message that says little ("{reason}"): the condition must be alike
 _SIMILAR_MESSAGE = 0.85  # reworded and moved: needs a very close message and a shared field
 _REWRITTEN_MESSAGE = 0.6  # last resort: a shared field and a message still more alike than not
 
@@ -409,9 +409,12 @@ def _best_pairs(old: list[Rule], new: list[Rule]) -> list[Pair]:
             score = _ratio(message, normalized_message(new[j].message))
             if score >= _SAME_FUNCTION_MESSAGE:
                 offer(i, j, 2, score, "function+message")
+        # An identical message is evidence enough, unless it says nothing ("{reason}"): then the
+        # condition must be alike too. Among several, the closest condition wins.
+        telling = len(re.sub(r"\W|\{\}", "", message)) >= 8
         for j in by_message.get(message, ()):
             score = _ratio(render(a.condition), render(new[j].condition))
-            if score >= _SAME_MESSAGE_CONDITION:
+            if telling or score >= _SAME_MESSAGE_CONDITION:
                 offer(i, j, 2, score, "message+condition")
     _similar_messages(old, new, offer)
     ranked = sorted(candidates.items(), key=lambda item: (-item[1][0], -item[1][1], item[0]))
@@ -674,11 +677,11 @@ _IMPORT = re.compile(r"^\s*from \.(\w*) import ([\w, ]+)", re.MULTILINE)
 def code_fingerprint(*roots: str) -> str:
     """A digest of the package modules `roots` import, directly or not (lazy imports included).
 
-    A cached result made by other code is not reused, while edits to unrelated modules (this one,
-    the CLI) keep the cache warm.
+    A cached result made by other code is not reused, while edits to unrelated modules keep the
+    cache warm. The command layer is left out: every command imports it only to return exit codes.
     """
     package = Path(__file__).resolve().parent
-    seen: set[str] = set()
+    seen: set[str] = {"cli", "__main__"}
     todo = list(roots)
     while todo:
         name = todo.pop()
@@ -689,7 +692,7 @@ def code_fingerprint(*roots: str) -> str:
         for module, names in _IMPORT.findall(path.read_text(encoding="utf-8")):
             todo += [module] if module else [n.strip() for n in names.split(",")]
     hasher = hashlib.sha256()
-    for name in sorted(seen):
+    for name in sorted(seen - {"cli", "__main__"}):
         hasher.update(name.encode() + b"\0" + (package / f"{name}.py").read_bytes() + b"\0")
     return hasher.hexdigest()
 

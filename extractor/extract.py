@@ -10,7 +10,7 @@ from .callgraph import Program
 from .graph import Relations, relations, with_related
 from .layout import Layout, find_layout
 from .model import Flag, Notice, Rule, SourceProblem
-from .modules import ModuleSummary, ParseError, summarize
+from .modules import ModuleSummary, ParseError, deep_recursion, summarize
 from .rules import rules_of
 from .sources import SourceError, SourceInfo, SourceTree
 from .witness import attach_witnesses
@@ -56,12 +56,26 @@ def read_modules(tree: SourceTree, paths, keep_going: bool) -> tuple[list[Module
     return modules, files, problems
 
 
+def _summaries(program: Program, modules: list[ModuleSummary], keep_going: bool, problems: list[SourceProblem]):
+    """Each function walked; one nested beyond what the walk can follow is a problem of its file, not a crash."""
+    for module in modules:
+        for fn in module.functions.values():
+            try:
+                yield module, program.summary(fn)
+            except RecursionError:
+                problem = SourceProblem(fn.file, fn.line, 0, f"{fn.qualname}: nested too deep to analyse")
+                if not keep_going:
+                    raise ParseError(problem) from None
+                problems.append(problem)
+
+
 def extract(tree: SourceTree, include: list[str] | None = None, keep_going: bool = False) -> Extraction:
     layout = find_layout(tree.paths(), include)
     modules, files, problems = read_modules(tree, layout.files, keep_going)
     flags = build_catalog(modules)
     program = Program(tree, modules)
-    rules = program.apply(rules_of((m, program.summary(fn)) for m in modules for fn in m.functions.values()))
+    with deep_recursion():
+        rules = program.apply(rules_of(_summaries(program, modules, keep_going, problems)))
     notices = program.notices(rules, flags)
     rules = attach_witnesses(rules, flags, tree)  # example command lines, verified like `check`
     related = relations(rules)

@@ -1,11 +1,12 @@
 """The constraint graph: rules and the flags, env vars, platform and model facts they read, with
 weighted related-rule edges; each rule's `related` list, graph figures, and JSON/GraphML/DOT exports.
 
-networkx is used here and nowhere else. The graph is a MultiDiGraph because two nodes are often
-joined by several edges that must stay apart: a rule reads one flag with two tests
-(`!= "host_pool"` and `== "decode"`), and two guards are both siblings and sharers of rare flags.
-Every edge has a string key (`reads != "decode"`, `siblings`, ...) so exports and re-reads agree.
-Symmetric related edges are stored once, from the smaller node id to the larger.
+networkx is used here and nowhere else, and only where a graph object is asked for: `extract`
+works on plain sorted dicts (`GraphData`). The graph is a MultiDiGraph because two nodes are often
+joined by several edges that must stay apart: a rule tests one flag twice (`!= "host_pool"` and
+`== "decode"`), an adjustment tests the flag it writes. Every edge has a string key
+(`reads != "decode"`, `writes`, `related`, ...) so exports and re-reads agree. Two related rules
+share one `related` edge carrying all their relations.
 """
 
 from __future__ import annotations
@@ -142,19 +143,14 @@ def forbidden_pair(rule: Rule, own: tuple[Formula, ...]) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Relations:
-    """Pairwise relations of the rules: `pairs[(a, b)][kind] = weight` with `a < b`, and each rule's
-    top related rules as `(other id, score, kind)`, best first."""
+    """How the rules relate: each rule's top related rules as `(other id, score, kind)`, best first,
+    and `pairs[(a, b)][kind] = weight` (with `a < b`) for the pairs in those lists."""
 
-    pairs: dict[tuple[str, str], dict[str, float]]
+    pairs: dict[tuple[str, str], dict[str, float]]  # only the pairs some rule ranks in its top list
     top: dict[str, tuple[tuple[str, float, str], ...]]
-    shared: dict[tuple[str, str], frozenset[object]]  # the fields (str) and tests a shares-flags pair has in common
-    rarity: dict[str, float]  # IDF of each field over the rules
+    shared: dict[tuple[str, str], tuple[str, ...]]  # the rarest fields a ranked shares-flags pair shares
     own: dict[str, tuple[Formula, ...]]
     forbidden: dict[str, tuple[str, ...]]
-
-    def related_pairs(self) -> set[tuple[str, str]]:
-        """The pairs that appear in some rule's top list: the related edges worth drawing."""
-        return {(a, b) if a < b else (b, a) for a, ranked in self.top.items() for b, _, _ in ranked}
 
 
 class _Pairs:
@@ -196,7 +192,13 @@ def relations(rules: Sequence[Rule]) -> Relations:
         ranked = heapq.nsmallest(MAX_RELATED, candidates)  # score descending, then id: deterministic
         top[rule_id] = tuple((other, -score, _kind(pairs.weights[(rule_id, other) if rule_id < other else (other, rule_id)]))
                              for score, other in ranked)
-    return Relations(pairs.weights, top, shared, rarity, own, forbidden)
+    # Keep only the pairs some rule ranks: the Extraction holds this while the documents are built,
+    # and tens of thousands of live dicts and sets make every garbage collection of that phase slower.
+    drawn = {(a, b) if a < b else (b, a) for a, ranked in top.items() for b, _, _ in ranked}
+    kept = {pair: pairs.weights[pair] for pair in sorted(drawn)}
+    named = {pair: tuple(sorted((f for f in shared[pair] if isinstance(f, str)), key=lambda f: (-rarity[f], f))[:SHARED_SHOWN])
+             for pair in sorted(drawn) if pair in shared}
+    return Relations(kept, top, named, own, forbidden)
 
 
 def _kind(weights: dict[str, float]) -> str:
@@ -358,18 +360,27 @@ def term_node(term: Term) -> str | None:
     return None if kind is None else f"{kind}:{term.name}"
 
 
-def build_graph(rules: Sequence[Rule], flags: Sequence[Flag], relations_: Relations | None = None) -> nx.MultiDiGraph:
-    """Nodes: rules, flags (the whole catalog and any field a rule reads), env vars, platform and model
-    facts. Edges: rule -> term `reads`, adjustment -> flag `writes`, flag -> flag `excludes` (a guard
-    forbids the pair), and rule -> rule related edges weighted as in `related`."""
-    import networkx as nx
+@dataclass(frozen=True, slots=True)
+class GraphData:
+    """The graph as plain dicts, nodes and edges in sorted order: what `extract` summarizes and
+    exports without importing networkx. `build_graph` turns it into a networkx graph."""
 
+    nodes: dict[str, dict]
+    edges: dict[tuple[str, str, str], dict]  # (source, target, key) -> attributes
+
+
+def graph_data(rules: Sequence[Rule], flags: Sequence[Flag], relations_: Relations | None = None) -> GraphData:
+    """Nodes: rules, flags (the whole catalog and any field a rule tests), env vars, platform and
+    model facts. Edges: rule -> term `reads` (the rule's own tests), adjustment -> flag `writes`,
+    flag -> flag `excludes` (a guard forbids the pair), and one `related` edge per pair of rules that
+    some rule ranks in its `related` list, named by its strongest relation and weighted by its score."""
     found = relations_ if relations_ is not None else relations(rules)
     nodes: dict[str, dict] = {}
     edges: dict[tuple[str, str, str], dict] = {}
     catalog = {f.name: f for f in flags}
     for flag in flags:
         nodes[f"flag:{flag.name}"] = _flag_attributes(flag.name, flag)
+    adjusted: dict[tuple[str, str], tuple[str, str]] = {}  # pair -> (adjustment, rule it affects)
     for rule in rules:
         nodes[rule_node(rule.id)] = _rule_attributes(rule)
         for literal in _literals(found.own.get(rule.id, ())):
@@ -393,29 +404,48 @@ def build_graph(rules: Sequence[Rule], flags: Sequence[Flag], relations_: Relati
         for i, a in enumerate(names):
             for b in names[i + 1 :]:
                 edges[(f"flag:{a}", f"flag:{b}", f"excludes {rule.id}")] = {"kind": "excludes", "rule": rule.id}
-    # Related edges: every relation of the pairs some rule ranks in its `related` list.
-    drawn = found.related_pairs()
-    for rule in rules:
-        for adjustment in rule.affected_by:  # directed: the adjustment runs first and changes what the rule sees
-            pair = (adjustment, rule.id) if adjustment < rule.id else (rule.id, adjustment)
-            if pair in drawn:
-                weight = round(found.pairs[pair]["adjusts"], SCORE_DIGITS)
-                edges[(rule_node(adjustment), rule_node(rule.id), "adjusts")] = {"kind": "adjusts", "weight": weight}
-    for a, b in drawn:
-        for kind, weight in found.pairs[(a, b)].items():
-            if kind == "adjusts":
-                continue
-            attributes: dict = {"kind": kind, "weight": round(weight, SCORE_DIGITS)}
-            if kind == "shares-flags":
-                fields = [f for f in found.shared[(a, b)] if isinstance(f, str)]
-                rarest = sorted(fields, key=lambda f: (-found.rarity[f], f))[:SHARED_SHOWN]
-                attributes["shared"] = ",".join(flag_name(f) for f in rarest)
-            edges[(rule_node(a), rule_node(b), kind)] = attributes
+        for adjustment in rule.affected_by:
+            adjusted[(adjustment, rule.id) if adjustment < rule.id else (rule.id, adjustment)] = (adjustment, rule.id)
+    for pair, weights in found.pairs.items():
+        # The adjustment points at the rule it affects; other relations are symmetric, stored low -> high.
+        source, target = adjusted[pair] if "adjusts" in weights and pair in adjusted else pair
+        ranked = sorted(weights, key=lambda k: (-weights[k], KIND_ORDER.index(k)))
+        attributes: dict = {
+            "kind": ranked[0],
+            "weight": round(math.fsum(weights.values()), SCORE_DIGITS),
+            "relations": " ".join(f"{k}={weights[k]:.{SCORE_DIGITS}f}" for k in ranked),
+        }
+        if found.shared.get(pair):
+            attributes["shared"] = ",".join(flag_name(f) for f in found.shared[pair])
+        edges[(rule_node(source), rule_node(target), "related")] = attributes
+    return GraphData(dict(sorted(nodes.items())), dict(sorted(edges.items(), key=lambda item: item[0])))
+
+
+def build_graph(rules: Sequence[Rule], flags: Sequence[Flag], relations_: Relations | None = None) -> nx.MultiDiGraph:
+    """The graph of `graph_data` as a networkx MultiDiGraph (see the module docstring for why multi)."""
+    return to_networkx(graph_data(rules, flags, relations_))
+
+
+def to_networkx(data: GraphData) -> nx.MultiDiGraph:
+    import networkx as nx
+
     graph = nx.MultiDiGraph()
-    graph.add_nodes_from(sorted(nodes.items()))
-    for (source, target, key), data in sorted(edges.items(), key=lambda item: item[0]):
-        graph.add_edge(source, target, key=key, **data)  # add_edges_from costs twice as much per edge
+    graph.add_nodes_from(data.nodes.items())
+    for (source, target, key), attributes in data.edges.items():
+        graph.add_edge(source, target, key=key, **attributes)  # add_edges_from costs twice as much per edge
     return graph
+
+
+def _parts(graph: GraphData | nx.MultiDiGraph) -> tuple[list[tuple[str, dict]], list[tuple[str, str, str, dict]]]:
+    """Nodes and edges in sorted order, from plain data or from a networkx graph (a neighbourhood)."""
+    if isinstance(graph, GraphData):
+        return list(graph.nodes.items()), [(s, t, k, d) for (s, t, k), d in graph.edges.items()]
+    return sorted(graph.nodes(data=True)), sorted(graph.edges(keys=True, data=True), key=lambda e: e[:3])
+
+
+def relation_weights(edge: dict) -> dict[str, float]:
+    """The relations behind a `related` edge, from its `relations` attribute (`siblings=1.0000 ...`)."""
+    return {kind: float(weight) for kind, _, weight in (item.partition("=") for item in edge["relations"].split())}
 
 
 def _rule_attributes(rule: Rule) -> dict:
@@ -490,41 +520,57 @@ def _test(literal: Formula, term: Term) -> tuple[str, str]:
 # --- figures ------------------------------------------------------------------------------------
 
 
-def figures(graph: nx.MultiDiGraph, top: int = 10) -> dict:
+def figures(graph: GraphData | nx.MultiDiGraph, top: int = 10) -> dict:
     """Counts of nodes and edges by kind, the most connected flags, and the components of the flag
-    co-occurrence graph (two flags joined when one rule tests both itself)."""
-    import networkx as nx
-
-    nodes = Counter(data["kind"] for _, data in graph.nodes(data=True))
-    rule_kinds = Counter(data["rule_kind"] for _, data in graph.nodes(data=True) if data["kind"] == "rule")
-    edges = Counter(data["kind"] for _, _, data in graph.edges(data=True))
+    co-occurrence graph (two flags joined when one rule tests both)."""
+    nodes, edges = _parts(graph)
+    labels = {n: data["label"] for n, data in nodes}
     readers: dict[str, set[str]] = defaultdict(set)
     tested: dict[str, set[str]] = defaultdict(set)
-    for source, target, data in graph.edges(data=True):
+    for source, target, _, data in edges:
         if data["kind"] in ("reads", "writes") and target.startswith("flag:"):
             readers[target].add(source)
             tested[source].add(target)
     connected = sorted(readers, key=lambda n: (-len(readers[n]), n))[:top]
-    co = nx.Graph()
-    co.add_nodes_from(sorted(n for reads in tested.values() for n in reads))
-    for reads in tested.values():
-        ordered = sorted(reads)
-        co.add_edges_from((a, b) for i, a in enumerate(ordered) for b in ordered[i + 1 :])
-    components = sorted((sorted(c) for c in nx.connected_components(co)), key=lambda c: (-len(c), c))
+    components = _components(tested.values())
     return {
-        "nodes": dict(sorted(nodes.items())),
-        "rules_by_kind": dict(sorted(rule_kinds.items())),
-        "edges": dict(sorted(edges.items())),
-        "most_connected_flags": [{"flag": graph.nodes[n]["label"], "rules": len(readers[n])} for n in connected],
+        "nodes": dict(sorted(Counter(data["kind"] for _, data in nodes).items())),
+        "rules_by_kind": dict(sorted(Counter(data["rule_kind"] for _, data in nodes if data["kind"] == "rule").items())),
+        "edges": dict(sorted(Counter(data["kind"] for _, _, _, data in edges).items())),
+        "most_connected_flags": [{"flag": labels[n], "rules": len(readers[n])} for n in connected],
         "co_occurrence": {
-            "flags": co.number_of_nodes(),
-            "pairs": co.number_of_edges(),
+            "flags": sum(len(c) for c in components),
+            "pairs": len({(a, b) for group in tested.values() for a in group for b in group if a < b}),
             "components": len(components),
             "sizes": [len(c) for c in components if len(c) > 1],
             "singletons": sum(len(c) == 1 for c in components),
-            "small": [[graph.nodes[n]["label"] for n in c] for c in components if 1 < len(c) <= SMALL_COMPONENT],
+            "small": [[labels[n] for n in c] for c in components if 1 < len(c) <= SMALL_COMPONENT],
         },
     }
+
+
+def _components(groups: Iterable[set[str]]) -> list[list[str]]:
+    """Connected components of the graph joining every two members of a group (union-find), largest first."""
+    parent: dict[str, str] = {}
+
+    def root(n: str) -> str:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    for group in groups:
+        members = sorted(group)
+        for n in members:
+            parent.setdefault(n, n)
+        for n in members[1:]:
+            a, b = root(members[0]), root(n)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    found: dict[str, list[str]] = defaultdict(list)
+    for n in sorted(parent):
+        found[root(n)].append(n)
+    return sorted(found.values(), key=lambda c: (-len(c), c))
 
 
 # --- exports ------------------------------------------------------------------------------------
@@ -532,32 +578,30 @@ def figures(graph: nx.MultiDiGraph, top: int = 10) -> dict:
 LINKS_KEY = "links"  # node-link JSON keeps networkx's historical key for edges
 
 
-def node_link(graph: nx.MultiDiGraph, attributes: dict | None = None) -> dict:
+def node_link(graph: GraphData | nx.MultiDiGraph, attributes: dict | None = None) -> dict:
     """networkx node-link JSON (edges under "links"), nodes and links sorted; read it back with
     `networkx.node_link_graph(data, edges="links")`."""
+    nodes, edges = _parts(graph)
     return {
         "directed": True,
         "multigraph": True,
         "graph": dict(sorted((attributes or {}).items())),
-        "nodes": [{"id": n, **data} for n, data in sorted(graph.nodes(data=True))],
-        LINKS_KEY: [
-            {"source": s, "target": t, "key": k, **data}
-            for s, t, k, data in sorted(graph.edges(keys=True, data=True), key=lambda e: e[:3])
-        ],
+        "nodes": [{"id": n, **data} for n, data in nodes],
+        LINKS_KEY: [{"source": s, "target": t, "key": k, **data} for s, t, k, data in edges],
     }
 
 
 GRAPHML_TYPES = {bool: "boolean", int: "long", float: "double", str: "string"}
 
 
-def graphml_text(graph: nx.MultiDiGraph) -> str:
+def graphml_text(graph: GraphData | nx.MultiDiGraph) -> str:
     """GraphML for Gephi and yEd, written directly (networkx's writer takes seconds on a release).
 
     Edge ids are `source|target|key`, unique in the file as Gephi needs; the multigraph key is also
     kept as the edge attribute `key`. Attribute types come from the values (GraphML scalars only).
     """
-    nodes = sorted(graph.nodes(data=True))
-    edges = [(s, t, k, {"key": k, **d}) for s, t, k, d in sorted(graph.edges(keys=True, data=True), key=lambda e: e[:3])]
+    nodes, plain = _parts(graph)
+    edges = [(s, t, k, {"key": k, **d}) for s, t, k, d in plain]
     node_keys = _graphml_keys(data for _, data in nodes)
     edge_keys = _graphml_keys(data for _, _, _, data in edges)
     lines = [
@@ -642,48 +686,42 @@ DOT_EDGE_STYLE = {
 DOT_LABEL_WIDTH = 40
 
 
-def dot_text(graph: nx.MultiDiGraph, name: str = "constraints") -> str:
+def dot_text(graph: GraphData | nx.MultiDiGraph, name: str = "constraints") -> str:
     """Graphviz DOT, written by hand so no pydot/pygraphviz is needed; sorted, so stable bytes.
 
-    Rules of one function sit in one cluster (so sibling checks are drawn together); the several
-    related edges of a pair of rules are drawn as one, styled by the strongest relation and as
-    thick as the pair's score.
+    Rules of one function sit in one cluster, so the checks of a block are drawn together; a related
+    edge is styled by its strongest relation and drawn as thick as its score.
     """
+    nodes, edges = _parts(graph)
     lines = [f"digraph {_dot_id(name)} {{",
              '  graph [rankdir=LR, fontname="Helvetica", fontsize=10, nodesep=0.15, ranksep=0.6];',
              '  node [fontname="Helvetica", fontsize=9, margin="0.06,0.03"];',
              '  edge [fontname="Helvetica", fontsize=8, arrowsize=0.6];']
-    clusters: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for node, data in sorted(graph.nodes(data=True)):
+    clusters: dict[tuple[str, str], list[tuple[str, dict]]] = defaultdict(list)
+    for node, data in nodes:
         if data["kind"] == "rule":
-            clusters[(data["file"], data["function"])].append(node)
-    clustered = {n for members in clusters.values() if len(members) > 1 for n in members}
+            clusters[(data["file"], data["function"])].append((node, data))
+    clustered = set()
     for index, ((file, function), members) in enumerate(sorted(clusters.items())):
         if len(members) > 1:
             title = f"{file.rsplit('/', 1)[-1]}::{function}"
             lines.append(f'  subgraph "cluster_{index}" {{ label={_dot_id(title)}; style="rounded,dashed"; color="#999999";')
-            lines.extend(f"    {_dot_node(n, graph.nodes[n])}" for n in members)
+            lines.extend(f"    {_dot_node(n, data)}" for n, data in members)
             lines.append("  }")
-    lines.extend(f"  {_dot_node(n, data)}" for n, data in sorted(graph.nodes(data=True)) if n not in clustered)
-    related: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
-    for source, target, key, data in sorted(graph.edges(keys=True, data=True), key=lambda e: e[:3]):
+            clustered.update(n for n, _ in members)
+    lines.extend(f"  {_dot_node(n, data)}" for n, data in nodes if n not in clustered)
+    for source, target, _, data in edges:
         kind = data["kind"]
         if kind in RELATED_KINDS:
-            related[(source, target) if source < target else (target, source)][kind] = data["weight"]
-            continue
-        if kind == "reads":
-            label = f'{data["op"]} {data["operand"]}'.strip() if data["op"] != "truthy" else ""
+            extra = f", label={_dot_id(kind)}, penwidth={1 + min(data['weight'], 3):.1f}, tooltip={_dot_id(data['relations'])}"
+        elif kind == "reads":
+            test = f"{data['op']} {data['operand']}"
+            extra = f", label={_dot_id(_wrap(test, 32))}" if data["op"] != "truthy" else ""
         elif kind == "writes":
-            label = "= " + data["value"]
+            extra = f", label={_dot_id(_wrap('= ' + data['value'], 32))}"
         else:
-            label = ""
-        extra = f", label={_dot_id(_wrap(label, 32))}" if label else ""
+            extra = ""
         lines.append(f"  {_dot_id(source)} -> {_dot_id(target)} [{DOT_EDGE_STYLE[kind]}{extra}];")
-    for (a, b), weights in sorted(related.items()):
-        kind = _kind(weights)
-        score = math.fsum(weights.values())
-        lines.append(f"  {_dot_id(a)} -> {_dot_id(b)} [{DOT_EDGE_STYLE[kind]}, label={_dot_id(kind)}, "
-                     f"penwidth={1 + min(score, 3):.1f}, tooltip={_dot_id(', '.join(sorted(weights)))}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -710,7 +748,7 @@ def _dot_id(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def graph_documents(graph: nx.MultiDiGraph, attributes: dict) -> dict[str, tuple[dict, str | None]]:
+def graph_documents(graph: GraphData | nx.MultiDiGraph, attributes: dict) -> dict[str, tuple[dict, str | None]]:
     """The three export files, in the shape `output.write_documents` takes.
 
     graph.json follows schemas/graph.schema.json, which the tests check on a fixture and on a real
@@ -766,11 +804,10 @@ def _flag_users(graph: nx.MultiDiGraph, flag: str) -> tuple[dict[str, list[str]]
 
 def _ranked_neighbours(graph: nx.MultiDiGraph, rule: str) -> list[tuple[float, str, dict[str, float]]]:
     """The rules related to one rule, with the weight of each relation, best first (as in `related`)."""
-    kinds: dict[str, dict[str, float]] = defaultdict(dict)
+    ranked = []
     for source, target, data in (*graph.out_edges(rule, data=True), *graph.in_edges(rule, data=True)):
         if data["kind"] in RELATED_KINDS:
-            kinds[target if source == rule else source][data["kind"]] = data["weight"]
-    ranked = [(round(math.fsum(k.values()), SCORE_DIGITS), other, k) for other, k in kinds.items()]
+            ranked.append((data["weight"], target if source == rule else source, relation_weights(data)))
     ranked.sort(key=lambda r: (-r[0], r[1]))
     return ranked
 

@@ -181,6 +181,8 @@ class _Walker:
         self.scope = summary.scope
         self.spans = spans
         self.order = 0
+        # Dict locals built up for `declare_resolution(sa, "src", **fields)`: key, value, condition, place.
+        self.staged: dict[str, list[tuple[str, str, Formula, tuple[int, ...], int, int]]] = {}
         self.tests: list[Formula] = []  # tests of the blocks being walked, innermost last
 
     @contextmanager
@@ -405,7 +407,26 @@ class _Walker:
         if isinstance(target, cst.Name):
             if target.value in self.scope.aliases and is_alias(value, self.scope, env):
                 return env  # `cfg = resolving_view(server_args)`: cfg stays a receiver of fields
+            if isinstance(value, cst.Dict):
+                self.staged[target.value] = []
+                for element in value.elements:
+                    key = getattr(element, "key", None)
+                    if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
+                        self.stage(target.value, key.evaluated_value, element.value, ctx, env, nest, line, end_line)
             return {**env, target.value: bind(value, env)}
+        if (
+            isinstance(target, cst.Subscript)
+            and isinstance(target.value, cst.Name)
+            and target.value.value in self.staged
+            and len(target.slice) == 1
+            and isinstance(target.slice[0].slice, cst.Index)
+            and isinstance(target.slice[0].slice.value, cst.SimpleString)
+        ):
+            key = target.slice[0].slice.value.evaluated_value
+            local = target.value.value
+            if isinstance(key, str):  # `fields["hicache_ratio"] = 2.0`, declared later with `**fields`
+                self.stage(local, key, value, ctx, env, nest, line, end_line)
+            return {**env, local: NonEmpty(local, normalize(value, self.scope, env)[1])}
         name = field_of(target, self.scope, env) if isinstance(target, cst.Attribute) else None
         if name is not None:
             text, _ = normalize(value, self.scope, env)
@@ -420,6 +441,9 @@ class _Walker:
         if isinstance(target, cst.Name):
             return {**env, target.value: Unknown(target.value, normalize(value, self.scope, env)[1])}
         return env
+
+    def stage(self, local: str, key: str, value, ctx: Formula, env: Env, nest, line: int, end_line: int) -> None:
+        self.staged[local].append((key, normalize(value, self.scope, env)[0], ctx, nest, line, end_line))
 
     def declared(self, node: cst.Dict, ctx: Formula, env: Env, nest, line: int, end_line: int) -> None:
         """`return {"page_size": 64}` from a pass whose result is declared onto the arguments."""
@@ -446,6 +470,10 @@ class _Walker:
             for arg in node.args:
                 if arg.keyword is not None:
                     self.write(arg.keyword.value, normalize(arg.value, self.scope, env)[0], ctx, nest, line, end_line)
+                elif arg.star == "**" and isinstance(arg.value, cst.Name) and arg.value.value in self.staged:
+                    # Each staged entry is written under the condition it was staged in, and the call's.
+                    for key, text, staged_ctx, staged_nest, at, end in self.staged[arg.value.value]:
+                        self.write(key, text, conj(ctx, staged_ctx), staged_nest, at, end)
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
             owner = node.func.value.value
             method = node.func.attr.value

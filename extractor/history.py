@@ -12,6 +12,7 @@ from __future__ import annotations
 import concurrent.futures
 import hashlib
 import json
+import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -197,7 +198,10 @@ def _executor(jobs: int) -> concurrent.futures.Executor:
     # One job: no worker processes at all (cheaper, and tests can see what happens).
     if jobs == 1:
         return _InlineExecutor()
-    return concurrent.futures.ProcessPoolExecutor(max_workers=jobs)
+    # "spawn": a forked child of a process that has threads (a test server, a git pipe reader) can
+    # inherit a lock held by another thread and hang; fresh interpreters cannot.
+    spawn = multiprocessing.get_context("spawn")
+    return concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=spawn)
 
 
 class _InlineExecutor(concurrent.futures.Executor):

@@ -22,9 +22,9 @@ and `implies_exact` answers None.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .formula import _assume, apply_transforms, atoms, compare, render
 from .model import FALSE, NEGATED_OP, SWAPPED_OP, TRUE, And, Atom, Const, Formula, Lit, Not, Or, Term, TermKind
@@ -73,7 +73,7 @@ def implies_exact(a: Formula, b: Formula, domains: Mapping[str, Sequence[object]
 
 def equivalent(a: Formula, b: Formula, domains: Mapping[str, Sequence[object]] | None = None) -> bool:
     """Whether `a` and `b` hold for exactly the same assignments (see `implies`)."""
-    return a == b or (implies(a, b, domains) and implies(b, a, domains))
+    return implies(a, b, domains) and implies(b, a, domains)
 
 
 def satisfiable(f: Formula, domains: Mapping[str, Sequence[object]] | None = None) -> bool:
@@ -97,7 +97,8 @@ def find_model(
     text for other terms) whenever possible, otherwise the fewest variables differ from their
     preferred value; `domains` restricts a field to its choices. Ties go to the earlier candidate
     (literals in order of appearance, then their neighbours) and the earlier disjunct:
-    deterministic. Past the search budget the first model found is returned instead of the best.
+    deterministic. Past the search budget the first model found is returned instead of the best
+    (and None if even that search runs out).
     """
     prefer = prefer or {}
     try:
@@ -118,26 +119,37 @@ def find_model(
 # ---- the search space ----------------------------------------------------------------------------
 
 
-def _obligations(a: Formula, b: Formula) -> list[tuple[Formula, Formula]]:
+def _obligations(a: Formula, b: Formula, plain: bool | None = None) -> list[tuple[Formula, Formula]]:
     """Smaller implications that hold together exactly when `a` implies `b`.
 
     `a1 or a2` implies b when each ai does; a implies `b1 and b2` when it implies each bj; and
     under a, its own conjuncts are true inside b. Triggers of one guard in two releases share most
     of their conjuncts (the earlier guards not firing), so what is left to search is their difference.
     """
+    if plain is None:
+        plain = not _conflated(a, b)
     if isinstance(a, Or):
-        return [o for x in a.args for o in _obligations(x, b)]
+        return [o for x in a.args for o in _obligations(x, b, plain)]
     if isinstance(b, And):
-        return [o for y in b.args for o in _obligations(a, y)]
-    if a == b or b == TRUE or a == FALSE:
+        return [o for y in b.args for o in _obligations(a, y, plain)]
+    if b == TRUE or a == FALSE:
+        return []
+    if not plain:  # formula equality would confuse `x is 1` with `x is True`: leave it to the search
+        return [(a, b)]
+    if a == b:
         return []
     facts = set(a.args) if isinstance(a, And) else {a}
     reduced = _assume(b, facts)
     if reduced == TRUE:
         return []
     if reduced != b:
-        return _obligations(a, reduced)
+        return _obligations(a, reduced, plain)
     return [(a, b)]
+
+
+def _conflated(*formulas: Formula) -> bool:
+    found = [a for f in formulas for a in atoms(f)]
+    return len(set(found)) != len({_typed(a) for a in found})
 
 
 def _implication(a: Formula, b: Formula):
@@ -172,10 +184,10 @@ class _Space:
         self.steps = 0
         self.vars: list[_Var] = []
         self._var_of: dict[object, int] = {}
-        self._literal: dict[Atom, tuple[int, frozenset[int]] | tuple[int, frozenset[int], bool]] = {}
+        self._literal: dict[tuple, tuple[int, frozenset[int]]] = {}  # by typed atom key
         self._vars_memo: dict[int, tuple[Node, frozenset[int]]] = {}
-        self._free_atoms: set[Atom] = set()
-        found = sorted({a for f in formulas for a in atoms(f)}, key=_atom_order)
+        self._free_atoms: set[tuple] = set()
+        found = sorted({_typed(a): a for f in formulas for a in atoms(f)}.values(), key=_atom_order)
         self._build(found, prefer, domains)
 
     # -- building --
@@ -191,7 +203,7 @@ class _Space:
             else:
                 by_base.setdefault(_base(atom.term), []).append(atom)
         for base in sorted(by_base, key=repr):
-            group = [a for a in by_base[base] if not _undecidable(a)]
+            group = [a for a in by_base[base] if not _undecidable(_typed(a))]
             for atom in by_base[base]:
                 if atom not in group:  # errors on every value we know: no relation to model
                     self._free(atom, *_atom_key(atom))
@@ -201,21 +213,21 @@ class _Space:
             wanted = prefer.get(term.name) if term.kind is TermKind.FIELD else prefer.get(term.text)
             has_prefer = (term.name if term.kind is TermKind.FIELD else term.text) in prefer
             given = tuple(domains[term.name]) if term.kind is TermKind.FIELD and term.name in domains else None
-            values, truth = _domain(tuple(group), given, (wanted,) if has_prefer else ())
+            values, truth = _domain(tuple(_typed(a) for a in group), given, (wanted,) if has_prefer else ())
             index = len(self.vars)
             self.vars.append(_Var(term, list(values), 0 if has_prefer else None))
-            for atom, allowed in truth.items():
-                self._literal[atom] = (index, allowed)
+            for key, allowed in truth.items():
+                self._literal[key] = (index, allowed)
 
     def _free(self, atom: Atom, key: tuple, positive: bool) -> None:
-        self._free_atoms.add(atom)
+        self._free_atoms.add(_typed(atom))
         index = self._var_of.get(key)
         if index is None:
             index = self._var_of[key] = len(self.vars)
             text = key[-1] if isinstance(key[-1], str) else render(atom)
             stand_in = Term(TermKind.OPAQUE, text, text, tuple(sorted({f for t in _operands(atom) for f in t.fields})))
             self.vars.append(_Var(stand_in, [False, True]))
-        self._literal[atom] = (index, frozenset({1} if positive else {0}))
+        self._literal[_typed(atom)] = (index, frozenset({1} if positive else {0}))
 
     def node(self, f: Formula, positive: bool = True) -> Node:
         """The formula (or its negation) as a tree of literals in negation normal form."""
@@ -226,7 +238,7 @@ class _Space:
         if isinstance(f, (And, Or)):
             children = [self.node(arg, positive) for arg in f.args]
             return _and(children) if isinstance(f, And) == positive else _or(children, self.vars)
-        if not positive and f.op in NEGATED_OP and f not in self._free_atoms:
+        if not positive and f.op in NEGATED_OP and _typed(f) not in self._free_atoms:
             # `not (x > 2)` reads as `x <= 2`, as `formula.neg` builds it: both false for None.
             return self.node(Atom(f.term, NEGATED_OP[f.op], f.other))
         var, allowed = self._literal_of(f)
@@ -235,12 +247,12 @@ class _Space:
         return _literal(var, allowed, self.vars)
 
     def _literal_of(self, atom: Atom) -> tuple[int, frozenset[int]]:
-        found = self._literal.get(atom)
+        found = self._literal.get(_typed(atom))
         if found is None:  # a flipped comparison not in the formulas: evaluate it over the same domain
-            var = self._literal[Atom(atom.term, NEGATED_OP[atom.op], atom.other)][0]
+            var = self._literal[_typed(Atom(atom.term, NEGATED_OP[atom.op], atom.other))][0]
             allowed = frozenset(i for i, v in enumerate(self.vars[var].values) if _holds(atom, v))
-            found = self._literal[atom] = (var, allowed)
-        return found  # type: ignore[return-value]
+            found = self._literal[_typed(atom)] = (var, allowed)
+        return found
 
     # -- solving --
 
@@ -540,8 +552,9 @@ def _holds(atom: Atom, value: object) -> bool:
 
 
 @lru_cache(maxsize=8192)
-def _undecidable(atom: Atom) -> bool:
+def _undecidable(key: tuple) -> bool:
     """An atom that neither holds nor fails (in its flipped form) on any candidate value."""
+    atom = key[0]
     if atom.op not in NEGATED_OP:
         return False
     flipped = Atom(atom.term, NEGATED_OP[atom.op], atom.other)
@@ -597,37 +610,52 @@ def _candidates(group: list[Atom]) -> list[object]:
         targets_by_transform.setdefault(atom.term.transforms, []).extend(_targets(atom))
     candidates: list[object] = []
     for transforms, targets in targets_by_transform.items():
-        numbers = sorted({float(v) if isinstance(v, float) else v for v in targets if _is_number(v)})
+        # Numbers split the line at each literal and at 0 (truthiness): one value per point and per gap.
+        numbers = sorted({int(v) if isinstance(v, bool) else v for v in targets
+                          if _is_number(v) or isinstance(v, bool)} | {0})  # True orders as 1
         around = [n + d for n in numbers for d in (1, -1)]
-        between = [(x + y) / 2 for x, y in zip(numbers, numbers[1:])] + [n + 0.5 for n in numbers]
-        fresh_number = (max(numbers) + 7) if numbers else 7
+        between = [(x + y) / 2 for x, y in zip(numbers, numbers[1:])]
+        between += [float(n) for n in numbers if isinstance(n, int)]  # equal to n, yet not `is n`
+        fresh_number = max(numbers) + 7
+        # Strings compared by order need one just above each literal ("" is below them all).
+        texts = [t for t in targets if isinstance(t, str)]
+        above = [t + suffix for t in texts for suffix in ("~", "\x00")]
         generic = [None, True, False, 0, 1, "", _FRESH_STRING, fresh_number, (), (_FRESH_STRING,)]
         if any(t in ("len",) for t in transforms):
             generic = [(), ("item0",), None]
-        for target in [*targets, *around, *between, *generic]:
+        for target in [*targets, *around, *between, *above, *generic]:
             candidates += _preimages(target, transforms) if transforms else [target]
     candidates += [None, True, False, 0, 1, "", _FRESH_STRING, ()]
     return candidates
 
 
-def _domain(group: tuple[Atom, ...], given: tuple | None, prefer: tuple) -> tuple[list[object], dict]:
+def _domain(keys: tuple[tuple, ...], given: tuple | None, prefer: tuple) -> tuple[list[object], dict]:
     """The collapsed domain of one variable; memoized, as the same atoms recur across rules and releases."""
-    # Tagged with their types: 1, 1.0 and True are equal keys but behave differently under `is`.
-    tag = lambda values: tuple((type(v).__name__, v) for v in values)  # noqa: E731
     try:
-        return _cached_domain(group, None if given is None else tag(given), tag(prefer))
+        return _cached_domain(keys, None if given is None else _tagged(given), _tagged(prefer))
     except TypeError:  # an unhashable domain or preferred value
+        group = [key[0] for key in keys]
         return _collapse([*prefer, *(given if given is not None else _candidates(group))], group)
 
 
 @lru_cache(maxsize=8192)
-def _cached_domain(group: tuple[Atom, ...], given: tuple | None, prefer: tuple) -> tuple[list[object], dict]:
+def _cached_domain(keys: tuple[tuple, ...], given: tuple | None, prefer: tuple) -> tuple[list[object], dict]:
+    group = [key[0] for key in keys]
     values = [v for _, v in prefer] + ([v for _, v in given] if given is not None else _candidates(group))
     return _collapse(values, group)
 
 
+def _typed(atom: Atom) -> tuple:
+    """An atom's key that tells 1, 1.0 and True apart: equal in Python, not under `is`."""
+    return (atom, _tagged((atom.other.value,)) if isinstance(atom.other, Lit) else None)
+
+
+def _tagged(values: Iterable[object]) -> tuple:
+    return tuple((type(v).__name__, _tagged(v) if isinstance(v, tuple) else v) for v in values)
+
+
 def _collapse(candidates: list[object], group: Sequence[Atom]) -> tuple[list[object], dict]:
-    """One candidate per distinct behaviour on the group's atoms (and their flipped forms)."""
+    """One candidate per distinct behaviour on the group's atoms (and their flipped forms), by typed key."""
     checks = [*group, *(Atom(a.term, NEGATED_OP[a.op], a.other) for a in group if a.op in NEGATED_OP)]
     values: list[object] = []
     signatures: dict[tuple[bool, ...], int] = {}
@@ -639,7 +667,7 @@ def _collapse(candidates: list[object], group: Sequence[Atom]) -> tuple[list[obj
             continue
         signatures[signature] = len(values)
         values.append(value)
-    truth = {atom: frozenset(i for i, v in enumerate(values) if _holds(atom, v)) for atom in checks}
+    truth = {_typed(atom): frozenset(i for i, v in enumerate(values) if _holds(atom, v)) for atom in checks}
     return values, truth
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
@@ -55,7 +57,9 @@ def parse(path: str, text: str) -> tuple[cst.Module, ast.Module]:
         tree = ast.parse(text, filename=path)
     except SyntaxError as error:
         raise ParseError(SourceProblem(path, error.lineno or 0, error.offset or 0, error.msg)) from None
-    except (ValueError, RecursionError, MemoryError) as error:
+    except RecursionError:
+        raise ParseError(SourceProblem(path, 0, 0, "nesting too deep to parse")) from None
+    except (ValueError, MemoryError) as error:
         raise ParseError(SourceProblem(path, 0, 0, f"cannot parse: {error.__class__.__name__}")) from None
     try:
         module = cst.parse_module(text)
@@ -69,17 +73,25 @@ def parse(path: str, text: str) -> tuple[cst.Module, ast.Module]:
 def summarize(path: str, text: str) -> ModuleSummary:
     """Parse a module and index its functions, classes, constants and imports."""
     module, tree = parse(path, text)
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 20000))  # deep `if` nests recurse once per level
     try:
-        summary = ModuleSummary(path, dotted_module(path), text.splitlines(), module, statement_lines(module, tree))
-        _module_names(summary, module.body)
-        _scan(summary, module.body, prefix="", class_name=None)
+        with deep_recursion():
+            summary = ModuleSummary(path, dotted_module(path), text.splitlines(), module, statement_lines(module, tree))
+            _module_names(summary, module.body)
+            _scan(summary, module.body, prefix="", class_name=None)
     except RecursionError:
         raise ParseError(SourceProblem(path, 0, 0, "nesting too deep to analyse")) from None
-    finally:
-        sys.setrecursionlimit(limit)
     return summary
+
+
+@contextmanager
+def deep_recursion(limit: int = 20000) -> Iterator[None]:
+    """Walks recurse once per level of `if` nests and expressions, which `ast.parse` lets reach ~1,000."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, limit))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
 
 
 def _scan(summary: ModuleSummary, body, prefix: str, class_name: str | None) -> None:

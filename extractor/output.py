@@ -14,7 +14,7 @@ import jsonschema
 from . import __version__
 from .extract import Extraction
 from .formula import atoms
-from .graph import build_graph, figures, graph_documents
+from .graph import figures, graph_data, graph_documents
 from .model import RuleKind, TermKind
 from .serialize import (
     FLAGS_SCHEMA_ID,
@@ -164,12 +164,16 @@ def flags_document(ex: Extraction) -> dict:
 
 def extract_documents(ex: Extraction) -> dict[str, tuple[dict, str | None]]:
     """What `extract` writes: rules.json (graph figures under `graph`), flags.json and the graph exports."""
-    graph = build_graph(ex.rules, ex.flags, ex.relations)
+    graph = graph_data(ex.rules, ex.flags, ex.relations)  # plain data: no networkx on this path
     return {
         "rules.json": (rules_document(ex, {"graph": figures(graph)}), "rules.schema.json"),
         "flags.json": (flags_document(ex), "flags.schema.json"),
         **graph_documents(graph, {"source": ex.info.label}),
     }
+
+
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -181,6 +185,7 @@ def write_atomic(path: Path, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; outputs are ordinary shareable files
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -304,7 +304,9 @@ def test_witness_is_minimal_and_fixed(ruleset) -> None:
 def test_witness_uses_env_and_no_form(ruleset) -> None:
     found = {ruleset_rule.message: o.example for o in witnesses(ruleset) for ruleset_rule in ruleset.rules
              if ruleset_rule.id == o.rule_id and o.example}
-    assert "SGLANG_STRICT=true" in found[STRICT].before
+    # Any non-empty value makes `os.environ.get("SGLANG_STRICT")` true; the witness sets one.
+    strict = [a for a in found[STRICT].before if a.startswith("SGLANG_STRICT=")]
+    assert len(strict) == 1 and strict[0].split("=", 1)[1] not in ("", "0", "false")
     assert "--no-enable-overlap" in found[OVERLAP].after
     assert found[GRAPHS].before.count("--cuda-graph-bs") == 1 and len(found[GRAPHS].before) >= 7
 

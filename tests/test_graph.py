@@ -180,7 +180,22 @@ def test_graph_nodes_and_edges(fixture_extraction: Extraction, fixture_graph: nx
     assert reads == {("flag:mode", "!=", '"decode"', '--mode != "decode"'), ("flag:offload", "truthy", "", "--offload")}
     adjustment = G.rule_node(rules['Sets --quant to "auto"'].id)
     assert fixture_graph.has_edge(adjustment, "flag:quant", key="writes")
-    assert fixture_graph.has_edge(adjustment, G.rule_node(rules["fp8 quantization needs a non-negative rare-knob."].id), key="adjusts")
+    # one `related` edge per pair, named by its strongest relation, weighted by the pair's score;
+    # with `adjusts` among its relations it points from the adjustment to the rule it affects
+    fp8 = rules["fp8 quantization needs a non-negative rare-knob."]
+    edge = fixture_graph.get_edge_data(adjustment, G.rule_node(fp8.id), key="related")
+    assert edge["kind"] == "adjusts" and set(G.relation_weights(edge)) == {"adjusts", "shares-flags"}
+    assert edge["weight"] == fp8.related[0].score == pytest.approx(sum(G.relation_weights(edge).values()), abs=1e-3)
+    block = sorted(G.rule_node(rules[m].id) for m in ("Offload is only supported for decode side.",
+                                                       "Offload and host backup are mutually exclusive."))
+    edge = fixture_graph.get_edge_data(*block, key="related")
+    assert edge["kind"] == "siblings"
+    assert set(G.relation_weights(edge)) == {"siblings", "mutual-exclusion", "shares-flags", "same-function"}
+    assert edge["shared"] == "--offload,--backup,--mode"  # rarest first
+    knob = sorted(G.rule_node(rules[m].id) for m in ("rare-knob above 3 needs tp-size 1.", fp8.message))
+    edge = fixture_graph.get_edge_data(*knob, key="related")
+    assert (edge["kind"], edge["shared"], set(G.relation_weights(edge))) == ("shares-flags", "--rare-knob", {"shares-flags"})
+    assert 0 < edge["weight"] == G.relation_weights(edge)["shares-flags"] < 1
     assert fixture_graph.has_edge("flag:cache_a", "flag:cache_b", key=f"excludes {rules['cache-a and cache-b are mutually exclusive.'].id}")
     assert {d["kind"] for n, d in fixture_graph.nodes(data=True)} == {"rule", "flag"}
     assert fixture_graph.nodes["flag:tp_size"]["label"] == "--tp-size"

@@ -1,0 +1,177 @@
+"""Tests for extractor.history: sources to follow, cached parallel runs, lineages and the timeline."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+from packaging.version import Version
+
+from extractor import cli, history, sources
+from extractor.output import validate
+from extractor.sources import SourceError
+
+from .test_diff import history_repo  # noqa: F401  (the git fixture, shared)
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request) -> Path:
+    if "network" in request.keywords:
+        return Path(os.environ.get("SGLANG_CONSTRAINTS_CACHE") or sources.cache_root())
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SGLANG_CONSTRAINTS_CACHE", str(cache))
+    return cache
+
+
+def run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def by_message(document: dict) -> dict[str, dict]:
+    return {entry["message"]: entry for entry in document["rules"]}
+
+
+def test_git_history(history_repo, tmp_path: Path, capsys: pytest.CaptureFixture,  # noqa: F811
+                     monkeypatch: pytest.MonkeyPatch) -> None:
+    repo, commits = history_repo
+    out = tmp_path / "history"
+    code, text, err = run(capsys, "history", "--git", str(repo), "--revs", f"{commits[0]}..{commits[-1]}",
+                          "-o", str(out), "--jobs", "1")
+    assert code == 0, err
+    document = json.loads((out / "history.json").read_text())
+    validate(document, "history.schema.json")
+    labels = [c[:12] for c in commits]
+    # The README-only commit touches no read file: it is not a source.
+    assert [s["label"] for s in document["sources"]] == [labels[i] for i in (0, 1, 3, 4, 5, 6)]
+    assert [(s["from"], s["to"]) for s in document["steps"]] == list(zip(
+        [labels[i] for i in (0, 1, 3, 4, 5)], [labels[i] for i in (1, 3, 4, 5, 6)]))
+
+    rules = by_message(document)
+    added = rules["At most eight ranks in total."]
+    assert (added["first_seen"], added["last_seen"], added["present_in"]) == (labels[1], labels[6], 5)
+    reworded = rules["Decode instances support at most 4 tensor-parallel ranks."]
+    assert reworded["first_seen"] == labels[0] and len(reworded["ids"]) == 2 and reworded["ids"][-1] == reworded["id"]
+    assert [(c["kind"], c["from"], c["to"]) for c in reworded["changes"]] == [("message-changed", labels[1], labels[3])]
+    moved = rules["Data parallelism cannot be combined with disaggregation."]
+    assert [(c["kind"], c["old"]["file"], c["new"]["file"]) for c in moved["changes"]] == [
+        ("moved", "sglang/srt/server_args.py", "sglang/srt/arg_groups/parallel.py")]
+    assert [c["kind"] for c in rules["page-size must be positive"]["changes"]] == ["tightened"]
+    assert [c["kind"] for c in rules["Offloading needs a storage backend."]["changes"]] == ["relaxed"]
+    assert len(document["rules"]) == 5  # one lineage per guard, the reworded one included
+
+    timeline = (out / "timeline.md").read_text()
+    assert "do not edit" in timeline
+    rows = [line for line in timeline.splitlines() if line.startswith("| ") and not line.startswith("| source")]
+    assert [row.split(" | ")[0].lstrip("| ") for row in rows] == [s["label"] for s in document["sources"]]
+    assert "6 sources, 5 steps, 5 rule lineages" in text
+
+    # Second run: everything comes from the cache, nothing is extracted or diffed again.
+    def fail(*args, **kwargs):
+        raise AssertionError("the cache should have answered")
+
+    monkeypatch.setattr("extractor.extract.extract", fail)
+    monkeypatch.setattr(history, "find_changes", fail)
+    again = tmp_path / "again"
+    code, _, err = run(capsys, "history", "--git", str(repo), "--revs", f"{commits[0]}..{commits[-1]}",
+                       "-o", str(again), "--jobs", "1")
+    assert code == 0, err
+    assert (again / "history.json").read_bytes() == (out / "history.json").read_bytes()
+
+
+def test_parallel_run_gives_the_same_history(history_repo, tmp_path: Path) -> None:  # noqa: F811
+    repo, commits = history_repo
+    specs = history.git_specs(str(repo), f"{commits[0]}..{commits[-1]}")
+    serial = history.history_document(history.run_history(specs, jobs=1, use_cache=False))
+    parallel = history.history_document(history.run_history(specs, jobs=2, use_cache=False))
+    assert parallel == serial
+    assert not any(Path(tmp_path / "cache" / "extractions").glob("*.json"))  # --no-cache writes nothing
+
+
+def test_history_keeps_going_past_a_broken_source(tmp_path: Path) -> None:
+    specs = [history.Spec("path", str(tmp_path / "missing")), history.Spec("path", str(tmp_path / "also-missing"))]
+    result = history.run_history(specs, jobs=1)
+    document = history.history_document(result)
+    assert not document["sources"] and [e["label"] for e in document["errors"]] == [str(tmp_path / "missing"),
+                                                                                  str(tmp_path / "also-missing")]
+
+
+def test_usage_errors(history_repo, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:  # noqa: F811
+    repo, commits = history_repo
+    assert run(capsys, "history", "--revs", "a..b")[0] == 2
+    assert run(capsys, "history", "--git", str(repo), "--releases", "0.5.1")[0] == 2
+    code, _, err = run(capsys, "history", "--git", str(repo), "--revs", commits[0])
+    assert code == 2 and "A..B" in err
+    code, _, err = run(capsys, "history", "--releases", "0.5.x,0.5.2")
+    assert code == 2 and "not a valid version" in err
+    assert run(capsys, "history", "--releases", "0.5.1", "--jobs", "0")[0] == 2
+
+
+def test_release_ranges(monkeypatch: pytest.MonkeyPatch) -> None:
+    versions = ["0.5.9", "0.5.10", "0.5.10.post1", "0.5.11", "0.5.12", "0.5.13"]
+    monkeypatch.setattr(history, "release_versions", lambda index_url=None, pre=False: versions)
+    values = lambda specs: [s.value for s in specs]  # noqa: E731
+    assert values(history.release_specs("0.5.10..0.5.12")) == ["0.5.10", "0.5.10.post1", "0.5.11", "0.5.12"]
+    assert values(history.release_specs("0.5.12..")) == ["0.5.12", "0.5.13"]
+    assert values(history.release_specs("0.5.11, 0.5.9")) == ["0.5.11", "0.5.9"]
+    assert values(history.release_specs(None, all_releases=True)) == versions
+    with pytest.raises(SourceError, match="no release in this range"):
+        history.release_specs("0.6.0..0.7.0")
+
+
+def test_release_versions_skip_yanked_and_pre_releases(monkeypatch: pytest.MonkeyPatch) -> None:
+    def dist(version: str, yanked: bool = False) -> sources._Dist:
+        return sources._Dist(f"sglang-{version}.tar.gz", "u", "0" * 64, 1, yanked, Version(version))
+
+    files = [dist("0.5.2"), dist("0.5.10"), dist("0.5.10"), dist("0.5.11rc1"), dist("0.5.3", yanked=True)]
+    monkeypatch.setattr(sources, "_index_files", lambda index, release: files)
+    assert sources.release_versions() == ["0.5.2", "0.5.10"]
+    assert sources.release_versions(pre=True) == ["0.5.2", "0.5.10", "0.5.11rc1"]
+
+
+def test_progress_only_on_a_terminal() -> None:
+    quiet = io.StringIO()
+    progress = history.Progress(2, quiet)
+    progress.step("one")
+    progress.close()
+    assert quiet.getvalue() == ""
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    loud = Terminal()
+    progress = history.Progress(2, loud)
+    progress.step("extracted 0.5.10")
+    progress.close()
+    assert "1/2 extracted 0.5.10" in loud.getvalue() and loud.getvalue().endswith("\n")
+
+
+# Full range by hand: SGLANG_CONSTRAINTS_FULL_HISTORY=1 (about 18 releases; minutes on a cold cache).
+RANGE = "0.5.10..0.5.23" if os.environ.get("SGLANG_CONSTRAINTS_FULL_HISTORY") else "0.5.17..0.5.19"
+
+
+@pytest.mark.network
+def test_release_history(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    code, text, err = run(capsys, "history", "--releases", RANGE, "-o", str(tmp_path))
+    assert code == 0, err
+    document = json.loads((tmp_path / "history.json").read_text())
+    labels = [s["label"] for s in document["sources"]]
+    low, high = (Version(v) for v in RANGE.split(".."))
+    assert labels[0] == str(low) and labels[-1] == str(high)
+    assert [Version(v) for v in labels] == sorted(Version(v) for v in labels)
+    order = {label: i for i, label in enumerate(labels)}
+    last_ids = set()
+    for entry in document["rules"]:
+        assert order[entry["first_seen"]] <= order[entry["last_seen"]]
+        assert entry["present_in"] <= order[entry["last_seen"]] - order[entry["first_seen"]] + 1
+        if entry["last_seen"] == labels[-1]:
+            last_ids.add(entry["id"])
+    assert len(last_ids) == document["sources"][-1]["rules"]
+    refactor = next(s for s in document["steps"] if s["to"] == "0.5.19")
+    assert refactor["summary"]["moved"] > refactor["summary"]["added"] + refactor["summary"]["removed"]
+    assert (tmp_path / "timeline.md").read_text().count("\n| 0.5.") == len(labels)

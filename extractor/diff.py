@@ -705,33 +705,46 @@ def cache_key(tree: SourceTree, include: Sequence[str] | None = None, keep_going
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
+def cached_documents(tree: SourceTree, include: Sequence[str] | None = None,
+                     keep_going: bool = False) -> tuple[dict, dict, str] | None:
+    """The documents of an earlier extraction of the same inputs, or None."""
+    key = cache_key(tree, include, keep_going)
+    rules_path, flags_path = _cache_paths(key)
+    try:
+        rules = json.loads(rules_path.read_text(encoding="utf-8"))
+        flags = json.loads(flags_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    # The same bytes can come from another source (a release and its git tag): say which one.
+    source = tree.info.as_dict()
+    return {**rules, "source": source}, {**flags, "source": source}, key
+
+
 def extract_documents(tree: SourceTree, include: Sequence[str] | None = None, keep_going: bool = False,
-                      use_cache: bool = True, cache_dir: Path | None = None) -> tuple[dict, dict, str]:
+                      use_cache: bool = True) -> tuple[dict, dict, str]:
     """The rules.json and flags.json documents of a source, from the cache when its inputs were seen."""
     from .extract import extract  # heavy (libcst); only needed on a cache miss
     from .output import flags_document, rules_document, validate, write_atomic
 
+    found = cached_documents(tree, include, keep_going) if use_cache else None
+    if found is not None:
+        return found
     key = cache_key(tree, include, keep_going)
-    folder = cache_root(cache_dir) / "extractions"
-    rules_path, flags_path = folder / f"{key}.json", folder / f"{key}.flags.json"
-    if use_cache:
-        try:
-            rules = json.loads(rules_path.read_text(encoding="utf-8"))
-            flags = json.loads(flags_path.read_text(encoding="utf-8"))
-            # The same bytes can come from another source (a release and its git tag): say which one.
-            source = tree.info.as_dict()
-            return {**rules, "source": source}, {**flags, "source": source}, key
-        except (OSError, ValueError):
-            pass
     ex = extract(tree, include=list(include) if include else None, keep_going=keep_going)
     rules, flags = rules_document(ex), flags_document(ex)
     validate(rules, "rules.schema.json")
     validate(flags, "flags.schema.json")
     if use_cache:
+        rules_path, flags_path = _cache_paths(key)
         # Flags first: the rules file appears last and marks the entry complete.
         write_atomic(flags_path, dumps(flags))
         write_atomic(rules_path, dumps(rules))
     return rules, flags, key
+
+
+def _cache_paths(key: str) -> tuple[Path, Path]:
+    folder = cache_root() / "extractions"
+    return folder / f"{key}.json", folder / f"{key}.flags.json"
 
 
 @dataclass(frozen=True, slots=True)

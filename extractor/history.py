@@ -10,6 +10,7 @@ counts rules and changes per source.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import hashlib
 import json
 import multiprocessing
@@ -24,6 +25,7 @@ from packaging.version import InvalidVersion, Version
 from .diff import (
     Snapshot,
     Spec,
+    cached_documents,
     code_fingerprint,
     counts,
     extract_documents,
@@ -33,7 +35,7 @@ from .diff import (
 )
 from .layout import ARG_GROUPS, SERVER_ARGS, find_layout
 from .serialize import SCHEMA_VERSION, dumps
-from .sources import SourceError, cache_root, git_log, git_tree, release_versions
+from .sources import SourceError, cache_root, cached_releases, git_log, git_tree, release_versions
 
 HISTORY_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/history.schema.json"
 
@@ -158,29 +160,41 @@ class History:
 
 
 def run_history(specs: Sequence[Spec], *, include: Sequence[str] | None = None, jobs: int | None = None,
-                use_cache: bool = True, compare: str = "trigger", progress: Progress | None = None,
-                cache_dir: Path | None = None) -> History:
-    """Extract every source and diff every consecutive pair, in parallel processes."""
+                use_cache: bool = True, compare: str = "trigger", progress: Progress | None = None) -> History:
+    """Extract every source and diff every consecutive pair: cache hits here, the rest in parallel processes."""
     jobs = max(1, jobs or os.cpu_count() or 1)
     progress = progress or Progress(2 * len(specs) - 1)
-    with _executor(jobs) as pool:
-        futures = {pool.submit(extract_one, spec, include, use_cache): i for i, spec in enumerate(specs)}
-        results: list[Extracted | None] = [None] * len(specs)
+    results: list[Extracted | None] = [None] * len(specs)
+    with contextlib.ExitStack() as stack:
+        pools: list[concurrent.futures.Executor] = []
+
+        def pool() -> concurrent.futures.Executor:  # started only if something is not cached
+            if not pools:
+                pools.append(stack.enter_context(_executor(jobs)))
+            return pools[0]
+
+        futures = {}
+        for index, spec in enumerate(specs):
+            hit = _cached_one(spec, include) if use_cache else None
+            if hit is None:
+                futures[pool().submit(extract_one, spec, include, use_cache)] = index
+            else:
+                results[index] = hit
+                progress.step(f"cached {_label(hit)}")
         for future in concurrent.futures.as_completed(futures):
-            result = future.result()
-            results[futures[future]] = result
+            result = results[futures[future]] = future.result()
             progress.step(f"extracted {_label(result)}")
         done = [r for r in results if r is not None]
         good = [r for r in done if r.error is None]
         steps: list[tuple[Extracted, Extracted, dict | None]] = []
         pending = {}
         for old, new in zip(good, good[1:]):
-            cached = _load_step(old, new, compare, cache_dir) if use_cache else None
+            cached = _load_step(old, new, compare) if use_cache else None
             steps.append((old, new, cached))
             if cached is None:
                 old_docs = {"rules": old.rules, "flags": old.flags}
                 new_docs = {"rules": new.rules, "flags": new.flags}
-                pending[pool.submit(diff_step, old_docs, new_docs, compare)] = len(steps) - 1
+                pending[pool().submit(diff_step, old_docs, new_docs, compare)] = len(steps) - 1
             else:
                 progress.step(f"diffed {_label(new)}")
         for future in concurrent.futures.as_completed(pending):
@@ -188,10 +202,24 @@ def run_history(specs: Sequence[Spec], *, include: Sequence[str] | None = None, 
             old, new, _ = steps[index]
             steps[index] = (old, new, future.result())
             if use_cache:
-                _store_step(old, new, compare, steps[index][2], cache_dir)
+                _store_step(old, new, compare, steps[index][2])
             progress.step(f"diffed {_label(new)}")
     progress.close()
     return History(done, [(a, b, s) for a, b, s in steps if s is not None])
+
+
+def _cached_one(spec: Spec, include: Sequence[str] | None) -> Extracted | None:
+    """A source already extracted, looked up here; None sends it to a worker (a release not yet
+    downloaded too, so downloads run in parallel)."""
+    from .layout import LayoutError
+
+    if spec.kind == "release" and spec.value not in cached_releases():
+        return None
+    try:
+        found = cached_documents(open_spec(spec), include, keep_going=True)
+    except (SourceError, LayoutError, OSError):
+        return None  # the worker reports it
+    return None if found is None else Extracted(spec, *found)
 
 
 def _executor(jobs: int) -> concurrent.futures.Executor:
@@ -220,23 +248,23 @@ def _label(result: Extracted) -> str:
     return result.spec.value[:12] if result.spec.kind == "git" else result.spec.value
 
 
-def _step_path(old: Extracted, new: Extracted, compare: str, cache_dir: Path | None) -> Path:
+def _step_path(old: Extracted, new: Extracted, compare: str) -> Path:
     assert old.key and new.key
-    return cache_root(cache_dir) / "extractions" / f"step-{_step_key(old.key, new.key, compare)}.json"
+    return cache_root() / "extractions" / f"step-{_step_key(old.key, new.key, compare)}.json"
 
 
-def _load_step(old: Extracted, new: Extracted, compare: str, cache_dir: Path | None) -> dict | None:
+def _load_step(old: Extracted, new: Extracted, compare: str) -> dict | None:
     try:
-        data = json.loads(_step_path(old, new, compare, cache_dir).read_text(encoding="utf-8"))
+        data = json.loads(_step_path(old, new, compare).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and "changes" in data else None
 
 
-def _store_step(old: Extracted, new: Extracted, compare: str, step: dict, cache_dir: Path | None) -> None:
+def _store_step(old: Extracted, new: Extracted, compare: str, step: dict) -> None:
     from .output import write_atomic
 
-    write_atomic(_step_path(old, new, compare, cache_dir), dumps(step))
+    write_atomic(_step_path(old, new, compare), dumps(step))
 
 
 # ---- documents ----------------------------------------------------------------------------------------

@@ -30,7 +30,8 @@ from .formula import _assume, apply_transforms, atoms, compare, render
 from .model import FALSE, NEGATED_OP, SWAPPED_OP, TRUE, And, Atom, Const, Formula, Lit, Not, Or, Term, TermKind
 
 # Search steps (variable assignments tried) before giving up on the exact decision. Measured on the
-# real releases: no trigger pair of 0.5.10 to 0.5.23 comes near it (see tests/test_logic.py).
+# releases 0.5.10 to 0.5.23: the 20,028 trigger implications of matched rules take at most 109
+# steps, find_model on every 0.5.23 trigger at most 1,809 (tests/test_diff.py checks 0.5.18/0.5.19).
 BUDGET = 20_000
 _POSITIVE_OPS = frozenset({"==", "<", ">", "in", "contains", "is"})
 _CASE_TRANSFORMS = frozenset({"lower", "upper", "strip", "casefold"})

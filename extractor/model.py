@@ -59,11 +59,26 @@ class Term:
     transforms: tuple[str, ...] = ()  # for a field or env term: applied to its value in order
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Lit:
-    """A literal operand: None, bool, int, float, str or a tuple of those."""
+    """A literal operand: None, bool, int, float, str or a tuple of those.
+
+    Equality is by type too: Python's `1 == True` would make `x is 1` and `x is True` one atom.
+    """
 
     value: LiteralValue
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Lit) and _typed(self.value) == _typed(other.value)
+
+    def __hash__(self) -> int:
+        return hash(_typed(self.value))
+
+
+def _typed(value: object) -> object:
+    if isinstance(value, tuple):
+        return ("tuple", tuple(_typed(v) for v in value))
+    return (type(value).__name__, value)
 
 
 @dataclass(frozen=True, slots=True)

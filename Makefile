@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 RELEASE ?= 0.5.23
 OUT ?= out
 
-.PHONY: setup run test bench clean
+.PHONY: setup run test bench docs clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,9 @@ run: setup
 
 test: setup
 	$(PY) -m pytest -q
+
+docs: setup
+	$(PY) -m extractor render --release $(RELEASE) -o $(OUT)/site/$(RELEASE)
 
 bench: setup
 	$(PY) bench/run.py

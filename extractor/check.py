@@ -23,7 +23,7 @@ import shlex
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from .formula import apply_transforms, atoms, evaluate, flag_name, render, render_flags
@@ -63,6 +63,10 @@ class RuleSet:
     @cached_property
     def defaults(self) -> dict[str, object]:
         return self.catalog.defaults()
+
+    @cached_property
+    def by_id(self) -> dict[str, Rule]:
+        return {r.id: r for r in self.rules}
 
 
 def load_rules(path: str | Path) -> RuleSet:
@@ -522,20 +526,29 @@ def safe_eval(text: str, values: Mapping[str, object], env: Callable[[str, str],
     builtins and string/dict methods are interpreted; env reads go through `env(name, how)`.
     Anything else (calls into SGLang, attributes of objects, unknown names) raises Unknown.
     """
-    try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except SyntaxError:
-        raise Unknown(text) from None
+    tree = _expression(text)
+    if tree is None:
+        raise Unknown(text)
     return _eval(tree.body, values, env)
 
 
+@lru_cache(maxsize=8192)
+def _expression(text: str) -> ast.Expression | None:
+    """The parsed expression (never changed by `_eval`), once per text: witnesses evaluate the same
+    terms tens of thousands of times."""
+    try:
+        return ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+@lru_cache(maxsize=8192)
 def computable(term: Term) -> bool:
     """Whether `safe_eval` can compute an opaque term from field values alone (no env, no calls out)."""
     if not term.fields:
         return False
-    try:
-        tree = ast.parse(term.text.strip(), mode="eval")
-    except SyntaxError:
+    tree = _expression(term.text)
+    if tree is None:
         return False
     fields = set(term.fields)
     for node in ast.walk(tree):
@@ -604,7 +617,7 @@ def _eval(node: ast.AST, values: Mapping[str, object], env) -> object:
         return container[ev(node.slice)]
     if isinstance(node, ast.Call) and not node.keywords:
         return _call(node, ev, env)
-    raise Unknown(ast.dump(node)[:40])
+    raise Unknown(type(node).__name__)  # not interpreted here
 
 
 def _call(node: ast.Call, ev, env) -> object:
@@ -662,9 +675,9 @@ class Finding:
 class Evaluator:
     """Three-valued truth of rule triggers for one command line, adjustments taken into account."""
 
-    def __init__(self, rules: Sequence[Rule], context: Context) -> None:
+    def __init__(self, rules: Sequence[Rule] | Mapping[str, Rule], context: Context) -> None:
         self.context = context
-        self.rules = {r.id: r for r in rules}
+        self.rules = rules if isinstance(rules, Mapping) else {r.id: r for r in rules}
         self._firing: dict[str, bool | None] = {}
 
     def fires(self, adjustment_id: str) -> bool | None:
@@ -837,13 +850,8 @@ def check(
 ) -> Report:
     """Findings for a launch command: argparse errors, then every reachable guard that may fire."""
     command = parse_command(argv, ruleset.catalog)
-    values = dict(ruleset.defaults)
-    values.update(command.given)
-    environment = dict(os.environ) if use_env else {}
-    environment.update(command.env)
-    environment.update(env or {})
     assumed = {_normal(k): v for k, v in (assume or {}).items()}
-    context = Context(values, environment, ruleset.envs, assumed)
+    context = _context(ruleset, command, env, use_env, assumed)
     rules = list(ruleset.rules)
     used: set[str] = set()
     if assumed:
@@ -853,12 +861,14 @@ def check(
             used |= hit
             substituted.append(replace(rule, trigger=trigger) if hit else rule)
         rules = substituted
-    evaluator = Evaluator(rules, context)
+    evaluator = Evaluator(rules if assumed else ruleset.by_id, context)
     wanted = set(only) if only is not None else None
+    if wanted is not None:  # a few rules (witnesses ask for one): no pass over all of them
+        rules = [evaluator.rules[i] for i in sorted(wanted) if i in evaluator.rules]
     findings = []
     checked = 0
     for rule in rules:
-        if not rule.reachable or rule.kind is RuleKind.ADJUSTMENT or (wanted is not None and rule.id not in wanted):
+        if not rule.reachable or rule.kind is RuleKind.ADJUSTMENT:
             continue
         checked += 1
         truth, changed = evaluator.truth(rule)
@@ -871,6 +881,23 @@ def check(
     adjustments = [] if wanted is not None else [
         r for r in rules if r.kind is RuleKind.ADJUSTMENT and r.reachable and evaluator.fires(r.id)]
     return Report(findings, command.errors, adjustments, sorted(set(assumed) - used), checked, ruleset.label)
+
+
+def definitely_triggers(ruleset: RuleSet, argv: Sequence[str], ids: Iterable[str]) -> bool:
+    """Whether the command line sets off one of these guards for sure: `check` that stops at the first."""
+    evaluator = Evaluator(ruleset.by_id, _context(ruleset, parse_command(argv, ruleset.catalog)))
+    rules = (ruleset.by_id[i] for i in ids if i in ruleset.by_id)
+    return any(evaluator.truth(r)[0] is True for r in rules if r.reachable and r.kind is not RuleKind.ADJUSTMENT)
+
+
+def _context(ruleset: RuleSet, command: CommandLine, env: Mapping[str, str] | None = None, use_env: bool = False,
+             assumed: Mapping[str, bool] | None = None) -> Context:
+    values = dict(ruleset.defaults)
+    values.update(command.given)
+    environment = dict(os.environ) if use_env else {}
+    environment.update(command.env)
+    environment.update(env or {})
+    return Context(values, environment, ruleset.envs, dict(assumed or {}))
 
 
 def report_json(report: Report, fixes: Callable[[Rule], list[str]]) -> dict:

@@ -242,7 +242,7 @@ class _Normalizer(cst.CSTTransformer):
 
 
 def _parenthesize(node: cst.BaseExpression) -> cst.BaseExpression:
-    if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.Integer, cst.Float)):
+    if isinstance(node, _ATOMIC):
         return node
     if node.lpar:
         return node
@@ -251,14 +251,154 @@ def _parenthesize(node: cst.BaseExpression) -> cst.BaseExpression:
 
 def normalize(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[str, tuple[str, ...]]:
     """Normalized source of an expression and the fields it reads."""
-    normalizer = _Normalizer(scope, env)
-    rewritten = node.visit(normalizer)
-    if getattr(rewritten, "lpar", None) and not (isinstance(rewritten, cst.Tuple) and not rewritten.elements):
-        rewritten = rewritten.with_changes(lpar=[], rpar=[])
-    text = code(rewritten)
-    if "#" in text:
-        text = _without_comments(text)
-    return " ".join(text.split()), tuple(sorted(normalizer.fields))
+    renderer = _Renderer(scope, env)
+    text = renderer.expression(node, outer=True)
+    if "  " in text or "\n" in text or "\t" in text:
+        text = " ".join(text.split())
+    return text, tuple(sorted(renderer.fields))
+
+
+_OPERATORS: dict[type, str] = {
+    cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.FloorDivide: "//",
+    cst.Modulo: "%", cst.Power: "**", cst.MatrixMultiply: "@", cst.LeftShift: "<<", cst.RightShift: ">>",
+    cst.BitAnd: "&", cst.BitOr: "|", cst.BitXor: "^", cst.And: "and", cst.Or: "or",
+    cst.Equal: "==", cst.NotEqual: "!=", cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">",
+    cst.GreaterThanEqual: ">=", cst.In: "in", cst.NotIn: "not in", cst.Is: "is", cst.IsNot: "is not",
+}
+_UNARY = {cst.Not: "not ", cst.Minus: "-", cst.Plus: "+", cst.BitInvert: "~"}
+_ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.Integer, cst.Float)
+
+
+class _Renderer:
+    """Writes an expression's source with receivers as bare field names and locals replaced by their
+    expressions, in one pass, collecting the fields read.
+
+    The common expression nodes are written directly (spaced the one usual way); the rest (lambdas,
+    comprehensions, f-strings) go through `_Normalizer` and libcst's code generation, which cost ten
+    times more: this runs for every test of every walk.
+    """
+
+    def __init__(self, scope: Scope, env: Env) -> None:
+        self.scope = scope
+        self.env = env
+        self.fields: set[str] = set()
+
+    def expression(self, node: cst.BaseExpression, outer: bool = False) -> str:
+        """The text of `node`; `outer`: the whole expression, its own parentheses dropped."""
+        kind = type(node)
+        if kind is cst.Name:
+            return self._name(node, outer)  # type: ignore[arg-type]
+        write = _WRITERS.get(kind)
+        if write is None:
+            return self._fallback(node, outer)
+        text = write(self, node)
+        if node.lpar and not outer:
+            text = "(" * len(node.lpar) + text + ")" * len(node.rpar)
+        elif outer and kind is cst.Tuple and not node.elements:  # type: ignore[attr-defined]
+            return "()"
+        return text
+
+    def _name(self, node: cst.Name, outer: bool) -> str:
+        value = self.env.get(node.value)
+        if isinstance(value, Bound):
+            inner = _Renderer(value.scope or self.scope, value.env)
+            text = inner.expression(value.node, outer=outer)
+            self.fields |= inner.fields
+            if outer or isinstance(value.node, _ATOMIC) or value.node.lpar:  # type: ignore[attr-defined]
+                return text
+            return f"({text})"
+        if value is not None:
+            self.fields.update(value_fields(value, self.scope))
+        text = node.value
+        return "(" * len(node.lpar) + text + ")" * len(node.rpar) if node.lpar and not outer else text
+
+    def _fallback(self, node: cst.BaseExpression, outer: bool) -> str:
+        normalizer = _Normalizer(self.scope, self.env)
+        rewritten = node.visit(normalizer)
+        self.fields |= normalizer.fields
+        if outer and getattr(rewritten, "lpar", None) and not (isinstance(rewritten, cst.Tuple) and not rewritten.elements):
+            rewritten = rewritten.with_changes(lpar=[], rpar=[])
+        text = code(rewritten)
+        return _without_comments(text) if "#" in text else text
+
+    def attribute(self, node: cst.Attribute) -> str:
+        name = field_of(node, self.scope, self.env)
+        if name is not None:
+            self.fields.add(name)
+            return name
+        return f"{self.expression(node.value)}.{node.attr.value}"
+
+    def call(self, node: cst.Call) -> str:
+        name = field_of(node, self.scope, self.env)
+        if name is not None:
+            self.fields.add(name)
+            return name
+        func = node.func
+        # `self.get_x()` calls a method: it reads no field named get_x.
+        head = f"{self.expression(func.value)}.{func.attr.value}" if type(func) is cst.Attribute else self.expression(func)
+        return f"{head}({', '.join(self.argument(a) for a in node.args)})"
+
+    def argument(self, arg: cst.Arg) -> str:
+        keyword = f"{arg.keyword.value}=" if arg.keyword is not None else ""
+        return f"{keyword}{arg.star}{self.expression(arg.value)}"
+
+    def subscript(self, node: cst.Subscript) -> str:
+        parts = []
+        for element in node.slice:
+            index = element.slice
+            if type(index) is cst.Index:
+                parts.append(f"{index.star or ''}{self.expression(index.value)}")  # type: ignore[union-attr]
+            else:
+                bounds = [self.expression(b) if b is not None else "" for b in (index.lower, index.upper)]  # type: ignore[union-attr]
+                step = index.step  # type: ignore[union-attr]
+                parts.append(":".join(bounds) + (f":{self.expression(step)}" if step is not None else ""))
+        return f"{self.expression(node.value)}[{', '.join(parts)}]"
+
+    def comparison(self, node: cst.Comparison) -> str:
+        text = self.expression(node.left)
+        for target in node.comparisons:
+            text += f" {_OPERATORS[type(target.operator)]} {self.expression(target.comparator)}"
+        return text
+
+    def binary(self, node: cst.BinaryOperation | cst.BooleanOperation) -> str:
+        return f"{self.expression(node.left)} {_OPERATORS[type(node.operator)]} {self.expression(node.right)}"
+
+    def unary(self, node: cst.UnaryOperation) -> str:
+        return _UNARY[type(node.operator)] + self.expression(node.expression)
+
+    def if_exp(self, node: cst.IfExp) -> str:
+        return f"{self.expression(node.body)} if {self.expression(node.test)} else {self.expression(node.orelse)}"
+
+    def token(self, node: cst.SimpleString | cst.Integer | cst.Float | cst.Imaginary) -> str:
+        return node.value
+
+    def concatenated(self, node: cst.ConcatenatedString) -> str:
+        return f"{self.expression(node.left)} {self.expression(node.right)}"
+
+    def sequence(self, node: cst.Tuple | cst.List | cst.Set) -> str:
+        items = [("*" if type(e) is cst.StarredElement else "") + self.expression(e.value) for e in node.elements]
+        if type(node) is cst.Tuple:
+            return ", ".join(items) + ("," if len(items) == 1 else "")
+        open_, close = ("[", "]") if type(node) is cst.List else ("{", "}")
+        return f"{open_}{', '.join(items)}{close}"
+
+    def dict(self, node: cst.Dict) -> str:
+        items = [f"**{self.expression(e.value)}" if type(e) is cst.StarredDictElement
+                 else f"{self.expression(e.key)}: {self.expression(e.value)}" for e in node.elements]  # type: ignore[union-attr]
+        return "{" + ", ".join(items) + "}"
+
+    def ellipsis(self, node: cst.Ellipsis) -> str:
+        return "..."
+
+
+_WRITERS: dict[type, Callable[[_Renderer, cst.BaseExpression], str]] = {  # type: ignore[dict-item]
+    cst.Attribute: _Renderer.attribute, cst.Call: _Renderer.call, cst.Subscript: _Renderer.subscript,
+    cst.Comparison: _Renderer.comparison, cst.BinaryOperation: _Renderer.binary, cst.BooleanOperation: _Renderer.binary,
+    cst.UnaryOperation: _Renderer.unary, cst.IfExp: _Renderer.if_exp, cst.SimpleString: _Renderer.token,
+    cst.Integer: _Renderer.token, cst.Float: _Renderer.token, cst.Imaginary: _Renderer.token,
+    cst.ConcatenatedString: _Renderer.concatenated, cst.Tuple: _Renderer.sequence, cst.List: _Renderer.sequence,
+    cst.Set: _Renderer.sequence, cst.Dict: _Renderer.dict, cst.Ellipsis: _Renderer.ellipsis,
+}
 
 
 def _without_comments(source: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 from dataclasses import dataclass
 
@@ -69,7 +71,28 @@ def _summaries(program: Program, modules: list[ModuleSummary], keep_going: bool,
                 problems.append(problem)
 
 
+@contextlib.contextmanager
+def fewer_collections():
+    """Run the cyclic garbage collector far less often while parsing and walking.
+
+    libcst allocates millions of small objects that all stay alive until the end; with the default
+    thresholds the collector rescans the growing heap again and again, a quarter of the run time on
+    a release. Garbage is still collected, in fewer and larger passes (mypy tunes it the same way).
+    """
+    before = gc.get_threshold()
+    gc.set_threshold(100_000, 50, 100)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
 def extract(tree: SourceTree, include: list[str] | None = None, keep_going: bool = False) -> Extraction:
+    with fewer_collections():
+        return _extract(tree, include, keep_going)
+
+
+def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool) -> Extraction:
     layout = find_layout(tree.paths(), include)
     modules, files, problems = read_modules(tree, layout.files, keep_going)
     flags = build_catalog(modules)

@@ -21,6 +21,9 @@ from .model import (
 )
 
 
+# conj and disj are pure and called again and again with the same path conditions (a callee walked
+# once per call context, an `elif` chain negating the same earlier tests): two calls in three repeat one.
+@lru_cache(maxsize=65536)
 def conj(*parts: Formula) -> Formula:
     """`a and b and ...`, flattened, with constants folded and repeats dropped."""
     items: list[Formula] = []
@@ -85,6 +88,7 @@ def _assume(f: Formula, facts: set[Formula]) -> Formula:
     return f
 
 
+@lru_cache(maxsize=65536)
 def disj(*parts: Formula) -> Formula:
     """`a or b or ...`, flattened, with constants folded, repeats dropped and `p and x or p and not x` merged."""
     items: list[Formula] = []

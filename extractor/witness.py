@@ -15,7 +15,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from .check import UNKNOWN, Context, RuleSet, check, computable, env_defaults, safe_eval, takes_list, value_type
+from .check import UNKNOWN, Context, RuleSet, check, computable, definitely_triggers, env_defaults, safe_eval, takes_list, value_type
 from .formula import atoms, conj, evaluate, neg
 from .logic import find_model
 from .model import And, Example, Flag, Formula, Lit, Rule, RuleKind, Term, TermKind
@@ -288,8 +288,7 @@ class _Finder:
         others = [s.id for s in siblings if s.id != rule.id]
         if not others:
             return False
-        report = check(self.ruleset, argv, only=others)
-        return bool(report.definite)
+        return definitely_triggers(self.ruleset, argv, others)
 
     def _values(self, argv: list[str]) -> dict[str, object]:
         from .check import parse_command

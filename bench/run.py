@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from extractor.extract import extract  # noqa: E402
 from extractor.layout import find_layout  # noqa: E402
-from extractor.output import flags_document, rules_document, write_documents  # noqa: E402
+from extractor.output import extract_documents, write_documents  # noqa: E402
 from extractor.sources import SourceTree, path_tree, release_tree  # noqa: E402
 
 RELEASES = ("0.5.18", "0.5.23")
@@ -44,13 +44,13 @@ def median_time(fn, repeats: int = REPEATS) -> float:
     return statistics.median(times)
 
 
-def full_extract(tree: SourceTree, out: Path) -> None:
-    ex = extract(tree)
-    documents = {
-        "rules.json": (rules_document(ex), "rules.schema.json"),
-        "flags.json": (flags_document(ex), "flags.schema.json"),
-    }
-    write_documents(out / ex.info.label, documents)
+def full_extract(tree: SourceTree, out: Path, timings: dict[str, float] | None = None) -> None:
+    """What `sglang-constraints extract` does after reading its arguments: every document, validated, written."""
+    ex = extract(tree, timings=timings)
+    start = time.perf_counter()
+    write_documents(out / ex.info.label, extract_documents(ex))
+    if timings is not None:
+        timings["documents"] = time.perf_counter() - start
 
 
 def synthetic_tree(folder: Path) -> SourceTree:
@@ -87,6 +87,8 @@ def measure_source(name: str, tree: SourceTree) -> dict:
     parse_cst = median_time(lambda: [libcst.parse_module(t) for t in texts])
     with tempfile.TemporaryDirectory() as out:
         extract_time = median_time(lambda: full_extract(tree, Path(out)))
+        stages: dict[str, float] = {}
+        full_extract(tree, Path(out), stages)  # one more run, split by stage
     return {
         "source": name,
         "files": len(files),
@@ -97,6 +99,7 @@ def measure_source(name: str, tree: SourceTree) -> dict:
         "extract_over_libcst": round(extract_time / parse_cst, 2),
         "extract_over_ast": round(extract_time / parse_ast, 2),
         "peak_rss_mib": peak_rss_of_extract(tree),
+        "stages_s": {k: round(v, 3) for k, v in stages.items()},
     }
 
 
@@ -159,6 +162,8 @@ def main() -> int:
             f"{r['source']:<18}{r['files']:>6}{r['lines']:>8}{r['ast_parse_s']:>8}{r['libcst_parse_s']:>10}"
             f"{r['extract_s']:>11}{r['extract_over_libcst']:>7}{r['extract_over_ast']:>7}{r['peak_rss_mib'] or '-':>9}"
         )
+    print("stages of one extract (s): " + "; ".join(
+        f"{r['source']}: " + ", ".join(f"{k} {v}" for k, v in r["stages_s"].items()) for r in rows))
     if history:
         print(f"history {HISTORY_RANGE}: " + ", ".join(f"{k}={v}" for k, v in history.items()))
     results = {"machine": machine, "repeats": REPEATS, "sources": rows, "history": history}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import time
 from dataclasses import dataclass
 
 from .catalog import build_catalog
@@ -87,22 +88,42 @@ def fewer_collections():
         gc.set_threshold(*before)
 
 
-def extract(tree: SourceTree, include: list[str] | None = None, keep_going: bool = False) -> Extraction:
+def extract(tree: SourceTree, include: list[str] | None = None, keep_going: bool = False,
+            timings: dict[str, float] | None = None) -> Extraction:
+    """Rules, flags and warnings of a source tree; `timings`, when given, gets seconds per stage."""
     with fewer_collections():
-        return _extract(tree, include, keep_going)
+        return _extract(tree, include, keep_going, _Stages(timings))
 
 
-def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool) -> Extraction:
+class _Stages:
+    """Wall time per stage, for the benchmark (`bench/run.py`); nothing when no one asks."""
+
+    def __init__(self, into: dict[str, float] | None) -> None:
+        self.into = into
+        self.last = time.perf_counter()
+
+    def done(self, stage: str) -> None:
+        if self.into is not None:
+            now = time.perf_counter()
+            self.into[stage] = self.into.get(stage, 0.0) + now - self.last
+            self.last = now
+
+
+def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stages: _Stages) -> Extraction:
     layout = find_layout(tree.paths(), include)
     modules, files, problems = read_modules(tree, layout.files, keep_going)
+    stages.done("parse")
     flags = build_catalog(modules)
     program = Program(tree, modules)
     with deep_recursion():
         rules = program.apply(rules_of(_summaries(program, modules, keep_going, problems)))
     notices = program.notices(rules, flags)
+    stages.done("walk")
     rules = attach_witnesses(rules, flags, tree)  # example command lines, verified like `check`
+    stages.done("witnesses")
     related = relations(rules)
     rules = with_related(rules, related)
+    stages.done("related")
     return Extraction(
         info=tree.info,
         layout=layout,

@@ -194,8 +194,15 @@ _PREC = {Or: 1, And: 2, Not: 3}
 
 def render(f: Formula, term_text: Callable[[Term], str] | None = None) -> str:
     """Python source of a formula; `term_text` chooses how terms print (field names, flags, ...)."""
-    show = term_text or (lambda t: t.text)
-    return _render(f, show, 0)
+    if term_text is None:
+        return _source_text(f, 0)
+    if term_text is flag_term_text:
+        return _flags_text(f, 0)
+
+    def sub(g: Formula, outer: int) -> str:
+        return _render(g, term_text, outer, sub)  # type: ignore[arg-type]
+
+    return sub(f, 0)
 
 
 def render_flags(f: Formula) -> str:
@@ -212,7 +219,23 @@ def flag_term_text(term: Term) -> str:
     return text
 
 
-def _render(f: Formula, show: Callable[[Term], str], outer: int) -> str:
+def _term_text(term: Term) -> str:
+    return term.text
+
+
+# Triggers share most of their subformulas (a callee's guards all carry the caller's path), and each
+# is written as source and as flags: the two standard renderings are kept per subformula.
+@lru_cache(maxsize=65536)
+def _source_text(f: Formula, outer: int) -> str:
+    return _render(f, _term_text, outer, _source_text)
+
+
+@lru_cache(maxsize=65536)
+def _flags_text(f: Formula, outer: int) -> str:
+    return _render(f, flag_term_text, outer, _flags_text)
+
+
+def _render(f: Formula, show: Callable[[Term], str], outer: int, sub: Callable[[Formula, int], str]) -> str:
     if isinstance(f, Const):
         return "True" if f.value else "False"
     if isinstance(f, Atom):
@@ -222,13 +245,13 @@ def _render(f: Formula, show: Callable[[Term], str], outer: int) -> str:
     prec = _PREC[type(f)]
     if isinstance(f, Not):
         inner = f.arg
-        body = _render(inner, show, prec)
+        body = sub(inner, prec)
         if isinstance(inner, Atom) and inner.op != "truthy":
             body = f"({body})"
         text = f"not {body}"
     else:
         joiner = " or " if isinstance(f, Or) else " and "
-        text = joiner.join(_render(arg, show, prec) for arg in f.args)
+        text = joiner.join(sub(arg, prec) for arg in f.args)
     return f"({text})" if prec < outer else text
 
 

@@ -121,10 +121,20 @@ def domains(ruleset: RuleSet) -> dict[str, list[object]]:
 
 
 def _distinct(values: Iterable[object]) -> list[object]:
+    """The values in order, without repeats by `_same` (1 and 1.0 are one value, 1 and True two)."""
     found: list[object] = []
+    seen: set[tuple[str, object]] = set()
     for value in values:
-        if not any(_same(value, v) for v in found):
-            found.append(value)
+        try:
+            key = ("bool" if isinstance(value, bool) else "number" if isinstance(value, (int, float)) else
+                   type(value).__name__, value)
+            if key in seen:
+                continue
+            seen.add(key)
+        except TypeError:  # a list value: compared one by one
+            if any(_same(value, v) for v in found):
+                continue
+        found.append(value)
     return found
 
 

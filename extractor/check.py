@@ -28,7 +28,7 @@ from pathlib import Path
 
 from .formula import apply_transforms, atoms, evaluate, flag_name, render, render_flags
 from .model import And, Atom, Const, Flag, Formula, Not, Or, Rule, RuleKind, Term, TermKind
-from .serialize import dumps, flag_from_json, rule_from_json
+from .serialize import dumps, read_rule_documents, records_of
 
 UNKNOWN = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN"})()
 _MAX_COMBINATIONS = 64  # value combinations tried when adjustments may rewrite several fields
@@ -71,22 +71,20 @@ class RuleSet:
 
 def load_rules(path: str | Path) -> RuleSet:
     """rules.json with flags.json from the same folder; env defaults from the source when it is at hand."""
-    rules_path = Path(path)
-    flags_path = rules_path.with_name("flags.json")
-    if not flags_path.is_file():
-        raise FileNotFoundError(f"{flags_path}: no flag catalog beside {rules_path.name}")
-    rules = json.loads(rules_path.read_text(encoding="utf-8"))
-    flags = json.loads(flags_path.read_text(encoding="utf-8"))
-    return ruleset_from_documents(rules, flags, _local_envs(rules.get("source", {})))
+    rules, flags = read_rule_documents(path)
+    if flags is None:
+        rules_path = Path(path) / "rules.json" if Path(path).is_dir() else Path(path)
+        raise FileNotFoundError(f"{rules_path.with_name('flags.json')}: no flag catalog beside {rules_path.name}")
+    source = rules.get("source")
+    envs = _local_envs(source) if isinstance(source, dict) else None
+    return ruleset_from_documents(rules, flags, envs, where=str(path))
 
 
-def ruleset_from_documents(rules: Mapping, flags: Mapping, envs: Mapping[str, EnvVar] | None = None) -> RuleSet:
-    return RuleSet(
-        rules=tuple(rule_from_json(r) for r in rules["rules"]),
-        flags=tuple(flag_from_json(f) for f in flags["flags"]),
-        source=rules.get("source", {}),
-        envs=envs,
-    )
+def ruleset_from_documents(rules: Mapping, flags: Mapping, envs: Mapping[str, EnvVar] | None = None,
+                           where: str = "rules.json") -> RuleSet:
+    records, flag_records = records_of(dict(rules), dict(flags), where)
+    source = rules.get("source", {})
+    return RuleSet(rules=records, flags=flag_records, source=source if isinstance(source, Mapping) else {}, envs=envs)
 
 
 def ruleset_of(ex, tree=None) -> RuleSet:

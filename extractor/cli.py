@@ -16,6 +16,7 @@ from .extract import Extraction, extract
 from .layout import LayoutError
 from .modules import ParseError
 from .output import extract_documents, output_dir, write_documents
+from .serialize import DocumentError
 from .sources import SourceError, SourceTree, git_tree, path_tree, release_tree
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_PARTIAL, EXIT_INTERNAL = 0, 1, 2, 3, 4
@@ -109,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ParseError as error:
         print(f"sglang-constraints: error: {error} (--keep-going skips broken files)", file=sys.stderr)
         return EXIT_INPUT
-    except (SourceError, LayoutError, FileNotFoundError, IsADirectoryError, NotADirectoryError) as error:
+    except (SourceError, LayoutError, DocumentError, FileNotFoundError, IsADirectoryError, NotADirectoryError) as error:
         print(f"sglang-constraints: error: {error}", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:

@@ -26,7 +26,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from .formula import atoms, fields_read, flag_name, literal_source, neg, render, render_flags
 from .model import NEGATED_OP, And, Atom, Const, Flag, Formula, Lit, Not, Or, Related, Rule, RuleKind, Term, TermKind
-from .serialize import dumps, flag_from_json, rule_from_json
+from .serialize import DocumentError, dumps, read_rule_documents, records_of
 
 if TYPE_CHECKING:  # networkx is imported where a graph is built: `extract` alone only needs `related`
     import networkx as nx
@@ -882,21 +882,11 @@ def _rule_line(graph: nx.MultiDiGraph, node: str) -> str:
 
 def load_rules_file(path: Path) -> tuple[list[Rule], list[Flag]]:
     """Rules from an existing rules.json (or a folder holding one) and flags from the flags.json beside it."""
-    if path.is_dir():
-        path = path / "rules.json"
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-        rules = [rule_from_json(r) for r in document["rules"]]
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise GraphQueryError(f"cannot read rules from {path}: {error.__class__.__name__}: {error}") from None
-    flags_path = path.with_name("flags.json")
-    flags: list[Flag] = []
-    if flags_path.is_file():
-        try:
-            flags = [flag_from_json(f) for f in json.loads(flags_path.read_text(encoding="utf-8"))["flags"]]
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            raise GraphQueryError(f"cannot read flags from {flags_path}: {error.__class__.__name__}: {error}") from None
-    return rules, flags
+        rules, flags = records_of(*read_rule_documents(path), where=str(path))
+    except DocumentError as error:
+        raise GraphQueryError(str(error)) from None
+    return list(rules), list(flags)
 
 
 def is_rules_file(path: str) -> bool:

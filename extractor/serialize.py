@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from .formula import fields_read, flag_name, render, render_flags
@@ -241,3 +242,50 @@ def flag_from_json(data: dict) -> Flag:
 
 def problem_json(problem: SourceProblem) -> dict:
     return {"file": problem.file, "line": problem.line, "column": problem.column, "message": problem.message}
+
+
+# --- reading documents back ----------------------------------------------------------------------
+
+
+class DocumentError(ValueError):
+    """A rules.json or flags.json that cannot be read or is not one: which file and why, in one line."""
+
+
+def read_rule_documents(path: str | Path) -> tuple[dict, dict | None]:
+    """rules.json (or the folder holding one) and the flags.json beside it when there is one.
+
+    The one reader behind `check --rules`, `explain --rules`, `render`, `graph` and `diff` on files.
+    """
+    rules_path = Path(path)
+    if rules_path.is_dir():
+        rules_path = rules_path / "rules.json"
+    rules = _read_json(rules_path, "rules")
+    if not isinstance(rules, dict) or not isinstance(rules.get("rules"), list):
+        raise DocumentError(f"{rules_path}: not a rules.json document")
+    flags_path = rules_path.with_name("flags.json")
+    if flags_path == rules_path or not flags_path.is_file():
+        return rules, None
+    flags = _read_json(flags_path, "flags")
+    if not isinstance(flags, dict) or not isinstance(flags.get("flags"), list):
+        raise DocumentError(f"{flags_path}: not a flags.json document")
+    return rules, flags
+
+
+def _read_json(path: Path, what: str) -> object:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:  # ValueError: not JSON, or not UTF-8
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise DocumentError(f"{path}: cannot read {what}: {reason}") from None
+
+
+def records_of(rules_document: dict, flags_document: dict | None,
+               where: str = "rules.json") -> tuple[tuple[Rule, ...], tuple[Flag, ...]]:
+    """The model records of read documents (`where` names them in errors); a malformed record is a
+    DocumentError, not a crash."""
+    try:
+        rules = tuple(rule_from_json(r) for r in rules_document["rules"])
+        flags = tuple(flag_from_json(f) for f in (flags_document or {}).get("flags", ()))
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise DocumentError(f"{where}: malformed record ({error.__class__.__name__}: {error})") from None
+    return rules, flags

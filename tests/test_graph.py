@@ -407,7 +407,7 @@ def test_graph_of_a_broken_rules_file(tmp_path: Path, capsys: pytest.CaptureFixt
     (tmp_path / "rules.json").write_text("{not json", encoding="utf-8")
     assert main(["graph", str(tmp_path / "rules.json"), "--flag", "x"]) == 2
     err = capsys.readouterr().err
-    assert "cannot read rules from" in err and len(err.strip().splitlines()) == 1
+    assert "rules.json: cannot read rules: " in err and len(err.strip().splitlines()) == 1
 
 
 # ---- the real release --------------------------------------------------------------------------------

@@ -464,3 +464,43 @@ def test_documented_exit_codes_match_the_cli() -> None:
     # Every exit code the failure table promises is one of those.
     promised = {int(code) for code in re.findall(r"\| exit `(\d+)`", DOCS.read_text(encoding="utf-8"))}
     assert promised and promised <= documented.keys()
+
+
+BAD_RULES = {
+    "not-json": (b"{ nope", "cannot read rules"),
+    "not-utf8": (b'{"rules": ["\xff"]}', "cannot read rules"),
+    "not-a-rules-document": (b'{"flags": []}', "not a rules.json document"),
+    "malformed-record": (b'{"rules": [{"id": "x"}]}', "malformed record"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_RULES))
+@pytest.mark.parametrize("command", ["check", "explain", "render", "graph", "diff"])
+def test_bad_rules_documents_are_one_line_input_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       command: str, case: str) -> None:
+    data, reason = BAD_RULES[case]
+    folder = tmp_path / "rules"
+    folder.mkdir()
+    (folder / "rules.json").write_bytes(data)
+    (folder / "flags.json").write_text('{"flags": []}', encoding="utf-8")
+    rules = str(folder / "rules.json")
+    argv = {
+        "check": ["check", "--rules", rules, "--", "--model-path", "m"],
+        "explain": ["explain", "--rules", rules, "some error"],
+        "render": ["render", rules, "-o", str(tmp_path / "site")],
+        "graph": ["graph", rules],
+        "diff": ["diff", rules, rules],
+    }[command]
+    code, _, err = run_main(capsys, *argv)
+    assert code == cli.EXIT_INPUT, err
+    assert err.count("\n") == 1 and err.startswith("sglang-constraints: error: ") and reason in err, err
+    assert not (tmp_path / "site").exists()
+
+
+def test_rules_without_flags_beside_them_are_refused_by_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path / "src" / "m.py", GUARDED)
+    assert run_main(capsys, "extract", str(tmp_path / "src"), "-o", str(tmp_path / "out"))[0] == 0
+    rules = next((tmp_path / "out").glob("*/rules.json"))
+    rules.with_name("flags.json").unlink()
+    code, _, err = run_main(capsys, "check", "--rules", str(rules), "--", "--model-path", "m")
+    assert code == cli.EXIT_INPUT and "no flag catalog beside rules.json" in err

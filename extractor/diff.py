@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import os
 import re
 import sys
 from collections import defaultdict
@@ -27,7 +28,7 @@ from .layout import find_layout
 from .logic import implies
 from .model import And, Atom, Flag, Formula, Not, Or, Rule, RuleKind, Term, TermKind
 from .rules import _function_key, normalized_message
-from .serialize import SCHEMA_VERSION, dumps, flag_from_json, rule_from_json
+from .serialize import SCHEMA_VERSION, DocumentError, dumps, read_rule_documents, records_of
 from .sources import SourceError, SourceTree, cache_root, git_tree, path_tree, release_tree
 
 DIFF_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/diff.schema.json"
@@ -54,14 +55,12 @@ class Snapshot:
     flags: tuple[Flag, ...] = ()
 
     @classmethod
-    def from_documents(cls, rules_document: Mapping, flags_document: Mapping | None = None) -> Snapshot:
-        source = dict(rules_document.get("source", {}))
-        return cls(
-            label=str(source.get("label", "?")),
-            source=source,
-            rules=tuple(rule_from_json(r) for r in rules_document.get("rules", ())),
-            flags=tuple(flag_from_json(f) for f in (flags_document or {}).get("flags", ())),
-        )
+    def from_documents(cls, rules_document: Mapping, flags_document: Mapping | None = None,
+                       where: str = "rules.json") -> Snapshot:
+        source = rules_document.get("source", {})
+        source = dict(source) if isinstance(source, Mapping) else {}
+        rules, flags = records_of({"rules": rules_document.get("rules", ())}, dict(flags_document or {}), where)
+        return cls(label=str(source.get("label", "?")), source=source, rules=rules, flags=flags)
 
 
 # ---- changes -----------------------------------------------------------------------------------------
@@ -705,28 +704,40 @@ def cache_key(tree: SourceTree, include: Sequence[str] | None = None, keep_going
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def cached_documents(tree: SourceTree, include: Sequence[str] | None = None,
-                     keep_going: bool = False) -> tuple[dict, dict, str] | None:
+def extraction_cache() -> Path:
+    """The folder of cached extractions: $SGLANG_CONSTRAINTS_EXTRACTION_CACHE, else one in the user cache."""
+    return Path(os.environ.get("SGLANG_CONSTRAINTS_EXTRACTION_CACHE") or cache_root() / "extractions")
+
+
+def cached_documents(tree: SourceTree, include: Sequence[str] | None = None, keep_going: bool = False,
+                     folder: Path | None = None) -> tuple[dict, dict, str] | None:
     """The documents of an earlier extraction of the same inputs, or None."""
     key = cache_key(tree, include, keep_going)
-    rules_path, flags_path = _cache_paths(key)
-    try:
-        rules = json.loads(rules_path.read_text(encoding="utf-8"))
-        flags = json.loads(flags_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    found = load_cached(key, folder)
+    if found is None:
         return None
     # The same bytes can come from another source (a release and its git tag): say which one.
     source = tree.info.as_dict()
-    return {**rules, "source": source}, {**flags, "source": source}, key
+    return {**found[0], "source": source}, {**found[1], "source": source}, key
+
+
+def load_cached(key: str, folder: Path | None = None) -> tuple[dict, dict] | None:
+    """The rules and flags documents cached under `key` (their source is the first one seen), or None."""
+    rules_path, flags_path = cache_paths(key, folder)
+    try:
+        return (json.loads(rules_path.read_text(encoding="utf-8")),
+                json.loads(flags_path.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return None
 
 
 def extract_documents(tree: SourceTree, include: Sequence[str] | None = None, keep_going: bool = False,
-                      use_cache: bool = True) -> tuple[dict, dict, str]:
+                      use_cache: bool = True, folder: Path | None = None) -> tuple[dict, dict, str]:
     """The rules.json and flags.json documents of a source, from the cache when its inputs were seen."""
     from .extract import extract  # heavy (libcst); only needed on a cache miss
     from .output import flags_document, rules_document, validate, write_atomic
 
-    found = cached_documents(tree, include, keep_going) if use_cache else None
+    found = cached_documents(tree, include, keep_going, folder) if use_cache else None
     if found is not None:
         return found
     key = cache_key(tree, include, keep_going)
@@ -735,15 +746,15 @@ def extract_documents(tree: SourceTree, include: Sequence[str] | None = None, ke
     validate(rules, "rules.schema.json")
     validate(flags, "flags.schema.json")
     if use_cache:
-        rules_path, flags_path = _cache_paths(key)
+        rules_path, flags_path = cache_paths(key, folder)
         # Flags first: the rules file appears last and marks the entry complete.
         write_atomic(flags_path, dumps(flags))
         write_atomic(rules_path, dumps(rules))
     return rules, flags, key
 
 
-def _cache_paths(key: str) -> tuple[Path, Path]:
-    folder = cache_root() / "extractions"
+def cache_paths(key: str, folder: Path | None = None) -> tuple[Path, Path]:
+    folder = folder or extraction_cache()
     return folder / f"{key}.json", folder / f"{key}.flags.json"
 
 
@@ -801,20 +812,10 @@ def load_documents(spec: Spec, include: Sequence[str] | None = None, keep_going:
                    use_cache: bool = True) -> tuple[dict, dict | None, str | None]:
     """The documents of one side, and the cache key when they were extracted (None for given files)."""
     if spec.kind == "documents":
-        rules_path = Path(spec.value)
         try:
-            rules = json.loads(rules_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
-            raise SourceError(f"{rules_path}: cannot read rules: {error}") from None
-        if not isinstance(rules, dict) or not isinstance(rules.get("rules"), list):
-            raise SourceError(f"{rules_path}: not a rules.json document")
-        flags_path = rules_path.with_name("flags.json")
-        flags = None
-        if flags_path.is_file() and flags_path != rules_path:
-            try:
-                flags = json.loads(flags_path.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as error:
-                raise SourceError(f"{flags_path}: cannot read flags: {error}") from None
+            rules, flags = read_rule_documents(spec.value)
+        except DocumentError as error:
+            raise SourceError(str(error)) from None
         return rules, flags, None
     rules, flags, key = extract_documents(open_spec(spec), include, keep_going, use_cache)
     return rules, flags, key
@@ -823,9 +824,9 @@ def load_documents(spec: Spec, include: Sequence[str] | None = None, keep_going:
 def load_snapshot(spec: Spec, include: Sequence[str] | None = None, use_cache: bool = True) -> Snapshot:
     rules, flags, _ = load_documents(spec, include, use_cache=use_cache)
     try:
-        return Snapshot.from_documents(rules, flags)
-    except (KeyError, TypeError, ValueError) as error:
-        raise SourceError(f"{spec.value}: malformed rules document: {error!r}") from None
+        return Snapshot.from_documents(rules, flags, where=spec.value)
+    except DocumentError as error:
+        raise SourceError(str(error)) from None
 
 
 # ---- the command -----------------------------------------------------------------------------------

@@ -1,21 +1,25 @@
 """History of the rules across releases or commits: parallel cached extractions, changes step by step.
 
 Each source is extracted in a worker process and cached by the content of the files it reads
-(`diff.extract_documents`), and each step between consecutive sources is diffed once and cached by
-the two extraction keys, so a second run only hashes the inputs. The result, `history.json`, follows
-every rule through the steps (its first and last source, and what changed when); `timeline.md`
-counts rules and changes per source.
+(`diff.extract_documents`), with a small outline of what the history needs of it; each step between
+consecutive sources is diffed once, mostly in the worker that holds both sources, and cached by the
+two extraction keys. So a second run only hashes the inputs and reads outlines and steps, never the
+documents. The result, `history.json`, follows every rule through the steps (its first and last
+source, and what changed when); `timeline.md` counts rules and changes per source.
 """
 
 from __future__ import annotations
 
+import atexit
 import concurrent.futures
 import contextlib
+import gc
 import hashlib
 import json
 import multiprocessing
 import os
 import sys
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,17 +29,20 @@ from packaging.version import InvalidVersion, Version
 from .diff import (
     Snapshot,
     Spec,
-    cached_documents,
+    cache_key,
+    cache_paths,
     code_fingerprint,
     counts,
     extract_documents,
+    extraction_cache,
     find_changes,
+    load_cached,
     match_rules,
     open_spec,
 )
 from .layout import ARG_GROUPS, SERVER_ARGS, find_layout
 from .serialize import SCHEMA_VERSION, dumps
-from .sources import SourceError, cache_root, cached_releases, git_log, git_tree, release_versions
+from .sources import SourceError, cached_releases, git_log, git_tree, release_versions
 
 HISTORY_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/history.schema.json"
 
@@ -92,40 +99,121 @@ def git_specs(repo: str, revs: str, include: Sequence[str] | None = None) -> lis
 
 @dataclass(frozen=True, slots=True)
 class Extracted:
-    """One source's outcome: its documents and cache key, or the one-line error that stopped it."""
+    """One source's outcome: its cache key and outline (see `outline`), or the one-line error that stopped it."""
 
     spec: Spec
-    rules: dict | None = None
-    flags: dict | None = None
     key: str | None = None
+    outline: dict | None = None
     error: str | None = None
 
 
-def extract_one(spec: Spec, include: Sequence[str] | None, use_cache: bool) -> Extracted:
+def outline(rules: Mapping, flags: Mapping) -> dict:
+    """What the history needs of a source's documents: a few counts, and of each rule what its lineage shows.
+
+    It is cached next to the documents, so a run whose steps are all cached never reads the documents
+    (tens of megabytes each).
+    """
+    kinds = [r["kind"] for r in rules["rules"]]
+    return {
+        "source": rules["source"],
+        "rules": len(kinds),
+        "guards": sum(k != "adjustment" for k in kinds),
+        "adjustments": kinds.count("adjustment"),
+        "flags": len(flags["flags"]),
+        "errors": rules.get("summary", {}).get("errors", 0),
+        "rule_list": [{"id": r["id"], "kind": r["kind"], "message": r["message"],
+                       "file": r["location"]["file"], "line": r["location"]["line"]} for r in rules["rules"]],
+        "flag_names": [f["name"] for f in flags["flags"]],
+    }
+
+
+def extract_one(spec: Spec, include: Sequence[str] | None, folder: Path) -> Extracted:
+    """Extract a source into the cache `folder` (or find it there); only the small outline crosses back."""
     from .layout import LayoutError
     from .modules import ParseError
 
     try:
-        rules, flags, key = extract_documents(open_spec(spec), include, keep_going=True, use_cache=use_cache)
+        rules, flags, key = extract_documents(open_spec(spec), include, keep_going=True, folder=folder)
     except (SourceError, LayoutError, ParseError, OSError) as error:
         return Extracted(spec, error=str(error))
-    return Extracted(spec, rules, flags, key)
+    _remember(key, (rules, flags))  # the next step diffs it, most likely in this process
+    found = outline(rules, flags)
+    _store(_outline_path(folder, key), found)
+    return Extracted(spec, key, found)
 
 
-def diff_step(old: Mapping, new: Mapping, compare: str) -> dict:
-    """The changes of one step as JSON, with the pairs whose id changed (to follow rules by lineage)."""
-    before = Snapshot.from_documents(old["rules"], old["flags"])
-    after = Snapshot.from_documents(new["rules"], new["flags"])
+def diff_keys(folder: Path, old_key: str, new_key: str, compare: str) -> dict:
+    """Diff two cached extractions and cache the step: the changes as the history keeps them, and the
+    pairs whose id changed (to follow rules by lineage)."""
+    before, after = _snapshot(folder, old_key), _snapshot(folder, new_key)
     pairs, _, _ = match_rules(before.rules, after.rules)
-    return {
-        "changes": [c.as_dict() for c in find_changes(before, after, compare)],
+    step = {
+        "changes": [_trimmed(c.as_dict()) for c in find_changes(before, after, compare)],
         "renamed": sorted([p.old.id, p.new.id] for p in pairs if p.old.id != p.new.id),
     }
+    _store(_step_path(folder, old_key, new_key, compare), step)
+    return step
 
 
-def _step_key(old_key: str, new_key: str, compare: str) -> str:
-    parts = (old_key, new_key, compare, code_fingerprint("diff"))
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+_SHOWN = ("file", "line", "function", "message", "value", "default", "choices")  # of a changed side
+
+
+def _trimmed(change: dict) -> dict:
+    """A change with only what `_lineages` and `_compact` read: sides shrink to their id and shown fields."""
+    kept = {k: change[k] for k in ("kind", "subject", "id", "details") if k in change}
+    for side in ("old", "new"):
+        data = change.get(side)
+        kept[side] = data and {k: data[k] for k in ("id", *_SHOWN) if k in data}
+    return kept
+
+
+# Documents and snapshots this process made or read last: a step mostly diffs the source just extracted
+# (or diffed) here, so it is rarely read back from the cache.
+_RECENT: dict[str, object] = {}
+_RECENT_SIZE = 3
+
+
+def _remember(key: str, value: object) -> None:
+    _RECENT.pop(key, None)
+    _RECENT[key] = value
+    while len(_RECENT) > _RECENT_SIZE:
+        del _RECENT[next(iter(_RECENT))]
+
+
+def _snapshot(folder: Path, key: str) -> Snapshot:
+    found = _RECENT.get(key)
+    if not isinstance(found, Snapshot):
+        documents = found or load_cached(key, folder)
+        if documents is None:
+            raise SourceError(f"extraction {key[:12]} is missing from the cache {folder}")
+        found = Snapshot.from_documents(*documents)
+    _remember(key, found)
+    return found
+
+
+def _store(path: Path, data: dict) -> None:
+    from .output import write_atomic
+
+    write_atomic(path, dumps(data))
+
+
+def _load(path: Path) -> dict | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _outline_path(folder: Path, key: str) -> Path:
+    # Keyed by the history code too: an outline is this module's view of the documents.
+    digest = hashlib.sha256(f"{key}\n{code_fingerprint('history')}".encode()).hexdigest()
+    return folder / f"outline-{digest}.json"
+
+
+def _step_path(folder: Path, old_key: str, new_key: str, compare: str) -> Path:
+    digest = hashlib.sha256("\n".join((old_key, new_key, compare, code_fingerprint("history"))).encode())
+    return folder / f"step-{digest.hexdigest()}.json"
 
 
 # ---- the run ----------------------------------------------------------------------------------------
@@ -161,75 +249,172 @@ class History:
 
 def run_history(specs: Sequence[Spec], *, include: Sequence[str] | None = None, jobs: int | None = None,
                 use_cache: bool = True, compare: str = "trigger", progress: Progress | None = None) -> History:
-    """Extract every source and diff every consecutive pair: cache hits here, the rest in parallel processes."""
+    """Extract every source and diff every consecutive pair: cache hits here, the rest in parallel processes.
+
+    The extraction cache is how work crosses processes: a worker leaves a source's documents there and
+    sends back its outline. Each worker is a process of its own that follows a run of consecutive
+    sources (see `_Plan`), so it mostly diffs sources it still holds; only where runs meet is one read
+    back. Without the cache, a temporary folder plays its part for the run.
+    """
     jobs = max(1, jobs or os.cpu_count() or 1)
     progress = progress or Progress(2 * len(specs) - 1)
-    results: list[Extracted | None] = [None] * len(specs)
     with contextlib.ExitStack() as stack:
-        pools: list[concurrent.futures.Executor] = []
+        folder = extraction_cache() if use_cache else Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        stack.callback(_RECENT.clear)  # with one job, this process held them
+        plan = _Plan(len(specs))
+        workers: list[concurrent.futures.Executor | None] = [None] * jobs  # started only if something is not cached
+        running: dict[concurrent.futures.Future, tuple[int, tuple[str, int, int, int]]] = {}
 
-        def pool() -> concurrent.futures.Executor:  # started only if something is not cached
-            if not pools:
-                pools.append(stack.enter_context(_executor(jobs)))
-            return pools[0]
-
-        futures = {}
-        for index, spec in enumerate(specs):
-            hit = _cached_one(spec, include) if use_cache else None
-            if hit is None:
-                futures[pool().submit(extract_one, spec, include, use_cache)] = index
-            else:
-                results[index] = hit
+        def cached(work: tuple[str, int, int, int]) -> tuple | None:
+            """Take a piece of work from the cache if it is there; else the call that does it."""
+            what, old, new, _ = work
+            if what == "extract":
+                hit = _cached_one(specs[new], include, folder)
+                if hit is None:
+                    return (extract_one, specs[new], include, folder)
+                plan.sources[new] = hit
                 progress.step(f"cached {_label(hit)}")
-        for future in concurrent.futures.as_completed(futures):
-            result = results[futures[future]] = future.result()
-            progress.step(f"extracted {_label(result)}")
-        done = [r for r in results if r is not None]
-        good = [r for r in done if r.error is None]
-        steps: list[tuple[Extracted, Extracted, dict | None]] = []
-        pending = {}
-        for old, new in zip(good, good[1:]):
-            cached = _load_step(old, new, compare) if use_cache else None
-            steps.append((old, new, cached))
-            if cached is None:
-                old_docs = {"rules": old.rules, "flags": old.flags}
-                new_docs = {"rules": new.rules, "flags": new.flags}
-                pending[pool().submit(diff_step, old_docs, new_docs, compare)] = len(steps) - 1
-            else:
-                progress.step(f"diffed {_label(new)}")
-        for future in concurrent.futures.as_completed(pending):
-            index = pending[future]
-            old, new, _ = steps[index]
-            steps[index] = (old, new, future.result())
-            if use_cache:
-                _store_step(old, new, compare, steps[index][2])
-            progress.step(f"diffed {_label(new)}")
+                return None
+            a, b = plan.sources[old], plan.sources[new]
+            assert a is not None and b is not None and a.key and b.key
+            step = _load(_step_path(folder, a.key, b.key, compare))
+            if step is None or "changes" not in step:
+                return (diff_keys, folder, a.key, b.key, compare)
+            plan.steps[old, new] = step
+            progress.step(f"diffed {_label(b)}")
+            return None
+
+        def start(worker: int, last: int | None = None, way: int = 1) -> None:
+            """Give a free worker its next piece of work, going on from source `last` (held) its way."""
+            while (work := plan.next(last, way)) is not None:
+                call = cached(work)
+                if call is not None:
+                    if workers[worker] is None:
+                        workers[worker] = stack.enter_context(_executor(jobs))
+                    running[workers[worker].submit(*call)] = (worker, work)
+                    return
+                what, old, new, way = work
+                last = new if what == "extract" else last
+
+        while True:
+            for worker in range(jobs):
+                if all(worker != busy for busy, _ in running.values()):
+                    start(worker)
+            if not running:
+                break
+            done, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
+            for future in sorted(done, key=lambda f: running[f][0]):
+                worker, (what, old, new, way) = running.pop(future)
+                if what == "extract":
+                    result = plan.sources[new] = future.result()
+                    progress.step(f"extracted {_label(result)}")
+                else:
+                    plan.steps[old, new] = future.result()
+                    progress.step(f"diffed {_label(plan.sources[new])}")
+                start(worker, new if way > 0 else old, way)
     progress.close()
-    return History(done, [(a, b, s) for a, b, s in steps if s is not None])
+    steps = [(plan.sources[a], plan.sources[b], step) for (a, b), step in sorted(plan.steps.items())]
+    return History([r for r in plan.sources if r is not None], steps)
 
 
-def _cached_one(spec: Spec, include: Sequence[str] | None) -> Extracted | None:
-    """A source already extracted, looked up here; None sends it to a worker (a release not yet
+class _Plan:
+    """What to do next: sources in runs of consecutive ones per worker, and each step once both ends are in.
+
+    A worker that extracted or diffed source i goes on with the step that source makes ready, then
+    with the next source its way (i + 1, or i - 1 going back). A worker with nothing to follow takes
+    the longest run nobody has started: from its start, or from its end going back (the second
+    worker takes the last source: later sources are usually the larger ones, so the runs meet at a
+    middling step rather than ending on the largest), or, with someone coming from both sides,
+    from its middle. So each worker diffs sources it holds in memory, and only where two runs meet is
+    a source read back from the cache.
+    """
+
+    def __init__(self, count: int) -> None:
+        self.sources: list[Extracted | None] = [None] * count
+        self.taken = [False] * count
+        self.steps: dict[tuple[int, int], dict | None] = {}
+
+    def next(self, last: int | None, way: int = 1) -> tuple[str, int, int, int] | None:
+        """("extract", i, i, way) or ("diff", old, new, way), or None when nothing can start now."""
+        ready = [pair for pair in self._pairs() if pair not in self.steps]
+        if ready:
+            # Best the step back to the source before (on its way), which this worker likely holds too.
+            pair = min(ready, key=lambda p: (last not in p, p[1 if way > 0 else 0] != last))
+            self.steps[pair] = None
+            return ("diff", *pair, way)
+        if last is not None and 0 <= last + way < len(self.taken) and not self.taken[last + way]:
+            return self._take(last + way, way)
+        runs = self._untaken_runs()
+        if not runs:
+            return None
+        first, end = max(runs, key=lambda run: run[1] - run[0])
+        # Someone works on the source just before (or after) the run, and will likely go on into it.
+        if not (first > 0 and self.sources[first - 1] is None):
+            return self._take(first, 1)
+        if not (end < len(self.taken) and self.sources[end] is None):
+            return self._take(end - 1, -1)
+        return self._take((first + end) // 2, 1)
+
+    def _take(self, index: int, way: int) -> tuple[str, int, int, int]:
+        self.taken[index] = True
+        return ("extract", index, index, way)
+
+    def _pairs(self):
+        """Consecutive extracted sources (with only failed ones between), each pair once."""
+        previous = None
+        for index, source in enumerate(self.sources):
+            if source is None:
+                previous = None
+            elif source.error is None:
+                if previous is not None:
+                    yield previous, index
+                previous = index
+
+    def _untaken_runs(self) -> list[tuple[int, int]]:
+        runs, first = [], None
+        for index, taken in enumerate([*self.taken, True]):
+            if not taken and first is None:
+                first = index
+            elif taken and first is not None:
+                runs.append((first, index))
+                first = None
+        return runs
+
+
+def _cached_one(spec: Spec, include: Sequence[str] | None, folder: Path) -> Extracted | None:
+    """A source whose outline is cached, looked up here; None sends it to a worker (a release not yet
     downloaded too, so downloads run in parallel)."""
     from .layout import LayoutError
 
     if spec.kind == "release" and spec.value not in cached_releases():
         return None
     try:
-        found = cached_documents(open_spec(spec), include, keep_going=True)
+        tree = open_spec(spec)
+        key = cache_key(tree, include, keep_going=True)
     except (SourceError, LayoutError, OSError):
         return None  # the worker reports it
-    return None if found is None else Extracted(spec, *found)
+    found = _load(_outline_path(folder, key))
+    if found is None or not cache_paths(key, folder)[0].is_file():
+        return None
+    # The same bytes can come from another source (a release and its git tag): say which one.
+    return Extracted(spec, key, {**found, "source": tree.info.as_dict()})
 
 
 def _executor(jobs: int) -> concurrent.futures.Executor:
-    # One job: no worker processes at all (cheaper, and tests can see what happens).
+    """One worker: this process when there is one job (cheaper, and tests can see what happens), else
+    a process of its own, so that work sent to it finds what it holds."""
     if jobs == 1:
         return _InlineExecutor()
     # "spawn": a forked child of a process that has threads (a test server, a git pipe reader) can
     # inherit a lock held by another thread and hang; fresh interpreters cannot.
     spawn = multiprocessing.get_context("spawn")
-    return concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=spawn)
+    return concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=spawn, initializer=_worker_start)
+
+
+def _worker_start() -> None:
+    # A worker's heap ends up large (documents, snapshots, formula caches), and the collector's last
+    # pass over it as the interpreter exits takes seconds, while the pool waits: nothing needs it then.
+    atexit.register(gc.freeze)
 
 
 class _InlineExecutor(concurrent.futures.Executor):
@@ -243,28 +428,9 @@ class _InlineExecutor(concurrent.futures.Executor):
 
 
 def _label(result: Extracted) -> str:
-    if result.rules is not None:
-        return str(result.rules["source"].get("label", result.spec.value))
+    if result.outline is not None:
+        return str(result.outline["source"].get("label", result.spec.value))
     return result.spec.value[:12] if result.spec.kind == "git" else result.spec.value
-
-
-def _step_path(old: Extracted, new: Extracted, compare: str) -> Path:
-    assert old.key and new.key
-    return cache_root() / "extractions" / f"step-{_step_key(old.key, new.key, compare)}.json"
-
-
-def _load_step(old: Extracted, new: Extracted, compare: str) -> dict | None:
-    try:
-        data = json.loads(_step_path(old, new, compare).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) and "changes" in data else None
-
-
-def _store_step(old: Extracted, new: Extracted, compare: str, step: dict) -> None:
-    from .output import write_atomic
-
-    write_atomic(_step_path(old, new, compare), dumps(step))
 
 
 # ---- documents ----------------------------------------------------------------------------------------
@@ -289,18 +455,9 @@ def history_document(history: History, compare: str = "trigger") -> dict:
 
 
 def _source_entry(source: Extracted) -> dict:
-    assert source.rules is not None and source.flags is not None
-    summary = source.rules.get("summary", {})
-    return {
-        "label": _label(source),
-        "source": source.rules["source"],
-        "key": source.key,
-        "rules": len(source.rules["rules"]),
-        "guards": sum(r["kind"] != "adjustment" for r in source.rules["rules"]),
-        "adjustments": sum(r["kind"] == "adjustment" for r in source.rules["rules"]),
-        "flags": len(source.flags["flags"]),
-        "errors": summary.get("errors", 0),
-    }
+    assert source.outline is not None
+    numbers = {k: source.outline[k] for k in ("rules", "guards", "adjustments", "flags", "errors")}
+    return {"label": _label(source), "source": source.outline["source"], "key": source.key, **numbers}
 
 
 def _compact(change: Mapping, old_label: str, new_label: str) -> dict:
@@ -309,8 +466,7 @@ def _compact(change: Mapping, old_label: str, new_label: str) -> dict:
     old, new = change.get("old"), change.get("new")
     for side, data in (("old", old), ("new", new)):
         if data:
-            entry[side] = {k: data[k] for k in ("file", "line", "function", "message", "value", "default", "choices")
-                           if k in data}
+            entry[side] = {k: data[k] for k in _SHOWN if k in data}
     if change.get("details"):
         entry["details"] = change["details"]
     return entry
@@ -323,21 +479,22 @@ def _lineages(sources: list[Extracted], steps: Sequence[tuple[Extracted, Extract
     step_of = {(id(a), id(b)): s for a, b, s in steps}
     previous: Extracted | None = None
     for source in sources:
-        assert source.rules is not None
+        assert source.outline is not None
         label = _label(source)
         step = step_of.get((id(previous), id(source))) if previous is not None else None
-        renamed = dict(map(tuple, step["renamed"])) if step else {}
+        earlier: dict[str, str] = {}  # new id -> the first old id renamed to it
+        for old, new in dict(map(tuple, step["renamed"]) if step else ()).items():
+            earlier.setdefault(new, old)
         current: dict[str, dict] = {}
-        for rule in source.rules["rules"]:
-            earlier = [old for old, new in renamed.items() if new == rule["id"]]
-            entry = lineage_of.get(earlier[0] if earlier else rule["id"])
+        for rule in source.outline["rule_list"]:
+            entry = lineage_of.get(earlier.get(rule["id"], rule["id"]))
             if entry is None or entry["last_seen"] != (_label(previous) if previous else None):
                 entry = {"id": rule["id"], "ids": [], "first_seen": label, "present_in": 0, "changes": []}
                 entries.append(entry)
             if rule["id"] not in entry["ids"]:
                 entry["ids"].append(rule["id"])
             entry.update(id=rule["id"], kind=rule["kind"], message=rule["message"], last_seen=label,
-                         file=rule["location"]["file"], line=rule["location"]["line"])
+                         file=rule["file"], line=rule["line"])
             entry["present_in"] += 1
             current[rule["id"]] = entry
         if step:
@@ -362,9 +519,9 @@ def _flag_lineages(sources: list[Extracted], steps: Sequence[tuple[Extracted, Ex
     previous_names: set[str] = set()
     previous_label: str | None = None
     for source in sources:
-        assert source.flags is not None
+        assert source.outline is not None
         label = _label(source)
-        names = {f["name"] for f in source.flags["flags"]}
+        names = set(source.outline["flag_names"])
         for name in sorted(names):
             runs = entries.setdefault(name, [])
             if not runs or name not in previous_names:

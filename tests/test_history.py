@@ -11,6 +11,7 @@ import pytest
 from packaging.version import Version
 
 from extractor import cli, history, sources
+from extractor.diff import Snapshot, find_changes
 from extractor.output import validate
 from extractor.sources import SourceError
 
@@ -71,11 +72,9 @@ def test_git_history(history_repo, tmp_path: Path, capsys: pytest.CaptureFixture
     assert "6 sources, 5 steps, 5 rule lineages" in text
 
     # Second run: everything comes from the cache, nothing is extracted or diffed again.
-    def fail(*args, **kwargs):
-        raise AssertionError("the cache should have answered")
-
     monkeypatch.setattr("extractor.extract.extract", fail)
     monkeypatch.setattr(history, "find_changes", fail)
+    monkeypatch.setattr(history, "load_cached", fail)  # nor are the documents read: outlines suffice
     again = tmp_path / "again"
     code, _, err = run(capsys, "history", "--git", str(repo), "--revs", f"{commits[0]}..{commits[-1]}",
                        "-o", str(again), "--jobs", "1")
@@ -90,6 +89,101 @@ def test_parallel_run_gives_the_same_history(history_repo, tmp_path: Path) -> No
     parallel = history.history_document(history.run_history(specs, jobs=2, use_cache=False))
     assert parallel == serial
     assert not any(Path(tmp_path / "cache" / "extractions").glob("*.json"))  # --no-cache writes nothing
+
+
+def fail(*args, **kwargs):
+    raise AssertionError("should not be called")
+
+
+def test_a_serial_run_diffs_what_it_just_extracted(history_repo, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    repo, commits = history_repo
+    specs = history.git_specs(str(repo), f"{commits[0]}..{commits[-1]}")
+    monkeypatch.setattr(history, "load_cached", fail)  # no document is read back from the cache
+    result = history.run_history(specs, jobs=1)
+    assert len(result.steps) == len(specs) - 1 and not history._RECENT  # and none is kept after the run
+
+
+def test_outlines_and_steps_are_rebuilt_from_cached_documents(history_repo, tmp_path: Path,  # noqa: F811
+                                                               capsys: pytest.CaptureFixture,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    repo, commits = history_repo
+    argv = ["history", "--git", str(repo), "--revs", f"{commits[0]}..{commits[-1]}", "--jobs", "1"]
+    assert run(capsys, *argv, "-o", str(tmp_path / "first"))[0] == 0
+    # A cache written before outlines existed (or by other history code) holds only the documents.
+    extractions = tmp_path / "cache" / "extractions"
+    dropped = [*extractions.glob("outline-*.json"), *extractions.glob("step-*.json")]
+    assert len(dropped) == 2 * len(commits) - 3  # 6 sources, 5 steps (the README commit is not a source)
+    for path in dropped:
+        path.unlink()
+    monkeypatch.setattr("extractor.extract.extract", fail)
+    assert run(capsys, *argv, "-o", str(tmp_path / "again"))[0] == 0
+    assert (tmp_path / "again" / "history.json").read_bytes() == (tmp_path / "first" / "history.json").read_bytes()
+    assert len([*extractions.glob("outline-*.json"), *extractions.glob("step-*.json")]) == len(dropped)
+
+
+def test_extraction_cache_can_live_elsewhere(history_repo, tmp_path: Path,  # noqa: F811
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    repo, commits = history_repo
+    monkeypatch.setenv("SGLANG_CONSTRAINTS_EXTRACTION_CACHE", str(tmp_path / "elsewhere"))
+    history.run_history(history.git_specs(str(repo), f"{commits[0]}..{commits[1]}"), jobs=1)
+    assert len(list((tmp_path / "elsewhere").glob("outline-*.json"))) == 2
+    assert not (tmp_path / "cache" / "extractions").exists()
+
+
+def test_steps_keep_what_the_history_shows(history_repo) -> None:  # noqa: F811
+    repo, commits = history_repo
+    result = history.run_history(history.git_specs(str(repo), f"{commits[0]}..{commits[-1]}"), jobs=1)
+    full = []  # the same steps with every change whole, as `diff` reports them
+    for old, new, step in result.steps:
+        before, after = (Snapshot.from_documents(*history.load_cached(s.key)) for s in (old, new))
+        full.append((old, new, {**step, "changes": [c.as_dict() for c in find_changes(before, after)]}))
+    assert any(len(json.dumps(a)) < len(json.dumps(b)) for (_, _, a), (_, _, b) in zip(result.steps, full))
+    assert history.history_document(history.History(result.sources, full)) == history.history_document(result)
+
+
+def simulate(count: int, workers: int, broken: frozenset[int] = frozenset()) -> list[list[tuple]]:
+    """Run a plan with `workers` workers that finish in the order they started; what each one did."""
+    plan = history._Plan(count)
+    done_by: list[list[tuple]] = [[] for _ in range(workers)]
+    running = [(worker, work) for worker in range(workers) if (work := plan.next(None)) is not None]
+    while running:
+        worker, (what, old, new, way) = running.pop(0)
+        done_by[worker].append((what, old, new) if what == "diff" else (what, new))
+        if what == "extract":
+            spec = history.Spec("path", str(new))
+            plan.sources[new] = history.Extracted(spec, error="broken") if new in broken else \
+                history.Extracted(spec, key=str(new))
+        else:
+            plan.steps[old, new] = {}
+        if (work := plan.next(new if way > 0 else old, way)) is not None:
+            running.append((worker, work))
+        for idle in set(range(workers)) - {w for w, _ in running}:
+            if (work := plan.next(None)) is not None:
+                running.append((idle, work))
+    return done_by
+
+
+def test_plan_one_worker_diffs_each_source_right_after_extracting_it() -> None:
+    assert simulate(4, 1) == [[("extract", 0), ("extract", 1), ("diff", 0, 1), ("extract", 2), ("diff", 1, 2),
+                               ("extract", 3), ("diff", 2, 3)]]
+    # A source that fails is skipped: its neighbours make one step.
+    assert simulate(3, 1, frozenset({1})) == [[("extract", 0), ("extract", 1), ("extract", 2), ("diff", 0, 2)]]
+
+
+def test_plan_workers_follow_runs_from_both_ends_and_meet_once() -> None:
+    first, second = simulate(6, 2)
+    assert [w for w in first if w[0] == "extract"] == [("extract", i) for i in (0, 1, 2)]
+    assert [w for w in second if w[0] == "extract"] == [("extract", i) for i in (5, 4, 3)]
+    steps = [w[1:] for w in first + second if w[0] == "diff"]
+    assert sorted(steps) == [(i, i + 1) for i in range(5)]
+    # Every step is diffed by a worker that extracted one of its sources; only where runs meet not both.
+    for mine in (first, second):
+        extracted = {w[1] for w in mine if w[0] == "extract"}
+        assert all(w[1] in extracted or w[2] in extracted for w in mine if w[0] == "diff")
+    assert sum(not {w[1], w[2]} <= {v[1] for v in mine if v[0] == "extract"}
+               for mine in (first, second) for w in mine if w[0] == "diff") == 1
+    # More workers: each further one starts in the middle of the longest run nobody has started.
+    assert [mine[0] for mine in simulate(9, 3)] == [("extract", 0), ("extract", 8), ("extract", 4)]
 
 
 def test_history_keeps_going_past_a_broken_source(tmp_path: Path) -> None:

@@ -12,12 +12,14 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .extract import Extraction, extract
+from typing import TYPE_CHECKING
+
 from .layout import LayoutError
-from .modules import ParseError
-from .output import extract_documents, output_dir, write_documents
 from .serialize import DocumentError
 from .sources import SourceError, SourceTree, git_tree, path_tree, release_tree
+
+if TYPE_CHECKING:  # extract pulls in libcst: imported when a command extracts (history, diff, check on
+    from .extract import Extraction  # a rules.json or a warm cache never do)
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_PARTIAL, EXIT_INTERNAL = 0, 1, 2, 3, 4
 
@@ -50,10 +52,14 @@ def open_source(args: argparse.Namespace) -> SourceTree:
 
 
 def run_extract(args: argparse.Namespace) -> Extraction:
+    from .extract import extract
+
     return extract(open_source(args), include=args.include, keep_going=args.keep_going)
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
+    from .output import extract_documents, output_dir, write_documents
+
     ex = run_extract(args)
     folder = output_dir(Path(args.output), ex.info.label)
     documents = extract_documents(ex)  # rules.json, flags.json, graph.json, graph.graphml, graph.dot
@@ -67,6 +73,12 @@ def cmd_extract(args: argparse.Namespace) -> int:
     for problem in ex.problems:
         print(f"error: {problem.file}:{problem.line}:{problem.column}: {problem.message}", file=sys.stderr)
     return EXIT_PARTIAL if ex.problems else EXIT_OK
+
+
+def _parse_error() -> type[Exception]:
+    from .modules import ParseError  # evaluated only when an exception is on its way out
+
+    return ParseError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -107,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_usage(sys.stderr)
         print(f"sglang-constraints: error: {error}", file=sys.stderr)
         return EXIT_INPUT
-    except ParseError as error:
+    except _parse_error() as error:
         print(f"sglang-constraints: error: {error} (--keep-going skips broken files)", file=sys.stderr)
         return EXIT_INPUT
     except (SourceError, LayoutError, DocumentError, FileNotFoundError, IsADirectoryError, NotADirectoryError) as error:

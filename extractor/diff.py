@@ -725,15 +725,54 @@ def load_cached(key: str, folder: Path | None = None) -> tuple[dict, dict] | Non
     """The rules and flags documents cached under `key` (their source is the first one seen), or None."""
     rules_path, flags_path = cache_paths(key, folder)
     try:
-        return (json.loads(rules_path.read_text(encoding="utf-8")),
-                json.loads(flags_path.read_text(encoding="utf-8")))
+        found = (json.loads(rules_path.read_text(encoding="utf-8")),
+                 json.loads(flags_path.read_text(encoding="utf-8")))
+        for path in (rules_path, flags_path):
+            os.utime(path)  # used now: the last to go when the cache is pruned
     except (OSError, ValueError):
         return None
+    return found
+
+
+CACHE_LIMIT_MB = 2048  # default size of the extraction cache; $SGLANG_CONSTRAINTS_CACHE_LIMIT_MB overrides
+
+
+def prune_cache(folder: Path | None = None, limit_mb: float | None = None) -> int:
+    """Delete the least recently used files of the extraction cache until it fits its size limit.
+
+    Every release, git revision and extractor version adds an entry of 5-20 MB that nothing else
+    removes. Returns the number of files deleted; a file another process removed first is skipped.
+    """
+    folder = folder or extraction_cache()
+    if limit_mb is None:
+        try:
+            limit_mb = float(os.environ.get("SGLANG_CONSTRAINTS_CACHE_LIMIT_MB", CACHE_LIMIT_MB))
+        except ValueError:
+            limit_mb = CACHE_LIMIT_MB
+    entries = []
+    for path in folder.glob("*.json"):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        entries.append((stat.st_mtime, path.name, stat.st_size, path))
+    total = sum(size for _, _, size, _ in entries)
+    deleted = 0
+    for _, _, size, path in sorted(entries):  # oldest use first
+        if total <= limit_mb * 1024 * 1024:
+            break
+        path.unlink(missing_ok=True)
+        total -= size
+        deleted += 1
+    return deleted
 
 
 def extract_documents(tree: SourceTree, include: Sequence[str] | None = None, keep_going: bool = False,
-                      use_cache: bool = True, folder: Path | None = None) -> tuple[dict, dict, str]:
-    """The rules.json and flags.json documents of a source, from the cache when its inputs were seen."""
+                      use_cache: bool = True, folder: Path | None = None, prune: bool = True) -> tuple[dict, dict, str]:
+    """The rules.json and flags.json documents of a source, from the cache when its inputs were seen.
+
+    A new entry prunes the cache to its size limit, unless `prune` is off (`history` prunes once at
+    the end, so no worker deletes what another is about to read back)."""
     from .extract import extract  # heavy (libcst); only needed on a cache miss
     from .output import flags_document, rules_document, validate, write_atomic
 
@@ -750,6 +789,8 @@ def extract_documents(tree: SourceTree, include: Sequence[str] | None = None, ke
         # Flags first: the rules file appears last and marks the entry complete.
         write_atomic(flags_path, dumps(flags))
         write_atomic(rules_path, dumps(rules))
+        if prune:
+            prune_cache(folder)
     return rules, flags, key
 
 

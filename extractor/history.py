@@ -39,6 +39,7 @@ from .diff import (
     load_cached,
     match_rules,
     open_spec,
+    prune_cache,
 )
 from .layout import ARG_GROUPS, SERVER_ARGS, find_layout
 from .serialize import SCHEMA_VERSION, dumps
@@ -133,7 +134,7 @@ def extract_one(spec: Spec, include: Sequence[str] | None, folder: Path) -> Extr
     from .modules import ParseError
 
     try:
-        rules, flags, key = extract_documents(open_spec(spec), include, keep_going=True, folder=folder)
+        rules, flags, key = extract_documents(open_spec(spec), include, keep_going=True, folder=folder, prune=False)
     except (SourceError, LayoutError, ParseError, OSError) as error:
         return Extracted(spec, error=str(error))
     _remember(key, (rules, flags))  # the next step diffs it, most likely in this process
@@ -313,6 +314,8 @@ def run_history(specs: Sequence[Spec], *, include: Sequence[str] | None = None, 
                     progress.step(f"diffed {_label(plan.sources[new])}")
                 start(worker, new if way > 0 else old, way)
     progress.close()
+    if use_cache:
+        prune_cache(folder)
     steps = [(plan.sources[a], plan.sources[b], step) for (a, b), step in sorted(plan.steps.items())]
     return History([r for r in plan.sources if r is not None], steps)
 

@@ -8,11 +8,14 @@ import textwrap
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from .formula import fields_read
-from .guards import FunctionInfo, FunctionSummary, GuardEvent, WriteEvent
 from .model import Location, Rule, RuleKind, Snippet
-from .modules import ModuleSummary
+
+if TYPE_CHECKING:  # libcst-backed; `diff` uses the id helpers here without parsing anything
+    from .guards import FunctionInfo, FunctionSummary, GuardEvent, WriteEvent
+    from .modules import ModuleSummary
 
 SNIPPET_CONTEXT = 12  # at most this many lines above the raise, starting at its outermost enclosing `if`
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")

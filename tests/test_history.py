@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -269,3 +270,19 @@ def test_release_history(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     refactor = next(s for s in document["steps"] if s["to"] == "0.5.19")
     assert refactor["summary"]["moved"] > refactor["summary"]["added"] + refactor["summary"]["removed"]
     assert (tmp_path / "timeline.md").read_text().count("\n| 0.5.") == len(labels)
+
+
+def test_the_cache_keeps_the_most_recently_used_files_within_its_limit(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from extractor.diff import load_cached, prune_cache
+
+    for age, key in enumerate(["new", "mid", "old"]):  # 0.4 MiB per entry, older by a day each
+        for name in (f"{key}.json", f"{key}.flags.json"):
+            (tmp_path / name).write_text(json.dumps({"rules": [], "flags": [], "pad": "x" * 200_000}))
+            os.utime(tmp_path / name, (time.time() - age * 86400,) * 2)
+    assert load_cached("old", tmp_path) is not None  # a hit: "old" is now the most recently used
+    monkeypatch.setenv("SGLANG_CONSTRAINTS_CACHE_LIMIT_MB", "0.9")
+    assert prune_cache(tmp_path) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.flags.json", "new.json", "old.flags.json", "old.json"]
+    assert prune_cache(tmp_path) == 0  # within the limit now
+    assert prune_cache(tmp_path, limit_mb=0) == 4

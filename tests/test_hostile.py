@@ -445,7 +445,7 @@ def test_internal_error_is_one_line_unless_debug(tmp_path: Path, capsys: pytest.
     def broken(*args: object, **kwargs: object) -> None:
         raise KeyError("a bug")
 
-    monkeypatch.setattr(cli, "extract", broken)
+    monkeypatch.setattr("extractor.extract.extract", broken)
     write(tmp_path / "src" / "m.py", GUARDED)
     code, _, err = run_main(capsys, *(["--debug"] if debug else []), "extract", str(tmp_path / "src"),
                             "-o", str(tmp_path / "out"))

@@ -7,6 +7,7 @@ It is a benchmark, not a test: nothing here asserts a time.
 from __future__ import annotations
 
 import ast
+import importlib.metadata
 import json
 import os
 import platform
@@ -150,7 +151,7 @@ def main() -> int:
     history = None if os.environ.get("BENCH_SKIP_HISTORY") else measure_history()
     machine = {
         "python": platform.python_version(),
-        "libcst": libcst.__version__ if hasattr(libcst, "__version__") else "",
+        "libcst": importlib.metadata.version("libcst"),
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
         "system": platform.platform(),

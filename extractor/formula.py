@@ -162,13 +162,16 @@ def formula_size(f: Formula) -> int:
 
 
 def atoms(f: Formula) -> Iterator[Atom]:
-    if isinstance(f, Atom):
-        yield f
-    elif isinstance(f, Not):
-        yield from atoms(f.arg)
-    elif isinstance(f, (And, Or)):
-        for arg in f.args:
-            yield from atoms(arg)
+    """The atoms left to right, repeats included (a stack, not nested generators: triggers are deep)."""
+    stack = [f]
+    while stack:
+        g = stack.pop()
+        if isinstance(g, Atom):
+            yield g
+        elif isinstance(g, Not):
+            stack.append(g.arg)
+        elif isinstance(g, (And, Or)):
+            stack.extend(reversed(g.args))
 
 
 def terms(f: Formula) -> Iterator[Term]:
@@ -178,6 +181,7 @@ def terms(f: Formula) -> Iterator[Term]:
             yield atom.other
 
 
+@lru_cache(maxsize=65536)
 def fields_read(f: Formula) -> tuple[str, ...]:
     """Server-argument fields a formula reads, sorted and unique."""
     names = {name for term in terms(f) for name in term.fields}

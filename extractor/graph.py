@@ -48,7 +48,8 @@ RELATED_KINDS = frozenset(KIND_ORDER)
 INHERITED_WEIGHT = 0.35
 SHARED_SHOWN = 5  # rarest shared flags named on a shares-flags edge
 SHARES_RANK_MIN = 0.05  # a cosine below this is noise
-SHARES_CANDIDATE_MIN = 20  # a feature read by at most max(this, 5% of rules) proposes candidate pairs
+SHARES_CANDIDATE_MIN = 20  # a feature read by at most max(this, 5% of rules) proposes candidate pairs,
+SHARES_CANDIDATE_MAX = 64  # and never one read by more than this: its pairs grow with the square
 SCORE_DIGITS = 4
 TERM_NODE_KINDS = {TermKind.FIELD: "flag", TermKind.ENV: "env", TermKind.PLATFORM: "platform", TermKind.MODEL: "model"}
 SMALL_COMPONENT = 5  # co-occurrence components up to this size are listed with their members
@@ -297,7 +298,7 @@ def _shares_flags(rules: Sequence[Rule], own: dict[str, tuple[Formula, ...]],
     The IDF (log of rules / rules reading the feature) makes a field read by nearly every rule
     (`model_path` from the dispatcher's early return) count for almost nothing and a field read by
     two rules count a lot; the cosine keeps long triggers from matching everything. Candidates are
-    the pairs that share a feature read by at most 5% of the rules: sharing only common flags is no
+    the pairs that share a feature read by at most 5% of the rules (and 64): sharing only common flags is no
     reason to relate two rules, and leaving those pairs out keeps this far from quadratic.
     """
     total = len(rules)
@@ -314,7 +315,7 @@ def _shares_flags(rules: Sequence[Rule], own: dict[str, tuple[Formula, ...]],
             # alike only in what they inherit (a guard whose own test is opaque, after a block of
             # checks) stay far apart, however alike their inherited flags.
             norms[rule_id] = math.sqrt(math.fsum(idf[f] ** 2 for f in vector))
-    cap = max(SHARES_CANDIDATE_MIN, total // 20)
+    cap = min(max(SHARES_CANDIDATE_MIN, total // 20), SHARES_CANDIDATE_MAX)
     postings: dict[object, list[str]] = defaultdict(list)
     for rule_id in sorted(vectors):
         for feature in vectors[rule_id]:

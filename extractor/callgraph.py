@@ -314,7 +314,6 @@ class Program:
 
     def callees(self, summary: FunctionSummary, call: CallEvent) -> Iterator[tuple[FunctionInfo, dict, tuple, frozenset]]:
         """Functions a call event leads to: the callee itself, and functions passed as arguments (`run_hook(h, sa)`)."""
-        info = summary.info
         with self._loading(self._reaches_arguments(call.node, summary.scope, call.env)):
             yield from self._callees(summary, call)
 

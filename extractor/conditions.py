@@ -190,6 +190,10 @@ def _literal_value(node: cst.BaseExpression, scope: Scope | None):
 # --- normalized source -------------------------------------------------------------------------
 
 
+# Expressions that need no parentheses where a local bound to them is substituted.
+_ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.Integer, cst.Float)
+
+
 class _Normalizer(cst.CSTTransformer):
     """Rewrites receivers to bare field names and locals to their expressions, collecting fields."""
 
@@ -266,7 +270,6 @@ _OPERATORS: dict[type, str] = {
     cst.GreaterThanEqual: ">=", cst.In: "in", cst.NotIn: "not in", cst.Is: "is", cst.IsNot: "is not",
 }
 _UNARY = {cst.Not: "not ", cst.Minus: "-", cst.Plus: "+", cst.BitInvert: "~"}
-_ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.Integer, cst.Float)
 
 
 class _Renderer:

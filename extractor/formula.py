@@ -13,7 +13,6 @@ from .model import (
     Atom,
     Const,
     Formula,
-    Lit,
     Not,
     Or,
     Term,

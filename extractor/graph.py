@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import heapq
-import json
 import math
 import sys
 from collections import Counter, defaultdict

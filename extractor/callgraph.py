@@ -16,17 +16,17 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from .conditions import Bound, Choice, Env, Scope, dotted_name, is_alias, literal, normalize
-from .formula import conj, disj, fields_read, render
+from .formula import atoms, conj, disj, fields_read, neg, render
 from .guards import CallEvent, FunctionInfo, FunctionSummary, import_bindings, walk_function
 from .lines import iter_statements
-from .model import TRUE, Atom, Flag, Formula, Lit, Notice, Rule, RuleKind, Term, TermKind
+from .model import TRUE, And, Atom, Flag, Formula, Lit, Not, Notice, Or, Rule, RuleKind, Term, TermKind
 from .modules import ModuleSummary, ParseError, outline
 from .sources import SourceError, SourceTree
 
 ENTRY_METHODS = ("__post_init__", "resolve_once", "check_server_args")
 ENTRY_FUNCTIONS = ("run_resolution_pipeline",)
 MAX_DEPTH = 12  # call-chain length followed from an entry point
-MAX_PATHS = 4  # call paths kept per function; more are rare and only widen the disjunction
+MAX_PATHS = 4  # call paths kept per function; a trigger names the others with one opaque atom
 MAX_INLINE = 6  # nested predicate inlining
 
 
@@ -35,6 +35,29 @@ class Reach:
     condition: Formula
     path: tuple[str, ...]
     summary: FunctionSummary
+
+
+@dataclass(frozen=True, slots=True)
+class DynamicCall:
+    """A call of a function held in a variable (`fn(server_args, hf_config)` over a registry): where
+    the functions a decorator registers are run."""
+
+    condition: Formula
+    path: tuple[str, ...]
+    arguments: tuple[str | None, ...]  # positional arguments: a plain name, or None for anything else
+
+    def loops_over(self, names: frozenset[str]) -> bool:
+        """Is the call inside a loop over one of these module-level containers?"""
+        return any(
+            _LOOP_ITEM.match(atom.term.text) and any(re.search(rf"\b{re.escape(n)}\b", atom.term.text) for n in names)
+            for atom in atoms(self.condition)
+        )
+
+    def runs(self, fn: FunctionInfo) -> bool:
+        """Could this call run `fn`? Same number of arguments, passed by the names `fn` gives its parameters."""
+        return len(self.arguments) == len(fn.params) and any(
+            a == p for a, p in zip(self.arguments, fn.params)
+        ) and all(a is None or a == p for a, p in zip(self.arguments, fn.params))
 
 
 class _Enums:
@@ -65,6 +88,8 @@ class Program:
         self._may_load = True
         self._enum_classes: dict[str, bool] = {}
         self.reach: dict[str, list[Reach]] = {}
+        self.more_paths: set[str] = set()  # functions reached by more than MAX_PATHS paths
+        self.dynamic_calls: list[DynamicCall] = []
         self.order: dict[tuple[str, int, str], int] = {}
         self.entry_points = self._entry_points()
 
@@ -367,19 +392,60 @@ class Program:
         # Functions put in a registry by a decorator (`@_register_for("DeepseekV3ForCausalLM")`,
         # `@register_post_process`) are run by a loop over the registry that no call names; they
         # run for the listed model architectures, or always when the decorator lists none.
+        # Where the program calls a function held in a variable with the arguments the registered function
+        # takes (`fn(server_args, hf_config)` for `def _x_overrides(server_args, hf_config)`), that call is
+        # where it runs: its path and condition are the registered function's.
         for dotted in self.read:
             for fn in self.modules[dotted].functions.values():
                 if fn.key in self.reach:
                     continue
                 registry = _registry(fn)
-                if registry is not None:
-                    name, condition = registry
+                if registry is None:
+                    continue
+                name, condition = registry
+                sites = [site for site in self.dynamic_calls if site.runs(fn)]
+                # Of several, those that loop over the container this decorator fills (`_MODEL_OVERRIDE_FNS`,
+                # not `_PREDICATE_OVERRIDE_FNS`).
+                containers = self._registry_containers(fn)
+                sites = [site for site in sites if site.loops_over(containers)] or sites
+                for site in sites:
+                    # `fn in _MODEL_OVERRIDE_FNS.get(arch)`, the loop over the registry, is what `condition` says.
+                    reached = conj(_without_loop_items(site.condition), condition)
+                    self._visit(fn, {}, (), frozenset(), reached, site.path + (_label(fn),))
+                if not sites:
                     self._visit(fn, {}, (), frozenset(), condition, (f"<registry {name}>", _label(fn)))
+
+    def _registry_containers(self, fn: FunctionInfo) -> frozenset[str]:
+        """Module-level names the registering decorators of `fn` add it to, through other registrars too."""
+        found: set[str] = set()
+        for decorator in fn.node.decorators:
+            expr = decorator.decorator
+            self._filled_by(fn, expr.func if isinstance(expr, cst.Call) else expr, found, 0)
+        return frozenset(found)
+
+    def _filled_by(self, info: FunctionInfo, func: cst.BaseExpression, found: set[str], depth: int) -> None:
+        resolved = self.resolve(info, func, {}) if depth <= 3 else None
+        if resolved is None:
+            return
+        target = resolved[0]
+        for node in _descendants(target.node):
+            if not isinstance(node, cst.Call):
+                continue
+            callee = node.func
+            if isinstance(callee, cst.Attribute) and callee.attr.value in _REGISTERING_METHODS:
+                if isinstance(callee.value, cst.Name):
+                    found.add(callee.value.value)
+                continue
+            while isinstance(callee, cst.Call):  # `register_model_override(arch)(fn)`
+                callee = callee.func
+            if "register" in (dotted_name(callee) or "").rsplit(".", 1)[-1]:
+                self._filled_by(target, callee, found, depth + 1)
 
     def _visit(self, info: FunctionInfo, env: dict, key: tuple, aliases: frozenset, condition: Formula,
                path: tuple[str, ...]) -> None:
         entries = self.reach.setdefault(info.key, [])
         if len(entries) >= MAX_PATHS:
+            self.more_paths.add(info.key)
             return
         summary = self.summary(info, env, key, aliases)
         entries.append(Reach(condition, path, summary))
@@ -394,7 +460,14 @@ class Program:
                 continue
             if len(path) >= MAX_DEPTH:
                 continue
-            for target, callee_env, callee_key, callee_aliases in self.callees(summary, event):
+            targets = list(self.callees(summary, event))
+            if not targets and _calls_variable(summary, event):
+                arguments = tuple(
+                    a.value.value if isinstance(a.value, cst.Name) and a.keyword is None and not a.star else None
+                    for a in event.node.args
+                )
+                self.dynamic_calls.append(DynamicCall(conj(condition, event.condition), path, arguments))
+            for target, callee_env, callee_key, callee_aliases in targets:
                 label = _label(target)
                 if label in path:
                     continue  # recursion: the cycle adds nothing a first pass did not
@@ -412,6 +485,11 @@ class Program:
                 updated.append(replace(rule, trigger=rule.condition, reachable=False, call_path=()))
                 continue
             trigger = disj(*(conj(e.condition, _local_condition(e.summary, rule, kind)) for e in entries))
+            if key in self.more_paths:
+                # The paths not followed still lead here: an atom no launch command decides keeps the
+                # trigger from claiming the rule fires only on the paths listed.
+                trigger = disj(trigger, Atom(Term(TermKind.OPAQUE, f"reached_by_other_calls({rule.function!r})",
+                                                  f"reached_by_other_calls({rule.function!r})")))
             updated.append(replace(rule, trigger=trigger, reachable=True, call_path=entries[0].path))
         return _affected_by(updated, self.order)
 
@@ -449,6 +527,39 @@ def _registry(fn: FunctionInfo) -> tuple[str, Formula] | None:
         term = Term(TermKind.MODEL, "model_architecture", "model_architecture")
         return name, Atom(term, "in", Lit(tuple(names)))
     return None
+
+
+_LOOP_ITEM = re.compile(r"^\(?[A-Za-z_]\w*(?:, [A-Za-z_]\w*)*\)? in ")
+
+
+def _without_loop_items(f: Formula) -> Formula:
+    """A path condition without the `item in iterable` contexts of the loops it passes through."""
+    if isinstance(f, Atom):
+        return TRUE if f.op == "truthy" and f.term.kind is not TermKind.FIELD and _LOOP_ITEM.match(f.term.text) else f
+    if isinstance(f, Not):
+        return neg(_without_loop_items(f.arg))
+    if isinstance(f, And):
+        return conj(*(_without_loop_items(a) for a in f.args))
+    if isinstance(f, Or):
+        return disj(*(_without_loop_items(a) for a in f.args))
+    return f
+
+
+_REGISTERING_METHODS = frozenset({"append", "add", "insert", "setdefault", "update", "__setitem__"})
+
+
+def _descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
+def _calls_variable(summary: FunctionSummary, call: CallEvent) -> bool:
+    """A call of a parameter or local (`fn(...)`, `step(...)`) the program could not resolve."""
+    func = call.node.func
+    return isinstance(func, cst.Name) and (func.value in summary.info.params or func.value in call.env)
 
 
 def _with_scope(value, scope: Scope):

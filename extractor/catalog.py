@@ -8,19 +8,16 @@ Plain dataclass fields of `ServerArgs` give defaults.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import ast
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-import libcst as cst
-
-from .conditions import Scope, code, dotted_name, literal
-from .guards import message_of
-from .lines import iter_statements
+from .lines import ast_blocks
 from .model import Flag, Lit
-from .modules import ModuleSummary
+from .modules import ClassInfo, ModuleSummary
+from .pyast import dotted, literal, message_text, segment, string
 
 _ANNOTATED = frozenset({"A", "Annotated", "typing.Annotated"})
-_EMPTY_SCOPE = Scope(frozenset(), {})
 
 
 @dataclass
@@ -49,11 +46,11 @@ class Constants:
         self.modules = {m.dotted: m for m in modules}
         self.by_dotted = {f"{m.dotted}.{name}": lit for m in self.modules.values() for name, lit in m.constants.items()}
 
-    def lookup(self, module: ModuleSummary, node: cst.BaseExpression) -> Lit | None:
-        lit = literal(node, Scope(frozenset(), module.constants))
+    def lookup(self, module: ModuleSummary, node: ast.expr) -> Lit | None:
+        lit = literal(node, module.constants)
         if lit is not None:
             return lit
-        name = dotted_name(node)
+        name = dotted(node)
         if name is None:
             return None
         target = module.imports.get(name.split(".")[0])
@@ -68,15 +65,14 @@ def build_catalog(modules: list[ModuleSummary]) -> list[Flag]:
     drafts: dict[str, _Draft] = {}
     defaults: dict[str, tuple[str, object, bool]] = {}
     for module in modules:
-        for cls_name in module.classes:
-            _class_fields(module, cls_name, drafts, defaults, constants)
-        for fn in module.functions.values():
-            for stmt in iter_statements(fn.node.body.body):
-                if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
+        for cls in module.classes.values():
+            _class_fields(module, cls, drafts, defaults, constants)
+        for key in module.functions:
+            for stmt in _statements(module.functions.syntax(key).body):
+                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
                     call = stmt.value
-                    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument":
-                        line = module.spans.get(id(stmt), (0, 0))[0]
-                        _add_argument(module, call, line, drafts, defaults, constants)
+                    if isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument":
+                        _add_argument(module, call, stmt.lineno, drafts, defaults, constants)
     flags = []
     for draft in drafts.values():
         if draft.default is None and draft.name in defaults:
@@ -102,90 +98,80 @@ def build_catalog(modules: list[ModuleSummary]) -> list[Flag]:
     return sorted(flags, key=lambda f: f.name)
 
 
-def _class_fields(module, cls_name: str, drafts, defaults, constants: Constants) -> None:
-    node = _class_node(module, cls_name)
-    if node is None:
-        return
-    is_server_args = cls_name.rsplit(".", 1)[-1] == "ServerArgs"
-    for stmt in node.body.body:  # type: ignore[union-attr]
-        if not isinstance(stmt, cst.SimpleStatementLine):
+def _class_fields(module: ModuleSummary, cls: ClassInfo, drafts, defaults, constants: Constants) -> None:
+    is_server_args = cls.name.rsplit(".", 1)[-1] == "ServerArgs"
+    for stmt in cls.node.body:
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
             continue
-        for small in stmt.body:
-            if not (isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)):
-                continue
-            name = small.target.value
-            if name.startswith("_"):
-                continue
-            line = module.spans.get(id(small), (0, 0))[0]
-            annotation = small.annotation.annotation
-            default = _default(module, small.value, constants)
-            if isinstance(annotation, cst.Subscript) and dotted_name(annotation.value) in _ANNOTATED:
-                _annotated_field(module, name, annotation, default, line, drafts, constants)
-                if default is not None:
-                    defaults.setdefault(name, default)
-            elif is_server_args:
-                if default is not None:
-                    defaults.setdefault(name, default)
-                draft = drafts.get(name)
-                if draft is None:
-                    draft = drafts[name] = _Draft(name, file=module.path, line=line, type=code(annotation), cli=False)
-                draft.origins.append("dataclass-field")
+        name = stmt.target.id
+        if name.startswith("_"):
+            continue
+        annotation = stmt.annotation
+        default = _default(module, stmt.value, constants)
+        if isinstance(annotation, ast.Subscript) and dotted(annotation.value) in _ANNOTATED:
+            _annotated_field(module, name, annotation, default, stmt.lineno, drafts, constants)
+            if default is not None:
+                defaults.setdefault(name, default)
+        elif is_server_args:
+            if default is not None:
+                defaults.setdefault(name, default)
+            draft = drafts.get(name)
+            if draft is None:
+                draft = drafts[name] = _Draft(name, file=module.path, line=stmt.lineno, type=_text(module, annotation), cli=False)
+            draft.origins.append("dataclass-field")
 
 
-def _class_node(module: ModuleSummary, qualname: str) -> cst.ClassDef | None:
-    body = module.module.body
-    node = None
-    for part in qualname.split("."):
-        found = None
-        for stmt in _flatten(body):
-            if isinstance(stmt, cst.ClassDef) and stmt.name.value == part:
-                found = stmt
-                break
-        if found is None:
-            return None
-        node, body = found, found.body.body  # type: ignore[union-attr]
-    return node
-
-
-def _flatten(body):
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement under a body, not entering nested functions or classes (they are indexed on their own)."""
     for stmt in body:
-        if isinstance(stmt, cst.If):
-            yield from _flatten(stmt.body.body)
-        elif isinstance(stmt, (cst.Try, cst.TryStar)):
-            yield from _flatten(stmt.body.body)
-        else:
-            yield stmt
+        yield stmt
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for block in ast_blocks(stmt):
+                yield from _statements(block)
 
 
-def _default(module, value: cst.BaseExpression | None, constants: Constants):
+def _text(module: ModuleSummary, node: ast.AST) -> str:
+    return segment(module.lines, node)
+
+
+def _help(module: ModuleSummary, node: ast.expr) -> str:
+    return message_text(node, lambda part: segment(module.lines, part))[0]
+
+
+def _default(module: ModuleSummary, value: ast.expr | None, constants: Constants):
     if value is None:
         return None
-    if isinstance(value, cst.Call) and (dotted_name(value.func) or "").rsplit(".", 1)[-1] == "field":
-        for arg in value.args:
-            if arg.keyword is not None and arg.keyword.value == "default":
-                value = arg.value
+    if isinstance(value, ast.Call) and (dotted(value.func) or "").rsplit(".", 1)[-1] == "field":
+        for keyword in value.keywords:
+            if keyword.arg == "default":
+                value = keyword.value
                 break
-            if arg.keyword is not None and arg.keyword.value == "default_factory":
-                return code(arg.value) + "()", None, False
+            if keyword.arg == "default_factory":
+                return _text(module, keyword.value) + "()", None, False
     lit = constants.lookup(module, value)
-    text = " ".join(code(value).split())
+    text = " ".join(_text(module, value).split())
     return (text, lit.value, True) if lit is not None else (text, None, False)
 
 
-def _annotated_field(module, name: str, annotation: cst.Subscript, default, line: int, drafts, constants) -> None:
-    elements = [e.slice.value for e in annotation.slice if isinstance(e.slice, cst.Index)]
+def _keywords(call: ast.Call) -> dict[str, ast.expr]:
+    return {k.arg: k.value for k in call.keywords if k.arg is not None}
+
+
+def _annotated_field(module: ModuleSummary, name: str, annotation: ast.Subscript, default, line: int, drafts,
+                     constants: Constants) -> None:
+    elements = [e for e in _elements(annotation.slice) if not isinstance(e, ast.Slice)]
     if not elements:
         return
     type_node, metadata = elements[0], elements[1:]
-    kwargs: dict[str, cst.BaseExpression] = {}
+    kwargs: dict[str, ast.expr] = {}
     help_text = None
     for meta in metadata:
-        if isinstance(meta, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-            help_text = message_of(meta, _EMPTY_SCOPE, {})[0]
-        elif isinstance(meta, cst.Call) and (dotted_name(meta.func) or "").rsplit(".", 1)[-1] == "Arg":
-            kwargs = {a.keyword.value: a.value for a in meta.args if a.keyword is not None}
+        if isinstance(meta, ast.JoinedStr) or string(meta) is not None:
+            help_text = _help(module, meta)
+        elif isinstance(meta, ast.Call) and (dotted(meta.func) or "").rsplit(".", 1)[-1] == "Arg":
+            kwargs = _keywords(meta)
             if "help" in kwargs:
-                help_text = message_of(kwargs["help"], _EMPTY_SCOPE, {})[0]
+                help_text = _help(module, kwargs["help"])
     if help_text is None and not kwargs:
         return  # not a CLI field (`A[int, NS("x")]` alone)
     draft = drafts.get(name) or _Draft(name, file=module.path, line=line)
@@ -194,14 +180,14 @@ def _annotated_field(module, name: str, annotation: cst.Subscript, default, line
     if not draft.file or "dataclass-field" in draft.origins:
         draft.file, draft.line = module.path, line
     no_cli = kwargs.get("no_cli")
-    if isinstance(no_cli, cst.Name) and no_cli.value == "True":
+    if isinstance(no_cli, ast.Constant) and no_cli.value is True:
         draft.cli = False
         return
-    cli_name = _string(kwargs.get("cli_name")) or "--" + name.replace("_", "-")
+    cli_name = string(kwargs.get("cli_name")) or "--" + name.replace("_", "-")
     aliases = constants.lookup(module, kwargs["aliases"]) if "aliases" in kwargs else None
     draft.flags[:0] = [cli_name, *[a for a in (aliases.value if aliases else ()) if isinstance(a, str)]]
     draft.help = draft.help or help_text
-    type_text = " ".join(code(type_node).split())
+    type_text = " ".join(_text(module, type_node).split())
     inner = _unwrap_optional(type_node)
     literal_choices = _literal_choices(inner)
     choices = constants.lookup(module, kwargs["choices"]) if "choices" in kwargs else None
@@ -211,53 +197,52 @@ def _annotated_field(module, name: str, annotation: cst.Subscript, default, line
         draft.choices = literal_choices
     draft.type = draft.type or type_text
     if "action" in kwargs:
-        draft.action = _string(kwargs["action"]) or code(kwargs["action"])
-    elif dotted_name(inner) == "bool":
+        draft.action = string(kwargs["action"]) or _text(module, kwargs["action"])
+    elif dotted(inner) == "bool":
         draft.action = "store_true"
-    elif (dotted_name(inner.value) if isinstance(inner, cst.Subscript) else None) in ("List", "list"):
+    elif (dotted(inner.value) if isinstance(inner, ast.Subscript) else None) in ("List", "list"):
         draft.nargs = "+"
     if "nargs" in kwargs:
-        draft.nargs = _string(kwargs["nargs"]) or code(kwargs["nargs"])
+        draft.nargs = string(kwargs["nargs"]) or _text(module, kwargs["nargs"])
     draft.deprecated = draft.deprecated or "deprecat" in (draft.action or "").lower()
 
 
-def _unwrap_optional(node: cst.BaseExpression) -> cst.BaseExpression:
-    if isinstance(node, cst.Subscript) and dotted_name(node.value) in ("Optional", "typing.Optional"):
-        inner = node.slice[0].slice
-        return inner.value if isinstance(inner, cst.Index) else node
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+def _elements(node: ast.expr) -> list[ast.expr]:
+    """The items of a subscript: `A[x, y]` has two, `A[x]` one."""
+    return list(node.elts) if isinstance(node, ast.Tuple) else [node]
+
+
+def _unwrap_optional(node: ast.expr) -> ast.expr:
+    if isinstance(node, ast.Subscript) and dotted(node.value) in ("Optional", "typing.Optional"):
+        inner = _elements(node.slice)[0]
+        return node if isinstance(inner, ast.Slice) else inner
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         for side in (node.left, node.right):
-            if not (isinstance(side, cst.Name) and side.value == "None"):
+            if not (isinstance(side, ast.Constant) and side.value is None):
                 return side
     return node
 
 
-def _literal_choices(node: cst.BaseExpression) -> tuple | None:
-    if isinstance(node, cst.Subscript) and dotted_name(node.value) in ("Literal", "typing.Literal"):
+def _literal_choices(node: ast.expr) -> tuple | None:
+    if isinstance(node, ast.Subscript) and dotted(node.value) in ("Literal", "typing.Literal"):
         values = []
-        for element in node.slice:
-            if isinstance(element.slice, cst.Index):
-                lit = literal(element.slice.value)
-                if lit is None:
-                    return None
-                values.append(lit.value)
+        for element in _elements(node.slice):
+            if isinstance(element, ast.Slice):
+                continue
+            lit = literal(element)
+            if lit is None:
+                return None
+            values.append(lit.value)
         return tuple(values)
     return None
 
 
-def _string(node: cst.BaseExpression | None) -> str | None:
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
-
-
-def _add_argument(module, call: cst.Call, line: int, drafts, defaults, constants: Constants) -> None:
-    options = [s for s in (_string(a.value) for a in call.args if a.keyword is None) if s]
+def _add_argument(module: ModuleSummary, call: ast.Call, line: int, drafts, defaults, constants: Constants) -> None:
+    options = [s for s in (string(a) for a in call.args) if s]
     if not options:
         return
-    kwargs = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-    dest = _string(kwargs.get("dest"))
+    kwargs = _keywords(call)
+    dest = string(kwargs.get("dest"))
     if dest is None:
         long = next((o for o in options if o.startswith("--")), options[0])
         dest = long.lstrip("-").replace("-", "_")
@@ -271,24 +256,24 @@ def _add_argument(module, call: cst.Call, line: int, drafts, defaults, constants
     draft.cli = True
     action = kwargs.get("action")
     if action is not None:
-        draft.action = draft.action or _string(action) or code(action)
-        if "deprecat" in code(action).lower():
+        draft.action = draft.action or string(action) or _text(module, action)
+        if "deprecat" in _text(module, action).lower():
             draft.deprecated = True
     if "type" in kwargs:
-        draft.type = code(kwargs["type"])
+        draft.type = _text(module, kwargs["type"])
     elif draft.action in ("store_true", "store_false") and (draft.type is None or "dataclass-field" in draft.origins):
         draft.type = "bool"
     if "nargs" in kwargs:
-        draft.nargs = _string(kwargs["nargs"]) or code(kwargs["nargs"])
+        draft.nargs = string(kwargs["nargs"]) or _text(module, kwargs["nargs"])
     if "help" in kwargs and draft.help is None:
-        draft.help = message_of(kwargs["help"], _EMPTY_SCOPE, {})[0]
+        draft.help = _help(module, kwargs["help"])
     if "choices" in kwargs and draft.choices is None:
         choices = constants.lookup(module, kwargs["choices"])
         if choices is not None and isinstance(choices.value, tuple):
             draft.choices = choices.value
     if "default" in kwargs:
         value = kwargs["default"]
-        name = dotted_name(value)
+        name = dotted(value)
         if name is not None and name.endswith("." + dest) and name.split(".")[0].endswith("ServerArgs"):
             return  # `default=ServerArgs.x`: the field's own default, filled in later
         draft.default, draft.default_value, draft.default_is_literal = _default(module, value, constants)
@@ -296,4 +281,3 @@ def _add_argument(module, call: cst.Call, line: int, drafts, defaults, constants
         draft.default, draft.default_value, draft.default_is_literal = "False", False, True
     elif draft.action == "store_false" and draft.default is None and dest not in defaults:
         draft.default, draft.default_value, draft.default_is_literal = "True", True, True
-

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
@@ -32,6 +32,7 @@ from .conditions import (
 from .formula import conj, disj, fields_read, literal_source, neg
 from .lines import Span, iter_statements
 from .model import FALSE, TRUE, Atom, Formula, RuleKind
+from .pyast import absolute_module, message_text
 
 # Functions that declare a resolved value for fields given as keywords: `declare_resolution(sa, "src", x=1)`.
 DECLARE_FUNCTIONS = frozenset({"declare_resolution", "declare_late_resolution"})
@@ -183,6 +184,7 @@ class _Walker:
         self.order = 0
         # Dict locals built up for `declare_resolution(sa, "src", **fields)`: key, value, condition, place.
         self.staged: dict[str, list[tuple[str, str, Formula, tuple[int, ...], int, int]]] = {}
+        self.staged_writes: dict[tuple[str, str, int], int] = {}  # (field, value, line) -> index in summary.writes
         self.tests: list[Formula] = []  # tests of the blocks being walked, innermost last
 
     @contextmanager
@@ -345,6 +347,8 @@ class _Walker:
                 self.calls_in(node.value, ctx, env)
                 if self.summary.info.declares and isinstance(node.value, cst.Dict):
                     self.declared(node.value, ctx, env, nest, line, end_line)
+                elif self.summary.info.declares and isinstance(node.value, cst.Name) and node.value.value in self.staged:
+                    self.write_staged(node.value.value, ctx)  # `overrides["x"] = v` ... `return overrides`
             self.summary.returns.append(ReturnEvent(ctx, node.value, env))
             return TRUE, FALSE, env
         if isinstance(node, cst.Assert):
@@ -452,6 +456,20 @@ class _Walker:
             if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
                 self.write(key.evaluated_value, normalize(element.value, self.scope, env)[0], ctx, nest, line, end_line)
 
+    def write_staged(self, local: str, ctx: Formula) -> None:
+        """A built-up dict declared (passed as `**fields`, or returned by a pass): each entry is written
+        under the condition it was staged in and the declaring statement's."""
+        for key, text, staged_ctx, staged_nest, at, end in self.staged[local]:
+            condition = conj(ctx, staged_ctx)
+            place = (key, text, at)
+            index = self.staged_writes.get(place)
+            if index is None:  # the first declaration of this entry
+                self.staged_writes[place] = len(self.summary.writes)
+                self.write(key, text, condition, staged_nest, at, end)
+            else:  # the same entry declared again (the dict returned from several places): one write, either way
+                event = self.summary.writes[index]
+                self.summary.writes[index] = replace(event, condition=disj(event.condition, condition))
+
     def write(self, name: str, value: str, ctx: Formula, nest, line: int, end_line: int) -> None:
         self.order += 1
         self.summary.writes.append(WriteEvent(name, value, line, end_line, ctx, nest, self.order, self.anchor()))
@@ -471,9 +489,7 @@ class _Walker:
                 if arg.keyword is not None:
                     self.write(arg.keyword.value, normalize(arg.value, self.scope, env)[0], ctx, nest, line, end_line)
                 elif arg.star == "**" and isinstance(arg.value, cst.Name) and arg.value.value in self.staged:
-                    # Each staged entry is written under the condition it was staged in, and the call's.
-                    for key, text, staged_ctx, staged_nest, at, end in self.staged[arg.value.value]:
-                        self.write(key, text, conj(ctx, staged_ctx), staged_nest, at, end)
+                    self.write_staged(arg.value.value, ctx)
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
             owner = node.func.value.value
             method = node.func.attr.value
@@ -623,42 +639,12 @@ def message_of(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[str, b
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(node.evaluated_value, str):
         return node.evaluated_value, True  # no f-string part: libcst already joined and unescaped it
     source = code(node)
+    wrapped = "(" + source + ")"
     try:
-        tree = ast.parse("(" + source + ")", mode="eval").body
+        tree = ast.parse(wrapped, mode="eval").body
     except SyntaxError:
         return "{" + source + "}", False
-    return _message_from_ast(tree, "(" + source + ")")
-
-
-def _message_from_ast(node: ast.expr, source: str) -> tuple[str, bool]:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value, True
-    if isinstance(node, ast.JoinedStr):
-        parts: list[str] = []
-        static = True
-        for value in node.values:
-            if isinstance(value, ast.Constant):
-                parts.append(str(value.value))
-            elif isinstance(value, ast.FormattedValue):
-                static = False
-                parts.append("{" + (ast.get_source_segment(source, value.value) or ast.unparse(value.value)) + "}")
-        return "".join(parts), static
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, s1 = _message_from_ast(node.left, source)
-        right, s2 = _message_from_ast(node.right, source)
-        return left + right, s1 and s2
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
-        left, _ = _message_from_ast(node.left, source)
-        return left, False
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "format"
-        and isinstance(node.func.value, ast.Constant)
-        and isinstance(node.func.value.value, str)
-    ):
-        return node.func.value.value, False
-    return "{" + (ast.get_source_segment(source, node) or ast.unparse(node)) + "}", False
+    return message_text(tree, lambda n: ast.get_source_segment(wrapped, n) or ast.unparse(n))
 
 
 def import_bindings(node: cst.Import | cst.ImportFrom, file: str) -> dict[str, str]:
@@ -671,11 +657,7 @@ def import_bindings(node: cst.Import | cst.ImportFrom, file: str) -> dict[str, s
             bound[local] = target if alias.asname else local
         return bound
     module = dotted_name(node.module) if node.module is not None else ""
-    if node.relative:
-        package = file.removesuffix(".py").split("/")[:-1]
-        up = len(node.relative) - 1
-        base = package[: len(package) - up] if up else package
-        module = ".".join([*base, module] if module else base)
+    module = absolute_module(module, len(node.relative), file)
     if isinstance(node.names, cst.ImportStar):
         return bound
     for alias in node.names:

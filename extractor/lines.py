@@ -17,18 +17,20 @@ Span = tuple[int, int]  # first line, last line (1-based, inclusive)
 
 def statement_lines(module: cst.Module, tree: ast.Module) -> dict[int, Span]:
     """Map `id(libcst statement)` to its (line, end_line) for every statement in the module."""
-    spans: dict[int, Span] = {}
-    _pair(list(_cst_block(module.body)), tree.body, spans)
-    return spans
+    return {
+        id(node): (stmt.lineno, stmt.end_lineno or stmt.lineno)
+        for node, stmt in statement_pairs(list(_cst_block(module.body)), tree.body)
+    }
 
 
-def _pair(cst_stmts: list[cst.CSTNode], ast_stmts: list[ast.stmt], spans: dict[int, Span]) -> None:
+def statement_pairs(cst_stmts: list[cst.CSTNode], ast_stmts: list[ast.stmt]) -> Iterator[tuple[cst.CSTNode, ast.stmt]]:
+    """Each libcst statement with the `ast` statement of the same source, nested blocks included."""
     if len(cst_stmts) != len(ast_stmts):  # pragma: no cover - both parsers read the same grammar
         raise AssertionError(f"statement lists differ near line {ast_stmts[0].lineno if ast_stmts else '?'}")
     for node, stmt in zip(cst_stmts, ast_stmts):
-        spans[id(node)] = (stmt.lineno, stmt.end_lineno or stmt.lineno)
-        for cst_children, ast_children in zip(child_blocks(node), _ast_children(stmt)):
-            _pair(cst_children, ast_children, spans)
+        yield node, stmt
+        for cst_children, ast_children in zip(child_blocks(node), ast_blocks(stmt)):
+            yield from statement_pairs(cst_children, ast_children)
 
 
 def _cst_block(statements) -> Iterator[cst.CSTNode]:
@@ -78,7 +80,8 @@ def child_blocks(node: cst.CSTNode) -> list[list[cst.CSTNode]]:
     return []
 
 
-def _ast_children(stmt: ast.stmt) -> list[list[ast.stmt]]:
+def ast_blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists directly under a compound `ast` statement, as `child_blocks` lists libcst's."""
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.With, ast.AsyncWith)):
         return [stmt.body]
     if isinstance(stmt, ast.If):

@@ -1,19 +1,30 @@
-"""Parse one module once and summarize it: its functions (walked), classes, constants and imports."""
+"""Index one module with `ast` (functions, classes, constants, imports) and parse its functions with libcst.
+
+libcst builds a Python object for every token, which makes its parse ten times dearer than `ast`'s,
+and half of what the extractor reads is declarations (annotated fields with long help texts,
+imports, constants) that `ast` answers for just as well. So a module is indexed with `ast`, and
+only the source lines of each function are handed to libcst, the first time the function is
+asked for: all functions of the files the layout reads, a few of the modules calls lead to.
+"""
 
 from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from .conditions import code, dotted_name, literal
-from .guards import FunctionInfo, function_aliases, import_bindings
-from .lines import Span, child_blocks, statement_lines
+from .conditions import code
+from .guards import FunctionInfo, function_aliases
+from .lines import Span, ast_blocks, child_blocks, statement_lines, statement_pairs
 from .model import Lit, SourceProblem
+from .pyast import dotted, import_bindings, literal, segment, source_lines
+
+_ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
+AstFunction = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 class ParseError(Exception):
@@ -31,6 +42,7 @@ class ClassInfo:
     methods: tuple[str, ...]
     line: int
     is_enum: bool
+    node: ast.ClassDef = field(compare=False, hash=False, repr=False)
 
 
 @dataclass
@@ -38,9 +50,9 @@ class ModuleSummary:
     path: str  # sglang/srt/server_args.py
     dotted: str  # sglang.srt.server_args
     lines: list[str]
-    module: cst.Module
-    spans: dict[int, Span]
-    functions: dict[str, FunctionInfo] = field(default_factory=dict)  # by qualname
+    syntax: ast.Module
+    spans: dict[int, Span] = field(default_factory=dict)  # id(libcst statement) -> lines, as functions are parsed
+    functions: Functions = field(init=False)  # by qualname
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     constants: dict[str, Lit] = field(default_factory=dict)
     imports: dict[str, str] = field(default_factory=dict)  # module-level: local name -> dotted target
@@ -49,38 +61,6 @@ class ModuleSummary:
 def dotted_module(path: str) -> str:
     dotted = path.removesuffix(".py").replace("/", ".")
     return dotted.removesuffix(".__init__")
-
-
-def parse(path: str, text: str) -> tuple[cst.Module, ast.Module]:
-    """Parse with both parsers; a syntax error becomes ParseError with file:line:col."""
-    try:
-        tree = ast.parse(text, filename=path)
-    except SyntaxError as error:
-        raise ParseError(SourceProblem(path, error.lineno or 0, error.offset or 0, error.msg)) from None
-    except RecursionError:
-        raise ParseError(SourceProblem(path, 0, 0, "nesting too deep to parse")) from None
-    except (ValueError, MemoryError) as error:
-        raise ParseError(SourceProblem(path, 0, 0, f"cannot parse: {error.__class__.__name__}")) from None
-    try:
-        module = cst.parse_module(text)
-    except cst.ParserSyntaxError as error:
-        raise ParseError(SourceProblem(path, error.raw_line, error.raw_column, error.message)) from None
-    except RecursionError:
-        raise ParseError(SourceProblem(path, 0, 0, "nesting too deep to parse")) from None
-    return module, tree
-
-
-def summarize(path: str, text: str) -> ModuleSummary:
-    """Parse a module and index its functions, classes, constants and imports."""
-    module, tree = parse(path, text)
-    try:
-        with deep_recursion():
-            summary = ModuleSummary(path, dotted_module(path), text.splitlines(), module, statement_lines(module, tree))
-            _module_names(summary, module.body)
-            _scan(summary, module.body, prefix="", class_name=None)
-    except RecursionError:
-        raise ParseError(SourceProblem(path, 0, 0, "nesting too deep to analyse")) from None
-    return summary
 
 
 @contextmanager
@@ -94,45 +74,250 @@ def deep_recursion(limit: int = 20000) -> Iterator[None]:
         sys.setrecursionlimit(old)
 
 
-def _scan(summary: ModuleSummary, body, prefix: str, class_name: str | None) -> None:
+def summarize(path: str, text: str) -> ModuleSummary:
+    """Index a module and parse all its functions now, so a file libcst cannot read fails here, as a whole."""
+    summary = outline(path, text)
+    try:
+        with deep_recursion():
+            summary.functions.parse_all()
+    except RecursionError:
+        raise ParseError(SourceProblem(path, 0, 0, "nesting too deep to analyse")) from None
+    return summary
+
+
+def outline(path: str, text: str) -> ModuleSummary:
+    """Index a module with `ast`; its functions are parsed with libcst when first asked for."""
+    try:
+        tree = ast.parse(text, filename=path)  # at the default recursion limit: deeper is C stack at risk
+        with deep_recursion():
+            summary = ModuleSummary(path, dotted_module(path), source_lines(text), tree)
+            places: dict[str, _Place] = {}
+            _module_names(summary, tree.body)
+            _scan(summary, places, tree.body, "", None, None)
+    except SyntaxError as error:
+        raise ParseError(SourceProblem(path, error.lineno or 0, error.offset or 0, error.msg)) from None
+    except RecursionError:
+        raise ParseError(SourceProblem(path, 0, 0, "nesting too deep to parse")) from None
+    except (ValueError, MemoryError) as error:
+        raise ParseError(SourceProblem(path, 0, 0, f"cannot parse: {error.__class__.__name__}")) from None
+    summary.functions = Functions(summary, places)
+    return summary
+
+
+# --- the index, from `ast` ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """Where a function is, and the outermost function whose libcst parse also gives this one."""
+
+    qualname: str
+    line: int  # the `def` line
+    first: int  # first line, decorators included
+    last: int
+    class_name: str | None
+    node: AstFunction
+    root: _Place | None  # None: this function is parsed on its own
+
+
+def _module_names(summary: ModuleSummary, body: list[ast.stmt]) -> None:
+    """Module-level imports and literal constants, also inside `if TYPE_CHECKING:` and `try` blocks.
+
+    A constant is a name bound once, to a literal: `X = f()` in a `try` and `X = False` in its
+    `except` is a value known only at run time, not the constant False.
+    """
+    values: dict[str, ast.expr | None] = {}
+    bound: dict[str, int] = {}
+    for stmt in _module_statements(body):
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            summary.imports.update(import_bindings(stmt, summary.path))
+            continue
+        targets: list[ast.expr] = []
+        if isinstance(stmt, ast.Assign):
+            targets = stmt.targets
+            if len(targets) == 1 and isinstance(targets[0], ast.Name):
+                values[targets[0].id] = stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            targets = [stmt.target]
+            if isinstance(stmt.target, ast.Name):
+                values[stmt.target.id] = stmt.value
+        elif isinstance(stmt, (ast.AugAssign, ast.For, ast.AsyncFor)):
+            targets = [stmt.target]
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound[stmt.name] = bound.get(stmt.name, 0) + 1
+        for target in targets:
+            for node in ast.walk(target):
+                if isinstance(node, ast.Name):
+                    bound[node.id] = bound.get(node.id, 0) + 1
+    for name, value in values.items():
+        lit = literal(value) if value is not None and bound.get(name) == 1 else None
+        if lit is not None:
+            summary.constants[name] = lit
+
+
+def _module_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements run at import time: every block at module level, not function or class bodies."""
+    for stmt in body:
+        yield stmt
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for block in ast_blocks(stmt):
+                yield from _module_statements(block)
+
+
+def _scan(summary: ModuleSummary, places: dict[str, _Place], body: list[ast.stmt], prefix: str,
+          class_name: str | None, root: _Place | None) -> None:
     """Find functions and classes in a block, at any depth of `if`, `try`, `with`, loop and `match` blocks."""
     for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            qualname = f"{prefix}{stmt.name}"
+            first = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)])
+            place = _Place(qualname, stmt.lineno, first, stmt.end_lineno or stmt.lineno, class_name, stmt, root)
+            earlier = places.pop(qualname, None)
+            if earlier is not None:
+                # A name defined twice (`@property` and its setter, `if`/`else` variants): the last one is what
+                # the name calls, the earlier one keeps its guards under a key of its own.
+                places[f"{qualname}@{earlier.line}"] = earlier
+            places[qualname] = place
+            # Nested functions are functions of their own, parsed with the one around them.
+            _scan(summary, places, stmt.body, f"{qualname}.", None, root or place)
+        elif isinstance(stmt, ast.ClassDef):
+            qualname = f"{prefix}{stmt.name}"
+            bases = tuple(dotted(b) or segment(summary.lines, b) for b in stmt.bases)
+            methods = tuple(s.name for s in stmt.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
+            is_enum = any(b.rsplit(".", 1)[-1] in _ENUM_BASES for b in bases)
+            summary.classes[qualname] = ClassInfo(qualname, bases, methods, stmt.lineno, is_enum, stmt)
+            _scan(summary, places, stmt.body, f"{qualname}.", qualname, root)
+        else:
+            for block in ast_blocks(stmt):
+                _scan(summary, places, block, prefix, class_name, root)
+
+
+# --- functions, parsed with libcst on demand ----------------------------------------------------
+
+
+class Functions(Mapping[str, FunctionInfo]):
+    """The functions of a module by qualname (`name@line` for one a later definition shadows).
+
+    Keys and `ast` nodes are known from the index; a FunctionInfo, which carries the libcst tree the
+    walk reads, is built the first time it is asked for, by parsing the function's own lines.
+    """
+
+    def __init__(self, summary: ModuleSummary, places: dict[str, _Place]) -> None:
+        self._summary = summary
+        self._places = places
+        self._keys = {(p.qualname, p.line): key for key, p in places.items()}
+        self._parsed: dict[str, FunctionInfo] = {}
+        self._whole: cst.Module | None = None  # the module parsed at once, when a function cannot be alone
+
+    def __getitem__(self, key: str) -> FunctionInfo:
+        info = self._parsed.get(key)
+        if info is None:
+            place = self._places[key]
+            self._parse(place.root or place)
+            info = self._parsed[key]
+        return info
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._places
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._places)
+
+    def __len__(self) -> int:
+        return len(self._places)
+
+    def syntax(self, key: str) -> AstFunction:
+        """The function's `ast` node, without parsing it with libcst."""
+        return self._places[key].node
+
+    def parse_all(self) -> None:
+        for key in self._places:
+            self[key]
+
+    def _parse(self, place: _Place) -> None:
+        node = self._own_tree(place)
+        if node is None:
+            node = self._from_whole_module(place)
+        prefix = place.qualname[: -len(place.node.name)]
+        for found, qualname, class_name in _functions_in(node, prefix, place.class_name):
+            line, end_line = self._summary.spans[id(found)]
+            key = self._keys[(qualname, line)]
+            self._parsed[key] = _function_info(self._summary, key, qualname, class_name, found, line, end_line)
+
+    def _own_tree(self, place: _Place) -> cst.FunctionDef | None:
+        """The function parsed from its own lines; indented ones under an `if 1:` so columns stay as they are."""
+        lines = self._summary.lines[place.first - 1 : place.last]
+        head = lines[0]
+        indent = head[: len(head) - len(head.lstrip())]
+        if not head.lstrip().startswith(("@", "def", "async")):
+            return None  # `if x: def f(): ...` on one line: the function has no lines of its own
+        text = ("if 1:\n" if indent else "") + "\n".join(lines) + "\n"
+        try:
+            module = cst.parse_module(text)
+        except cst.ParserSyntaxError:
+            return None
+        node = module.body[0]
+        if indent:
+            node = node.body.body[0]  # type: ignore[attr-defined]
+        if not isinstance(node, cst.FunctionDef):  # pragma: no cover - the lines are a function by the index
+            return None
+        for cst_node, ast_node in statement_pairs([node], [place.node]):
+            self._summary.spans[id(cst_node)] = (ast_node.lineno, ast_node.end_lineno or ast_node.lineno)
+        return node
+
+    def _from_whole_module(self, place: _Place) -> cst.FunctionDef:
+        """The fallback: parse the module at once (as libcst reads it whole) and find the function in it."""
+        if self._whole is None:
+            text = "\n".join(self._summary.lines) + "\n"
+            try:
+                self._whole = cst.parse_module(text)
+            except cst.ParserSyntaxError as error:
+                raise ParseError(SourceProblem(self._summary.path, error.raw_line, error.raw_column, error.message)) from None
+            self._summary.spans.update(statement_lines(self._whole, self._summary.syntax))
+        for node in _all_statements(self._whole.body):
+            if isinstance(node, cst.FunctionDef) and self._summary.spans[id(node)][0] == place.line:
+                return node
+        raise ParseError(SourceProblem(self._summary.path, place.line, 0, "libcst reads this function differently"))
+
+
+def _all_statements(body) -> Iterator[cst.CSTNode]:
+    for stmt in body:
+        yield stmt
+        for block in child_blocks(stmt):
+            yield from _all_statements(block)
+
+
+def _functions_in(node: cst.FunctionDef, prefix: str, class_name: str | None):
+    """The function and those nested in it, with qualnames and classes as the index names them."""
+    qualname = f"{prefix}{node.name.value}"
+    yield node, qualname, class_name
+    yield from _nested(node.body.body, f"{qualname}.", None)  # type: ignore[union-attr]
+
+
+def _nested(body, prefix: str, class_name: str | None):
+    for stmt in body:
         if isinstance(stmt, cst.FunctionDef):
-            _function(summary, stmt, prefix, class_name)
+            yield from _functions_in(stmt, prefix, class_name)
         elif isinstance(stmt, cst.ClassDef):
-            _class(summary, stmt, prefix)
+            qualname = f"{prefix}{stmt.name.value}"
+            yield from _nested(stmt.body.body, f"{qualname}.", qualname)  # type: ignore[union-attr]
         elif not isinstance(stmt, cst.SimpleStatementLine):
             for block in child_blocks(stmt):
-                _scan(summary, block, prefix, class_name)
+                yield from _nested(block, prefix, class_name)
 
 
-def _module_names(summary: ModuleSummary, body) -> None:
-    """Module-level imports and literal constants, also inside `if TYPE_CHECKING:` and `try` blocks."""
-    for stmt in body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            _module_statement(summary, stmt)
-        elif isinstance(stmt, cst.If):
-            _module_names(summary, stmt.body.body)
-            if isinstance(stmt.orelse, cst.Else):
-                _module_names(summary, stmt.orelse.body.body)
-        elif isinstance(stmt, (cst.Try, cst.TryStar)):
-            _module_names(summary, stmt.body.body)
-            for handler in stmt.handlers:
-                _module_names(summary, handler.body.body)
-
-
-def _module_statement(summary: ModuleSummary, stmt: cst.SimpleStatementLine) -> None:
-    for small in stmt.body:
-        if isinstance(small, (cst.Import, cst.ImportFrom)):
-            summary.imports.update(import_bindings(small, summary.path))
-        elif isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
-            lit = literal(small.value)
-            if lit is not None:
-                summary.constants[small.targets[0].target.value] = lit
-        elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
-            lit = literal(small.value)
-            if lit is not None:
-                summary.constants[small.target.value] = lit
+def _function_info(summary: ModuleSummary, key: str, qualname: str, class_name: str | None,
+                   node: cst.FunctionDef, line: int, end_line: int) -> FunctionInfo:
+    params, aliases = function_aliases(node, class_name)
+    body = node.body.body
+    first = body[0] if body else None
+    inner = first.body[0] if isinstance(first, cst.SimpleStatementLine) else first
+    body_line = summary.spans.get(id(inner), (line, 0))[0]
+    info = FunctionInfo(
+        f"{summary.dotted}:{qualname}", qualname, node.name.value, class_name, summary.path, summary.dotted,
+        line, end_line, body_line, params, aliases, node, _declares(node, aliases),
+    )
+    return info if key == qualname else replace(info, key=f"{summary.dotted}:{key}")
 
 
 def _declares(node: cst.FunctionDef, aliases: frozenset[str]) -> bool:
@@ -141,137 +326,3 @@ def _declares(node: cst.FunctionDef, aliases: frozenset[str]) -> bool:
         return True
     returns = code(node.returns.annotation) if node.returns is not None else ""
     return bool(aliases) and returns.split("[")[0] in ("dict", "Dict", "typing.Dict")
-
-
-def _class(summary: ModuleSummary, node: cst.ClassDef, prefix: str) -> None:
-    qualname = f"{prefix}{node.name.value}"
-    bases = tuple(dotted_name(b.value) or code(b.value) for b in node.bases)
-    methods = tuple(
-        s.name.value for s in node.body.body if isinstance(s, cst.FunctionDef)  # type: ignore[union-attr]
-    )
-    is_enum = any(b.rsplit(".", 1)[-1] in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag") for b in bases)
-    summary.classes[qualname] = ClassInfo(qualname, bases, methods, summary.spans[id(node)][0], is_enum)
-    _scan(summary, node.body.body, f"{qualname}.", qualname)  # type: ignore[union-attr]
-
-
-def _function(summary: ModuleSummary, node: cst.FunctionDef, prefix: str, class_name: str | None) -> None:
-    qualname = f"{prefix}{node.name.value}"
-    params, aliases = function_aliases(node, class_name)
-    line, end_line = summary.spans[id(node)]
-    body = node.body.body
-    first = body[0] if body else None
-    body_line = summary.spans.get(id(first.body[0] if isinstance(first, cst.SimpleStatementLine) else first), (line, 0))[0]
-    earlier = summary.functions.pop(qualname, None)
-    if earlier is not None:
-        # A name defined twice (`@property` and its setter, `if`/`else` variants): the last one is what
-        # the name calls, the earlier one keeps its guards under a key of its own.
-        shadowed = f"{qualname}@{earlier.line}"
-        summary.functions[shadowed] = replace(earlier, key=f"{summary.dotted}:{shadowed}")
-    summary.functions[qualname] = FunctionInfo(
-        f"{summary.dotted}:{qualname}", qualname, node.name.value, class_name, summary.path, summary.dotted,
-        line, end_line, body_line, params, aliases, node, _declares(node, aliases),
-    )
-    # Nested functions are functions of their own.
-    _scan(summary, body, f"{qualname}.", None)
-
-
-# --- outlines: modules outside the read set, parsed one function at a time ------------------------
-
-
-class _LazyFunctions(dict):
-    """Functions of an outlined module, each parsed with libcst the first time it is asked for.
-
-    A call can lead out of the read files into a 5,000-line utility module for one function;
-    `ast` finds where every function is for a tenth of libcst's parse, and only the functions
-    the call graph really visits pay for a full parse.
-    """
-
-    def __init__(self, summary: ModuleSummary, places: dict[str, tuple[int, int, str | None]]) -> None:
-        super().__init__()
-        self.summary = summary
-        self.places = places  # qualname -> (first line incl. decorators, last line, class name)
-
-    def __contains__(self, qualname: object) -> bool:
-        return qualname in self.places
-
-    def __getitem__(self, qualname: str) -> FunctionInfo:
-        if not dict.__contains__(self, qualname):
-            dict.__setitem__(self, qualname, self._parse(qualname))
-        return dict.__getitem__(self, qualname)
-
-    def get(self, qualname, default=None):  # type: ignore[override]
-        return self[qualname] if qualname in self.places else default
-
-    def values(self):  # type: ignore[override]
-        return [self[q] for q in sorted(self.places)]
-
-    def _parse(self, qualname: str) -> FunctionInfo:
-        first, last, class_name = self.places[qualname]
-        lines = self.summary.lines[first - 1 : last]
-        indent = len(lines[0]) - len(lines[0].lstrip())
-        text = "\n".join(line[indent:] for line in lines) + "\n"
-        module, tree = parse(self.summary.path, text)
-        offset = first - 1
-        spans = {key: (a + offset, b + offset) for key, (a, b) in statement_lines(module, tree).items()}
-        self.summary.spans.update(spans)
-        node = next(s for s in module.body if isinstance(s, cst.FunctionDef))
-        holder = ModuleSummary(self.summary.path, self.summary.dotted, self.summary.lines, module, self.summary.spans)
-        _function(holder, node, f"{qualname.rsplit('.', 1)[0]}." if "." in qualname else "", class_name)
-        return holder.functions[qualname]
-
-
-def outline(path: str, text: str) -> ModuleSummary:
-    """Index a module with `ast` only: classes, imports, constants, and functions parsed on demand."""
-    try:
-        tree = ast.parse(text, filename=path)
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
-        raise ParseError(SourceProblem(path, getattr(error, "lineno", 0) or 0, 0, "cannot parse")) from None
-    summary = ModuleSummary(path, dotted_module(path), text.splitlines(), cst.Module(body=[]), {})
-    places: dict[str, tuple[int, int, str | None]] = {}
-
-    def visit(body: list[ast.stmt], prefix: str, class_name: str | None) -> None:
-        for stmt in body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                first = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)])
-                places[f"{prefix}{stmt.name}"] = (first, stmt.end_lineno or stmt.lineno, class_name)
-            elif isinstance(stmt, ast.ClassDef):
-                qualname = f"{prefix}{stmt.name}"
-                bases = tuple(ast.unparse(b) for b in stmt.bases)
-                methods = tuple(s.name for s in stmt.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
-                is_enum = any(b.rsplit(".", 1)[-1] in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag") for b in bases)
-                summary.classes[qualname] = ClassInfo(qualname, bases, methods, stmt.lineno, is_enum)
-                visit(stmt.body, f"{qualname}.", qualname)
-            elif isinstance(stmt, (ast.If, ast.Try)) and not prefix:
-                visit(stmt.body, prefix, class_name)
-            elif isinstance(stmt, (ast.Import, ast.ImportFrom)) and not prefix:
-                summary.imports.update(import_bindings(_as_cst_import(summary.lines, stmt), path))
-            elif isinstance(stmt, ast.Assign) and not prefix and len(stmt.targets) == 1:
-                target = stmt.targets[0]
-                if isinstance(target, ast.Name):
-                    try:
-                        value = ast.literal_eval(stmt.value)
-                    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                        continue
-                    if isinstance(value, (str, int, float, bool, type(None), list, tuple, set)):
-                        lit = literal(cst.parse_expression(_segment(summary.lines, stmt.value)))
-                        if lit is not None:
-                            summary.constants[target.id] = lit
-
-    visit(tree.body, "", None)
-    summary.functions = _LazyFunctions(summary, places)  # type: ignore[assignment]
-    return summary
-
-
-def _segment(lines: list[str], node: ast.AST) -> str:
-    """The source of a node, sliced from the module's lines (get_source_segment re-splits the file)."""
-    first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1  # type: ignore[attr-defined]
-    if first == last:
-        return lines[first][node.col_offset : node.end_col_offset]  # type: ignore[attr-defined]
-    chunk = [lines[first][node.col_offset :], *lines[first + 1 : last], lines[last][: node.end_col_offset]]  # type: ignore[attr-defined]
-    return "\n".join(chunk)
-
-
-def _as_cst_import(lines: list[str], stmt: ast.stmt) -> cst.Import | cst.ImportFrom:
-    """An import statement re-read with libcst, so one function maps imports to names for both parsers."""
-    parsed = cst.parse_statement(_segment(lines, stmt).strip() + "\n")
-    return parsed.body[0]  # type: ignore[attr-defined,return-value]

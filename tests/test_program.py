@@ -1,0 +1,253 @@
+"""Whole-program triggers on small made-up packages: registries, returned override dicts, many call paths,
+and the module index (constants, functions parsed from their own lines)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from extractor.conditions import code
+from extractor.extract import extract
+from extractor.formula import render
+from extractor.model import Rule, RuleKind
+from extractor.modules import outline, summarize
+from extractor.sources import path_tree
+
+SERVER_ARGS = """
+import dataclasses
+
+from sglang.srt.arg_groups.overrides import collect_model_overrides
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str = "m"
+    attention_backend: str = None
+    page_size: int = 1
+    dtype: str = "auto"
+
+    def __post_init__(self):
+        if self.model_path == "dummy":
+            return
+        collect_model_overrides(self, "arch")
+"""
+
+REGISTRY = """
+_EXACT = {}
+_BY_PREDICATE = []
+
+
+def register_exact(architecture):
+    def decorator(fn):
+        _EXACT.setdefault(architecture, []).append(fn)
+        return fn
+    return decorator
+
+
+def register_for(*architectures):
+    def decorator(fn):
+        for architecture in architectures:
+            register_exact(architecture)(fn)
+        return fn
+    return decorator
+
+
+def register_predicate(predicate):
+    def decorator(fn):
+        _BY_PREDICATE.append((predicate, fn))
+        return fn
+    return decorator
+
+
+def _invoke(fn, server_args, hf_config):
+    declared = fn(server_args, hf_config)
+    if not isinstance(declared, dict):
+        raise TypeError("provider must return a dict")
+    return declared
+
+
+def collect_model_overrides(server_args, architecture):
+    if server_args.page_size > 64:
+        return []
+    hf_config = None
+    found = []
+    for fn in _EXACT.get(architecture, ()):
+        found.append(_invoke(fn, server_args, hf_config))
+    for predicate, fn in _BY_PREDICATE:
+        if predicate(architecture):
+            found.append(_invoke(fn, server_args, hf_config))
+    return found
+
+
+@register_for("GptOssForCausalLM")
+def _gpt_oss_overrides(server_args, hf_config):
+    overrides = {}
+    if server_args.attention_backend is None:
+        if server_args.page_size == 1:
+            overrides["attention_backend"] = "triton"
+        else:
+            overrides["attention_backend"] = "fa3"
+    if server_args.dtype == "float32":
+        raise ValueError("float32 is not supported")
+    overrides["page_size"] = 16
+    return overrides
+"""
+
+
+def _extract(folder: Path, files: dict[str, str]) -> list[Rule]:
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return list(extract(path_tree(folder)).rules)
+
+
+def _package(tmp_path: Path, overrides: str = REGISTRY) -> list[Rule]:
+    return _extract(tmp_path, {
+        "sglang/__init__.py": "",
+        "sglang/srt/__init__.py": "",
+        "sglang/srt/server_args.py": SERVER_ARGS,
+        "sglang/srt/arg_groups/__init__.py": "",
+        "sglang/srt/arg_groups/overrides.py": overrides,
+    })
+
+
+def test_returned_override_dict_entries_are_adjustments_under_their_conditions(tmp_path: Path) -> None:
+    rules = _package(tmp_path)
+    writes = {(r.target, r.value): render(r.condition) for r in rules if r.kind is RuleKind.ADJUSTMENT}
+    # Each entry is written when the function returns, so an earlier-staged entry is also under
+    # "the raise below did not fire".
+    assert writes[("attention_backend", '"triton"')] == (
+        'dtype != "float32" and attention_backend is None and page_size == 1'
+    )
+    assert writes[("attention_backend", '"fa3"')] == (
+        'dtype != "float32" and attention_backend is None and page_size != 1'
+    )
+    assert writes[("page_size", "16")] == 'dtype != "float32"'
+
+
+def test_registered_function_runs_where_its_registry_is_looped_over(tmp_path: Path) -> None:
+    rules = _package(tmp_path)
+    rule = next(r for r in rules if r.message == "float32 is not supported")
+    assert rule.call_path == (
+        "sglang/srt/server_args.py::ServerArgs.__post_init__",
+        "sglang/srt/arg_groups/overrides.py::collect_model_overrides",
+        "sglang/srt/arg_groups/overrides.py::_invoke",
+        "sglang/srt/arg_groups/overrides.py::_gpt_oss_overrides",
+    )
+    # The caller's conditions come along; the loop over the predicate registry, which this decorator
+    # does not fill, does not (it would add an undecidable `predicate(architecture)` disjunct).
+    assert render(rule.trigger) == (
+        'model_path != "dummy" and page_size <= 64 and model_architecture in ["GptOssForCausalLM"]'
+        ' and dtype == "float32"'
+    )
+
+
+def test_registered_function_no_loop_runs_keeps_the_registry_path(tmp_path: Path) -> None:
+    without_consumer = REGISTRY.replace("found.append(_invoke(fn, server_args, hf_config))", "pass")
+    rules = _package(tmp_path, without_consumer)
+    rule = next(r for r in rules if r.message == "float32 is not supported")
+    assert rule.call_path[0] == "<registry register_for>"
+    assert render(rule.trigger) == 'model_architecture in ["GptOssForCausalLM"] and dtype == "float32"'
+
+
+def test_paths_beyond_the_cap_leave_an_undecided_atom(tmp_path: Path) -> None:
+    callers = "\n".join(
+        f"        if self.mode == {i}:\n            check(self)" for i in range(6)
+    )
+    rules = _extract(tmp_path, {"m.py": f"""
+class ServerArgs:
+    def __post_init__(self):
+{callers}
+
+
+def check(server_args):
+    if server_args.tp_size > 8:
+        raise ValueError("too many")
+"""})
+    trigger = render(next(r for r in rules if r.message == "too many").trigger)
+    assert "mode == 0" in trigger and "mode == 3" in trigger and "mode == 5" not in trigger
+    assert "reached_by_other_calls('check')" in trigger
+
+
+def test_a_name_bound_in_try_and_except_is_not_a_constant() -> None:
+    module = summarize("m.py", textwrap.dedent("""
+        import os
+        try:
+            HAS_AMX = os.cpu_count() > 4
+        except Exception:
+            HAS_AMX = False
+        LIMIT = 8
+        if os.name == "nt":
+            MODE = "a"
+        else:
+            MODE = "b"
+        TWICE = 1
+        TWICE += 1
+    """))
+    assert {name: lit.value for name, lit in module.constants.items()} == {"LIMIT": 8}
+
+
+def test_functions_are_parsed_from_their_own_lines_exactly() -> None:
+    text = textwrap.dedent('''
+        class ServerArgs:
+            x: int = 0
+
+            @property
+            def label(self):
+                return "x"
+
+            def check(self):
+                note = """
+        a line at column zero inside a string
+        """
+                if self.x > 1 and note:
+                    raise ValueError(f"x too large: {self.x} — ünïcode")
+
+            def check(self):  # redefined: the first one keeps its guards under a key of its own
+                def inner():
+                    raise ValueError("inner")
+                inner()
+        if True: pass
+    ''')
+    module = summarize("m.py", text)
+    assert list(module.functions) == ["ServerArgs.label", "ServerArgs.check@9", "ServerArgs.check", "ServerArgs.check.inner"]
+    first = module.functions["ServerArgs.check@9"]
+    assert (first.line, first.end_line, first.key) == (9, 14, "m:ServerArgs.check@9")
+    message = first.node.body.body[1].body.body[0].body[0].exc.args[0].value  # type: ignore[attr-defined]
+    assert code(message) == 'f"x too large: {self.x} — ünïcode"'
+    inner = module.functions["ServerArgs.check.inner"]
+    assert (inner.line, inner.class_name) == (17, None)
+    lazy = outline("m.py", text)
+    assert lazy.functions["ServerArgs.check.inner"].line == 17  # parsed with `ServerArgs.check` around it
+
+
+def test_a_function_after_a_form_feed_is_read(tmp_path: Path) -> None:
+    # A form feed opens the line (old page-break style): the function's own lines do not parse alone
+    # under `if 1:`, so the module is parsed whole for it.
+    rules = _extract(tmp_path, {"m.py": "class ServerArgs:\n    def __post_init__(self):\n        helper(self)\n\n"
+                                        "\x0cdef helper(server_args):\n    if server_args.b:\n"
+                                        "        raise ValueError('b set')\n"})
+    rule = next(r for r in rules if r.kind is RuleKind.RAISE)
+    assert (rule.message, rule.location.line, render(rule.trigger)) == ("b set", 7, "b")
+
+
+def test_flag_defaults_are_the_value_without_parentheses_or_comments(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(textwrap.dedent("""
+        from typing import Annotated as A, Optional
+
+
+        class ServerArgs:
+            backend: A[Optional[str], "The backend."] = (
+                None  # auto-detect from the hardware
+            )
+            capacity: A[int, "Slots."] = (10 * 1000)
+
+
+        def add_cli_args(parser):
+            parser.add_argument("--ratio", type=float, default=(  0.5  ), help="A " "ratio.")
+    """), encoding="utf-8")
+    flags = {f.name: f for f in extract(path_tree(tmp_path)).flags}
+    assert (flags["backend"].default, flags["backend"].default_value) == ("None", None)
+    assert (flags["capacity"].default, flags["capacity"].default_is_literal) == ("10 * 1000", False)
+    assert (flags["ratio"].default, flags["ratio"].default_value, flags["ratio"].help) == ("0.5", 0.5, "A ratio.")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from .conditions import Bound, Choice, Env, Scope, dotted_name, is_alias, literal, normalize
+from .conditions import Bound, Choice, Env, Scope, bind, dotted_name, is_alias, literal, normalize
 from .formula import atoms, conj, disj, fields_read, neg, render
 from .guards import CallEvent, FunctionInfo, FunctionSummary, import_bindings, walk_function
 from .lines import iter_statements
@@ -376,11 +376,17 @@ class Program:
         if resolved is None:
             return None
         target, implicit = resolved
-        expr = target.single_return
-        if expr is None:
+        found = target.straight_return
+        if found is None:
             return None
+        assignments, expr = found
         callee_env, _, aliases = self._bindings(info, scope, target, call, env, implicit, isinstance(call.func, cst.Attribute))
-        return expr, self.scope(target, aliases, depth + 1), callee_env
+        callee_scope = self.scope(target, aliases, depth + 1)
+        for name, value in assignments:
+            if name in callee_scope.aliases and is_alias(value, callee_scope, callee_env):
+                continue  # `cfg = resolving_view(server_args)`: a view, read as the arguments
+            callee_env = {**callee_env, name: bind(value, callee_env)}
+        return expr, callee_scope, callee_env
 
     # --- whole program -------------------------------------------------------------------------
 

@@ -117,6 +117,9 @@ def is_alias(node: cst.BaseExpression, scope: Scope, env: Env) -> bool:
     """Does the expression denote the server arguments (`self`, `server_args`, `resolving_view(x)`, ...)?"""
     if isinstance(node, cst.Name):
         return node.value in scope.aliases and node.value not in env
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
+        # `cfg = cfg or resolving_view(server_args)`: the caller's view, else a new one: a view either way.
+        return is_alias(node.left, scope, env) and is_alias(node.right, scope, env)
     if isinstance(node, cst.Call):
         name = dotted_name(node.func)
         if name is None:
@@ -136,6 +139,10 @@ def field_of(node: cst.BaseExpression, scope: Scope, env: Env) -> str | None:
         return None if node.attr.value.startswith("_") else node.attr.value
     if isinstance(node, cst.Call) and dotted_name(node.func) == "getattr" and len(node.args) >= 2:
         key = node.args[1].value
+        key_env = env
+        while isinstance(key, cst.Name) and isinstance(key_env.get(key.value), Bound):  # `for attr in ("a", "b")`
+            bound = key_env[key.value]
+            key, key_env = bound.node, bound.env  # type: ignore[union-attr]
         if is_alias(node.args[0].value, scope, env) and isinstance(key, cst.SimpleString):
             value = key.evaluated_value
             return value if isinstance(value, str) and not value.startswith("_") else None
@@ -595,6 +602,14 @@ def to_formula(node: cst.BaseExpression, scope: Scope, env: Env) -> Formula:
 
 
 def _comparison(node: cst.Comparison, scope: Scope, env: Env) -> Formula:
+    pairs = _elementwise(node)
+    if pairs is not None:
+        # `(prefill, decode) != ("dsv4", "dsv4")`: equal exactly when every item is.
+        equal = conj(*(
+            _comparison(cst.Comparison(left, [cst.ComparisonTarget(cst.Equal(), right)]), scope, env)
+            for left, right in pairs
+        ))
+        return equal if isinstance(node.comparisons[0].operator, cst.Equal) else neg(equal)
     parts: list[Formula] = []
     left_node = node.left
     for target in node.comparisons:
@@ -608,6 +623,18 @@ def _comparison(node: cst.Comparison, scope: Scope, env: Env) -> Formula:
         )))
         left_node = target.comparator
     return conj(*parts)
+
+
+def _elementwise(node: cst.Comparison) -> list[tuple[cst.BaseExpression, cst.BaseExpression]] | None:
+    """The item pairs of `(a, b) == (x, y)` / `!=` between two tuple displays of one length, else None."""
+    if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
+        return None
+    left, right = node.left, node.comparisons[0].comparator
+    if not (isinstance(left, cst.Tuple) and isinstance(right, cst.Tuple)) or len(left.elements) != len(right.elements):
+        return None
+    if not all(isinstance(e, cst.Element) for e in (*left.elements, *right.elements)):
+        return None  # a starred item
+    return [(a.value, b.value) for a, b in zip(left.elements, right.elements)]
 
 
 _MAX_OPERAND_CASES = 8

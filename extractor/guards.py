@@ -108,13 +108,27 @@ class FunctionInfo:
     declares: bool = False  # returns {"field": value} decisions (post-process passes, model overrides)
 
     @property
-    def single_return(self) -> cst.BaseExpression | None:
-        """The returned expression of a predicate whose body is one `return` (after a docstring)."""
+    def straight_return(self) -> tuple[tuple[tuple[str, cst.BaseExpression], ...], cst.BaseExpression] | None:
+        """A function that is straight-line local assignments, then one `return`: (assignments, returned).
+
+        `return cfg.x is not None` (a predicate), or `prefill = ...; decode = ...; return prefill, decode`.
+        """
         body = [s for s in self.node.body.body if not _is_docstring(s)]
-        if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1:
-            stmt = body[0].body[0]
+        assignments: list[tuple[str, cst.BaseExpression]] = []
+        for stmt in body[:-1]:
+            if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+                return None
+            small = stmt.body[0]
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                assignments.append((small.targets[0].target.value, small.value))
+            elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
+                assignments.append((small.target.value, small.value))
+            else:
+                return None
+        if body and isinstance(body[-1], cst.SimpleStatementLine) and len(body[-1].body) == 1:
+            stmt = body[-1].body[0]
             if isinstance(stmt, cst.Return) and stmt.value is not None:
-                return stmt.value
+                return tuple(assignments), stmt.value
         return None
 
 
@@ -262,6 +276,10 @@ class _Walker:
         return ret, brk, merged
 
     def loop(self, node: cst.For | cst.While, ctx: Formula, env: Env, nest: tuple[int, ...]):
+        if isinstance(node, cst.For) and node.orelse is None:
+            items = _literal_items(node, env)
+            if items is not None:
+                return self.unrolled(node, items, ctx, env, nest)
         if isinstance(node, cst.For):
             # The body runs for an item of the iterable: `item in iterable` is its (opaque) context.
             iter_text, fields = term_source(node.iter, self.scope, env)
@@ -285,6 +303,39 @@ class _Walker:
             r2, _, _ = self.suite(node.orelse.body, ctx, loop_env, nest)
             ret = disj(ret, r2)
         return ret, FALSE, loop_env
+
+    def unrolled(self, node: cst.For, items: list[Env], ctx: Formula, env: Env, nest: tuple[int, ...]):
+        """`for flag, name in ((cfg.a, "--a"), (cfg.b, "--b")):` walked once per item, in order.
+
+        A guard of the body fires when it fires for some item that a return or raise of an earlier item
+        did not stop; its events from all items become one, under the disjunction of their conditions.
+        """
+        summary = self.summary
+        start = {name: len(events) for name, events in self._event_lists().items()}
+        ret: Formula = FALSE
+        running: Formula = TRUE
+        # Walked relative to the loop's entry, so the disjunction over items does not repeat `ctx` in
+        # each disjunct; the loop's context is put in front of every new event afterwards.
+        for bindings in items:
+            r, _, _ = self.suite(node.body, running, {**env, **bindings}, nest)
+            ret = disj(ret, conj(running, r))
+            running = conj(running, neg(r))
+        summary.guards[start["guards"]:] = _merged(summary.guards[start["guards"]:], lambda g: (g.line, g.kind, g.exception, g.message))
+        summary.writes[start["writes"]:] = _merged(summary.writes[start["writes"]:], lambda w: (w.line, w.field, w.value))
+        for name, events in self._event_lists().items():
+            first = start.get(name, 0)
+            events[first:] = [_within(event, ctx) for event in events[first:]]
+        loop_env = dict(env)
+        for name in _assigned_names(node):
+            loop_env[name] = Unknown(name, value_fields(env[name], self.scope) if name in env else ())
+        return ret, FALSE, loop_env
+
+    def _event_lists(self) -> dict[str, list]:
+        """Every list the walk appends conditioned events to, by name."""
+        lists = {"guards": self.summary.guards, "writes": self.summary.writes, "calls": self.summary.calls,
+                 "returns": self.summary.returns}
+        lists.update({f"staged {local}": entries for local, entries in self.staged.items()})
+        return lists
 
     def try_(self, node: cst.Try | cst.TryStar, ctx: Formula, env: Env, nest: tuple[int, ...]):
         r_body, b_body, body_env = self.suite(node.body, ctx, env, nest)
@@ -418,19 +469,23 @@ class _Walker:
                     if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
                         self.stage(target.value, key.evaluated_value, element.value, ctx, env, nest, line, end_line)
             return {**env, target.value: bind(value, env)}
-        if (
-            isinstance(target, cst.Subscript)
-            and isinstance(target.value, cst.Name)
-            and target.value.value in self.staged
-            and len(target.slice) == 1
-            and isinstance(target.slice[0].slice, cst.Index)
-            and isinstance(target.slice[0].slice.value, cst.SimpleString)
-        ):
-            key = target.slice[0].slice.value.evaluated_value
+        if isinstance(target, cst.Tuple) and isinstance(value, cst.Call) and self.scope.inline is not None:
+            # `prefill, decode = attention_backends_of(cfg)`: each name bound to its part of what the helper returns.
+            inlined = self.scope.inline(value, env)
+            if inlined is not None and _same_shape(target, inlined[0]):
+                returned, callee_scope, callee_env = inlined
+                for name, part in zip(target.elements, returned.elements):  # type: ignore[attr-defined]
+                    env = {**env, name.value.value: Bound(part.value, callee_env, callee_scope)}  # type: ignore[attr-defined]
+                return env
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value in env:
             local = target.value.value
-            if isinstance(key, str):  # `fields["hicache_ratio"] = 2.0`, declared later with `**fields`
+            key = _string_key(target, env)
+            if local in self.staged and key is not None:  # `fields["hicache_ratio"] = 2.0`, declared later with `**fields`
                 self.stage(local, key, value, ctx, env, nest, line, end_line)
-            return {**env, local: NonEmpty(local, normalize(value, self.scope, env)[1])}
+                return {**env, local: NonEmpty(local, normalize(value, self.scope, env)[1])}
+            # `renamed[attr] = ...`: the local no longer holds what it was assigned.
+            fields = tuple(sorted(set(value_fields(env[local], self.scope)) | set(normalize(value, self.scope, env)[1])))
+            return {**env, local: Unknown(local, fields)}
         name = field_of(target, self.scope, env) if isinstance(target, cst.Attribute) else None
         if name is not None:
             text, _ = normalize(value, self.scope, env)
@@ -481,9 +536,9 @@ class _Walker:
         func = dotted_name(node.func) or ""
         last = func.rsplit(".", 1)[-1]
         if func == "setattr" and len(node.args) >= 3 and is_alias(node.args[0].value, self.scope, env):
-            key = node.args[1].value
-            if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
-                self.write(key.evaluated_value, normalize(node.args[2].value, self.scope, env)[0], ctx, nest, line, end_line)
+            key = _bound_string(node.args[1].value, env)
+            if key is not None:
+                self.write(key, normalize(node.args[2].value, self.scope, env)[0], ctx, nest, line, end_line)
         elif last in DECLARE_FUNCTIONS and node.args and is_alias(node.args[0].value, self.scope, env):
             for arg in node.args:
                 if arg.keyword is not None:
@@ -529,6 +584,77 @@ _BINARY_OF_AUGMENTED = {
     cst.RightShiftAssign: cst.RightShift,
     cst.MatrixMultiplyAssign: cst.MatrixMultiply,
 }
+
+
+_MAX_UNROLLED = 16
+
+
+def _literal_items(node: cst.For, env: Env) -> list[Env] | None:
+    """The loop target's bindings for each item of a literal tuple or list iterated over, else None."""
+    iterable: cst.BaseExpression = node.iter
+    item_env: Env = env
+    scope = None
+    while isinstance(iterable, cst.Name) and isinstance(env.get(iterable.value), Bound):
+        bound = item_env[iterable.value]
+        iterable, item_env, scope = bound.node, bound.env, bound.scope  # type: ignore[union-attr]
+    if not isinstance(iterable, (cst.Tuple, cst.List)) or not 0 < len(iterable.elements) <= _MAX_UNROLLED:
+        return None
+    target = node.target
+    items: list[Env] = []
+    for element in iterable.elements:
+        if not isinstance(element, cst.Element):
+            return None  # `*rest`
+        if isinstance(target, cst.Name):
+            items.append({target.value: Bound(element.value, item_env, scope)})
+        elif isinstance(target, (cst.Tuple, cst.List)) and _same_shape(target, element.value):  # type: ignore[arg-type]
+            parts = element.value.elements  # type: ignore[attr-defined]
+            items.append({t.value.value: Bound(p.value, item_env, scope) for t, p in zip(target.elements, parts)})  # type: ignore[attr-defined]
+        else:
+            return None
+    return items
+
+
+def _within(event, ctx: Formula):
+    """An event of a block walked relative to its entry, under the condition of reaching the block."""
+    if isinstance(event, tuple):  # a staged dict entry: (key, text, condition, nest, line, end_line)
+        return (event[0], event[1], conj(ctx, event[2]), *event[3:])
+    return replace(event, condition=conj(ctx, event.condition))
+
+
+def _merged(events: list, key) -> list:
+    """Events of one statement walked more than once (an unrolled loop), as one under either condition."""
+    merged: dict = {}
+    for event in events:
+        found = merged.get(key(event))
+        merged[key(event)] = event if found is None else replace(found, condition=disj(found.condition, event.condition))
+    return list(merged.values())
+
+
+def _string_key(target: cst.Subscript, env: Env) -> str | None:
+    """The key of `d["x"]`, or of `d[attr]` where `attr` is bound to a string literal (an unrolled loop)."""
+    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+        return None
+    return _bound_string(target.slice[0].slice.value, env)
+
+
+def _bound_string(key: cst.BaseExpression, env: Env) -> str | None:
+    """A string literal, or a name bound to one."""
+    while isinstance(key, cst.Name) and isinstance(env.get(key.value), Bound):
+        bound = env[key.value]
+        key, env = bound.node, bound.env  # type: ignore[union-attr]
+    if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
+        return key.evaluated_value
+    return None
+
+
+def _same_shape(target: cst.Tuple | cst.List, value: cst.BaseExpression) -> bool:
+    """`a, b = x, y`: a tuple of plain names unpacked from a tuple of as many plain items."""
+    return (
+        isinstance(value, (cst.Tuple, cst.List))
+        and len(value.elements) == len(target.elements)
+        and all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements)
+        and all(isinstance(e, cst.Element) for e in value.elements)
+    )
 
 
 def _assign_unknown(env: Env, target: cst.BaseExpression, scope: Scope) -> Env:
@@ -614,6 +740,8 @@ def _assigned_names(node: cst.For | cst.While) -> list[str]:
 def _names_of(target: cst.BaseExpression, names: list[str]) -> None:
     if isinstance(target, cst.Name):
         names.append(target.value)
+    elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+        names.append(target.value.value)  # `renamed[attr] = ...` changes `renamed`
     elif isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
             _names_of(element.value, names)

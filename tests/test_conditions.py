@@ -234,16 +234,82 @@ CONDITIONS = [
     pytest.param(
         """
         def check(server_args):
-            if (server_args.tp_size, server_args.pp_size) != (1, 1):
+            if (server_args.tp_size, server_args.pp_size) < (1, 1):
                 raise ValueError("tuple")
             if set(server_args.backends) <= {"a", "b"} and server_args.mode in ["x", "y"]:
                 raise ValueError("set")
         """,
         {
-            "tuple": "(tp_size, pp_size) != (1, 1)",
-            "set": '(tp_size, pp_size) == (1, 1) and set(backends) <= {"a", "b"} and mode in ["x", "y"]',
+            "tuple": "(tp_size, pp_size) < (1, 1)",
+            "set": '(tp_size, pp_size) >= (1, 1) and set(backends) <= {"a", "b"} and mode in ["x", "y"]',
         },
         id="container-literals-keep-their-type",
+    ),
+    pytest.param(
+        """
+        def check(server_args):
+            if (server_args.tp_size, server_args.pp_size) != (1, 1):
+                raise ValueError("not both one")
+            if (server_args.mode, server_args.dp_size) == ("x", 2):
+                raise ValueError("x on two")
+        """,
+        {
+            "not both one": "not (tp_size == 1 and pp_size == 1)",
+            "x on two": 'tp_size == 1 and pp_size == 1 and mode == "x" and dp_size == 2',
+        },
+        id="tuple-equality-item-by-item",
+    ),
+    pytest.param(
+        """
+        def check(server_args, cfg=None):
+            cfg = cfg or resolving_view(server_args)
+            unsupported = (("--two-batch-overlap", cfg.enable_tbo), ("--pp", cfg.pp_size > 1))
+            for feature, enabled in unsupported:
+                if enabled:
+                    raise ValueError(f"{feature} is not supported")
+            for name in ("attention_backend", "decode_backend"):
+                if getattr(cfg, name) == "dsv4":
+                    return
+            raise ValueError("after the loops")
+        """,
+        {
+            "{feature} is not supported": "enable_tbo or pp_size > 1",
+            "after the loops": 'not (enable_tbo or pp_size > 1) and not (attention_backend == "dsv4"'
+                               ' or decode_backend == "dsv4")',
+        },
+        id="loops-over-literal-tuples-unrolled",
+    ),
+    pytest.param(
+        """
+        def backends_of(cfg):
+            prefill = cfg.prefill_backend if cfg.prefill_backend is not None else cfg.attention_backend
+            decode = cfg.decode_backend
+            return prefill, decode
+
+
+        def check(server_args):
+            prefill, decode = backends_of(server_args)
+            if prefill == "dsa" and decode != "dsa":
+                raise ValueError("mixed")
+        """,
+        {
+            "mixed": '(prefill_backend is not None and prefill_backend == "dsa" or prefill_backend is None'
+                     ' and attention_backend == "dsa") and decode_backend != "dsa"',
+        },
+        id="tuple-unpacked-from-a-helper",
+    ),
+    pytest.param(
+        """
+        def check(server_args):
+            renamed = {}
+            for attr in ("attention_backend", "decode_backend"):
+                if getattr(server_args, attr) == "old":
+                    renamed[attr] = "new"
+            if renamed.get("attention_backend") == "new":
+                raise ValueError("renamed")
+        """,
+        {"renamed": 'renamed.get("attention_backend") == "new"'},
+        id="dict-filled-in-a-loop-is-not-empty-after-it",
     ),
     pytest.param(
         """

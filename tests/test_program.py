@@ -251,3 +251,18 @@ def test_flag_defaults_are_the_value_without_parentheses_or_comments(tmp_path: P
     assert (flags["backend"].default, flags["backend"].default_value) == ("None", None)
     assert (flags["capacity"].default, flags["capacity"].default_is_literal) == ("10 * 1000", False)
     assert (flags["ratio"].default, flags["ratio"].default_value, flags["ratio"].help) == ("0.5", 0.5, "A ratio.")
+
+
+def test_setattr_over_a_literal_tuple_of_names_writes_each_field(tmp_path: Path) -> None:
+    rules = _extract(tmp_path, {"m.py": """
+class ServerArgs:
+    def __post_init__(self):
+        for attr in ("attention_backend", "decode_attention_backend"):
+            if getattr(self, attr, None) == "compressed":
+                setattr(self, attr, "dsv4")
+"""})
+    writes = {(r.target, r.value): render(r.condition) for r in rules if r.kind is RuleKind.ADJUSTMENT}
+    assert writes == {
+        ("attention_backend", '"dsv4"'): 'attention_backend == "compressed"',
+        ("decode_attention_backend", '"dsv4"'): 'decode_attention_backend == "compressed"',
+    }

@@ -8,6 +8,7 @@ dispatch through `SpeculativeAlgorithm.handle_server_args` in `speculative/spec_
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -21,6 +22,7 @@ from .guards import CallEvent, FunctionInfo, FunctionSummary, import_bindings, w
 from .lines import iter_statements
 from .model import TRUE, And, Atom, Flag, Formula, Lit, Not, Notice, Or, Rule, RuleKind, Term, TermKind
 from .modules import ModuleSummary, ParseError, outline
+from .pyast import literal as ast_literal
 from .sources import SourceError, SourceTree
 
 ENTRY_METHODS = ("__post_init__", "resolve_once", "check_server_args")
@@ -72,6 +74,10 @@ class _Enums:
 
     def __bool__(self) -> bool:
         return True
+
+    def member(self, name: str, member: str) -> object:
+        """What `E.MEMBER` compares equal to: the value of a `str` Enum, else the member's name."""
+        return self.program.enum_member(self.info, name, member)
 
 
 class Program:
@@ -187,6 +193,26 @@ class Program:
                         break
             self._enum_classes[target] = found
         return found
+
+    def enum_member(self, info: FunctionInfo, name: str, member: str) -> object:
+        """`class E(str, Enum): M = "m"` compares "m" == E.M; a plain Enum is parsed from its member names
+        (`SpeculativeAlgorithm.from_string("EAGLE")`), so the name is what a flag holds."""
+        module = self.modules[info.module]
+        target = self.local_imports(info).get(name) or module.imports.get(name) or f"{info.module}.{name}"
+        dotted, _, cls = target.rpartition(".")
+        with self._loading(True):
+            found = self.module(dotted)
+        classes = found.classes if found is not None else {}
+        if cls not in classes:
+            return member
+        node = classes[cls].node
+        if not any(b in ("str", "StrEnum", "enum.StrEnum") for b in classes[cls].bases):
+            return member
+        for stmt in node.body:
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == member for t in stmt.targets):
+                value = ast_literal(stmt.value)
+                return value.value if value is not None and isinstance(value.value, str) else member
+        return member
 
     @contextmanager
     def _loading(self, allowed: bool):

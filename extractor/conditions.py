@@ -479,6 +479,11 @@ def to_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit:
     enum_value = _enum_term(node, scope, env)
     if enum_value is not None:
         return enum_value
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)) and scope.enums and node.elements:
+        # `(SpeculativeAlgorithm.EAGLE, SpeculativeAlgorithm.EAGLE3)`: a literal once each member is one.
+        items = [to_term(e.value, scope, env) if isinstance(e, cst.Element) else None for e in node.elements]
+        if all(isinstance(item, Lit) for item in items):
+            return Lit(tuple(item.value for item in items))  # type: ignore[union-attr]
     if isinstance(node, cst.Call) and scope.inline is not None:
         inlined = scope.inline(node, env)
         if inlined is not None:
@@ -511,16 +516,18 @@ def _private_default(node: cst.BaseExpression, scope: Scope, env: Env) -> Lit | 
 
 
 def _enum_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit | None:
-    """`E.MEMBER` is the member's name; `E.from_string(x)`, `E(x)` and `E[x]` are `x` itself.
+    """`E.MEMBER` is the member's name (or value, for a `str` Enum); `E.from_string(x)`, `E(x)` and `E[x]` are `x`.
 
     Enums of algorithm names are parsed from a flag's string and compared by member, so comparing
-    the flag with the member name is what the user types (`--speculative-algorithm UNO`).
+    the flag with the member name is what the user types (`--speculative-algorithm UNO`); a `str`
+    Enum member equals its value (`ConnectorType.INSTANCE == "instance"`).
     """
     if not scope.enums:
         return None
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value in scope.enums:
         if node.value.value not in env:
-            return Lit(node.attr.value)
+            member = getattr(scope.enums, "member", None)
+            return Lit(member(node.value.value, node.attr.value) if member else node.attr.value)
     if isinstance(node, cst.Call) and len(node.args) == 1 and node.args[0].keyword is None:
         func = dotted_name(node.func) or ""
         owner = func.split(".")[0]

@@ -266,3 +266,41 @@ class ServerArgs:
         ("attention_backend", '"dsv4"'): 'attention_backend == "compressed"',
         ("decode_attention_backend", '"dsv4"'): 'decode_attention_backend == "compressed"',
     }
+
+
+def test_enum_members_read_as_what_a_flag_holds(tmp_path: Path) -> None:
+    rules = _extract(tmp_path, {
+        "sglang/__init__.py": "",
+        "sglang/srt/__init__.py": "",
+        "sglang/srt/kinds.py": """
+import enum
+
+
+class ConnectorType(str, enum.Enum):
+    INSTANCE = "instance"
+    FS = "fs"
+
+
+class Algo(enum.Enum):
+    EAGLE = enum.auto()
+    EAGLE3 = enum.auto()
+
+    @classmethod
+    def from_string(cls, name):
+        return cls[name.upper()]
+""",
+        "sglang/srt/server_args.py": """
+from sglang.srt.kinds import Algo, ConnectorType
+
+
+class ServerArgs:
+    def __post_init__(self):
+        if self.connector == ConnectorType.INSTANCE:
+            raise ValueError("instance connector")
+        if Algo.from_string(self.algo) in (Algo.EAGLE, Algo.EAGLE3):
+            raise ValueError("eagle")
+""",
+    })
+    conditions = {r.message: render(r.condition) for r in rules}
+    assert conditions["instance connector"] == 'connector == "instance"'  # a str Enum equals its value
+    assert conditions["eagle"] == 'connector != "instance" and algo in ["EAGLE", "EAGLE3"]'  # parsed by name

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from .conditions import Bound, Choice, Env, Scope, bind, dotted_name, is_alias, literal, normalize
+from .conditions import FIELD_KEY, Bound, Choice, Env, Scope, bind, dotted_name, is_alias, literal, normalize
 from .formula import atoms, conj, disj, fields_read, neg, render
 from .guards import CallEvent, FunctionInfo, FunctionSummary, import_bindings, walk_function
 from .lines import iter_statements
@@ -606,7 +606,10 @@ def _with_scope(value, scope: Scope):
 def _value_key(value, scope: Scope) -> str:
     """A text that tells bound argument values apart, for memoizing walks per call context."""
     if isinstance(value, Bound):
-        return normalize(value.node, value.scope or scope, value.env)[0]
+        text, fields = normalize(value.node, value.scope or scope, value.env)
+        # `helper(self.x)` before and after the function assigned x are different contexts.
+        assigned = [f"{f}={_value_key(value.env[FIELD_KEY + f], scope)}" for f in fields if FIELD_KEY + f in value.env]
+        return ";".join([text, *assigned])
     if isinstance(value, Choice):
         return "|".join(f"{render(c)}=>{_value_key(v, scope)}" for c, v in value.options)
     return repr(value)

@@ -82,8 +82,26 @@ class NonEmpty:
     fields: tuple[str, ...] = ()
 
 
-Value = Bound | Choice | Unknown | NonEmpty
+@dataclass(frozen=True, slots=True)
+class Original:
+    """A field as the launch command set it: its value on a path where the function did not assign it."""
+
+    name: str
+
+    @property
+    def text(self) -> str:
+        return self.name
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return (self.name,)
+
+
+Value = Bound | Choice | Unknown | NonEmpty | Original
 Env = Mapping[str, Value]
+# Env keys of the fields a function assigns itself (`self.page_size = 64`): "@page_size". Reads of
+# the field after the assignment see the assigned value, path by path, as reads of a local do.
+FIELD_KEY = "@"
 
 
 @dataclass(frozen=True, slots=True)
@@ -473,6 +491,9 @@ def to_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit:
         return lit
     name = field_of(node, scope, env)
     if name is not None:
+        assigned = env.get(FIELD_KEY + name) if env else None
+        if assigned is not None and not isinstance(assigned, Original):
+            return _value_term(name, assigned, scope)
         return Term(TermKind.FIELD, name, name, (name,))
     if isinstance(node, cst.Name) and node.value in env:
         return _value_term(node.value, env[node.value], scope)
@@ -548,6 +569,8 @@ def _transformed(inner: Term | Lit, transform: str) -> Term | None:
 
 
 def _value_term(name: str, value: Value, scope: Scope) -> Term | Lit:
+    if isinstance(value, Original):
+        return Term(TermKind.FIELD, value.name, value.name, (value.name,))
     if isinstance(value, Bound):
         return to_term(value.node, value.scope or scope, value.env)
     if isinstance(value, (Unknown, NonEmpty)):
@@ -574,7 +597,7 @@ _COMPARE_OPS: dict[type, str] = {
 def to_formula(node: cst.BaseExpression, scope: Scope, env: Env) -> Formula:
     """The truth of an expression as a formula over atoms."""
     if env and any(type(v) is Choice for v in env.values()):
-        choices = choice_names(node, env)
+        choices = choice_names(node, env, scope)
         if choices:
             return _expand_choices(node, scope, env, choices)
     if isinstance(node, cst.BooleanOperation):
@@ -596,6 +619,10 @@ def to_formula(node: cst.BaseExpression, scope: Scope, env: Env) -> Formula:
             return to_formula(value.node, value.scope or scope, value.env)
         if isinstance(value, NonEmpty):
             return TRUE
+    if env and isinstance(node, (cst.Attribute, cst.Call)):
+        assigned = _assigned_field(node, scope, env)
+        if isinstance(assigned, Bound):  # `self.enable_x = cfg.a > 1` ... `if self.enable_x:`
+            return to_formula(assigned.node, assigned.scope or scope, assigned.env)
     if isinstance(node, cst.Call) and scope.inline is not None:
         inlined = scope.inline(node, env)
         if inlined is not None:
@@ -608,7 +635,63 @@ def to_formula(node: cst.BaseExpression, scope: Scope, env: Env) -> Formula:
     return Atom(term)
 
 
+def _assigned_field(node: cst.BaseExpression, scope: Scope, env: Env) -> Value | None:
+    """What the function assigned to the field this expression reads, if it reads one it assigned."""
+    name = field_of(node, scope, env)
+    return env.get(FIELD_KEY + name) if name is not None else None
+
+
+def _resolved(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[cst.BaseExpression, Scope, Env]:
+    """An expression with the locals and assigned fields it consists of replaced by what they hold."""
+    while True:
+        if isinstance(node, cst.Name) and isinstance(env.get(node.value), Bound):
+            value = env[node.value]
+        elif isinstance(node, (cst.Attribute, cst.Call)) and env and isinstance(_assigned_field(node, scope, env), Bound):
+            value = _assigned_field(node, scope, env)
+        elif isinstance(node, cst.NamedExpr):
+            node = node.value
+            continue
+        else:
+            return node, scope, env
+        node, scope, env = value.node, value.scope or scope, value.env  # type: ignore[union-attr]
+
+
+def _truth_test(node: cst.Comparison, scope: Scope, env: Env) -> Formula | None:
+    """`flag == False` / `flag is True` where the flag holds a comparison: the comparison's truth itself."""
+    if len(node.comparisons) != 1:
+        return None
+    target = node.comparisons[0]
+    op = _COMPARE_OPS[type(target.operator)]
+    if op not in ("==", "!=", "is", "is not"):
+        return None
+    for this, other in ((node.left, target.comparator), (target.comparator, node.left)):
+        if isinstance(other, cst.Name) and other.value in ("True", "False") and other.value not in env:
+            inner, inner_scope, inner_env = _resolved(this, scope, env)
+            if inner is this or not _bool_valued(inner, inner_scope, inner_env):
+                return None
+            truth = to_formula(inner, inner_scope, inner_env)
+            wanted = (other.value == "True") == (op in ("==", "is"))
+            return truth if wanted else neg(truth)
+    return None
+
+
+def _bool_valued(node: cst.BaseExpression, scope: Scope, env: Env) -> bool:
+    """Does the expression evaluate to True or False? Comparisons and `not` do; `a and b` does when both
+    parts do; a field compared with True/False is taken for a boolean flag (store_true)."""
+    node, scope, env = _resolved(node, scope, env)
+    if isinstance(node, cst.Comparison) or (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not)):
+        return True
+    if isinstance(node, cst.BooleanOperation):
+        return _bool_valued(node.left, scope, env) and _bool_valued(node.right, scope, env)
+    if isinstance(node, cst.Name) and node.value in ("True", "False") and node.value not in env:
+        return True
+    return field_of(node, scope, env) is not None
+
+
 def _comparison(node: cst.Comparison, scope: Scope, env: Env) -> Formula:
+    truth = _truth_test(node, scope, env)
+    if truth is not None:
+        return truth
     pairs = _elementwise(node)
     if pairs is not None:
         # `(prefill, decode) != ("dsv4", "dsv4")`: equal exactly when every item is.
@@ -660,15 +743,15 @@ def _operand_cases(
     stays source text, so `(tp, pp) != (1, 1)` and `set(x) <= {"a"}` do not print as lists.
     """
     start = node
-    while True:
-        if isinstance(node, cst.Name) and isinstance(env.get(node.value), Bound):
-            value = env[node.value]
-            node, scope, env = value.node, value.scope or scope, value.env  # type: ignore[union-attr]
-        elif isinstance(node, cst.NamedExpr):
-            node = node.value
-        else:
-            break
+    node, scope, env = _resolved(node, scope, env)
     cases: list[tuple[Formula, Term | Lit]]
+    transform, inner = _transform_of(node)
+    if inner is not None and _resolved(inner, scope, env)[0] is not inner:
+        # `mode.upper()` where the function assigned `mode = a if t else "x"`: the transform of each value.
+        inner_cases = _operand_cases(inner, scope, env, container_ok)
+        transformed = [(w, _transformed_value(v, transform)) for w, v in inner_cases]  # type: ignore[arg-type]
+        if all(v is not None for _, v in transformed):
+            return transformed  # type: ignore[return-value]
     if isinstance(node, cst.IfExp):
         test = to_formula(node.test, scope, env)
         cases = [(conj(test, w), v) for w, v in _operand_cases(node.body, scope, env, container_ok)]
@@ -695,6 +778,29 @@ def _operand_cases(
     if len(cases) > _MAX_OPERAND_CASES:
         return [(TRUE, to_term(start, scope, env) if start is node else opaque(node, scope, env))]
     return cases
+
+
+def _transform_of(node: cst.BaseExpression) -> tuple[str | None, cst.BaseExpression | None]:
+    """`x.upper()` -> ("upper", x), `int(x)` -> ("int", x); else (None, None)."""
+    if isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute):
+        if node.func.attr.value in _STRING_METHODS:
+            return node.func.attr.value, node.func.value
+    if isinstance(node, cst.Call) and len(node.args) == 1 and not node.args[0].keyword and not node.args[0].star:
+        func = dotted_name(node.func)
+        if func in _BUILTIN_TRANSFORMS:
+            return func, node.args[0].value
+    return None, None
+
+
+def _transformed_value(value: Term | Lit, transform: str) -> Term | Lit | None:
+    if isinstance(value, Lit):
+        from .formula import apply_transforms
+
+        try:
+            return Lit(apply_transforms(value.value, (transform,)))
+        except (TypeError, ValueError, AttributeError):
+            return None
+    return _transformed(value, transform)
 
 
 def _truth(value: Term | Lit) -> Formula:
@@ -785,13 +891,23 @@ def _expand_choices(node: cst.BaseExpression, scope: Scope, env: Env, names: lis
     return result
 
 
-def choice_names(node: cst.BaseExpression, env: Env) -> list[str]:
-    return [n for n in _top_names(node) if isinstance(env.get(n), Choice)]
+def choice_names(node: cst.BaseExpression, env: Env, scope: Scope | None = None) -> list[str]:
+    """The path-dependent locals an expression reads, and (given the scope) the fields it reads that
+    the function assigned on some paths only."""
+    names = [n for n in _top_names(node) if isinstance(env.get(n), Choice)]
+    if scope is not None and any(type(v) is Choice and k.startswith(FIELD_KEY) for k, v in env.items()):
+        for n in iter_expression(node):
+            if type(n) is cst.Attribute or type(n) is cst.Call:
+                name = field_of(n, scope, env)
+                if name is not None and type(env.get(FIELD_KEY + name)) is Choice and FIELD_KEY + name not in names:
+                    names.append(FIELD_KEY + name)
+    return names
 
 
-def bind(node: cst.BaseExpression, env: Env, scope: Scope | None = None) -> Value:
-    """The value of `name = node`: distributes over path-dependent locals so uses stay exact."""
-    names = choice_names(node, env)
+def bind(node: cst.BaseExpression, env: Env, scope: Scope | None = None, reading: Scope | None = None) -> Value:
+    """The value of `name = node`: distributes over path-dependent locals (and assigned fields, read
+    in `reading`) so uses stay exact."""
+    names = choice_names(node, env, reading)
     if not names:
         return Bound(node, env, scope)
     option_lists = [env[n].options for n in names]  # type: ignore[union-attr]

@@ -10,10 +10,12 @@ import libcst as cst
 
 from .conditions import (
     ALIAS_PARAMS,
+    FIELD_KEY,
     Bound,
     Choice,
     Env,
     NonEmpty,
+    Original,
     Scope,
     Unknown,
     Value,
@@ -490,7 +492,7 @@ class _Walker:
         if name is not None:
             text, _ = normalize(value, self.scope, env)
             self.write(name, text, ctx, nest, line, end_line)
-            return env
+            return {**env, FIELD_KEY + name: bind(value, env, reading=self.scope)}
         if isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 env = self.assign_unknown_target(element.value, value, env)
@@ -539,6 +541,7 @@ class _Walker:
             key = _bound_string(node.args[1].value, env)
             if key is not None:
                 self.write(key, normalize(node.args[2].value, self.scope, env)[0], ctx, nest, line, end_line)
+                return {**env, FIELD_KEY + key: bind(node.args[2].value, env, reading=self.scope)}
         elif last in DECLARE_FUNCTIONS and node.args and is_alias(node.args[0].value, self.scope, env):
             for arg in node.args:
                 if arg.keyword is not None:
@@ -672,11 +675,14 @@ def _merge(before: Env, then_env: Env, else_env: Env, test: Formula) -> Env:
             if a is not None:
                 merged[name] = a
             continue
-        options = _combine(_options(test, a or Unknown(name)) + _options(neg(test), b or Unknown(name)))
+        # A field one branch did not assign keeps the value the launch command gave it.
+        unassigned = Original(name[len(FIELD_KEY):]) if name.startswith(FIELD_KEY) else Unknown(name)
+        options = _combine(_options(test, a or unassigned) + _options(neg(test), b or unassigned))
         if len(options) == 1:
             merged[name] = options[0][1]
         elif len(options) > MAX_CHOICE_OPTIONS:
-            merged[name] = Unknown(name)  # too many paths to follow: the local becomes opaque
+            # Too many paths to follow: the local (or field) becomes opaque.
+            merged[name] = Unknown(unassigned.text, unassigned.fields)
         else:
             merged[name] = Choice(tuple(options))
     return merged

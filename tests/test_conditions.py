@@ -228,8 +228,8 @@ CONDITIONS = [
             if backend.upper() == "X":
                 raise ValueError("opaque operand")
         """,
-        {"opaque operand": '(a or b).upper() == "X"'},
-        id="loose-operand-parenthesized",
+        {"opaque operand": 'a and a.upper() == "X" or not a and b.upper() == "X"'},
+        id="transform-of-a-path-dependent-operand-per-case",
     ),
     pytest.param(
         """

@@ -2,7 +2,8 @@
 
 Small guard functions are generated from a fixed seed (nested if/elif/else, early return and raise,
 and/or/not, chained and reversed comparisons over int, str, bool and optional fields, `in`, `is None`,
-locals assigned once or per branch, `problems.append(...)` then `if problems:`, messaged asserts),
+locals assigned once or per branch, fields assigned and read again, `problems.append(...)` then
+`if problems:`, messaged asserts),
 extracted, and then executed on random field values. Executing them is fine here: they are our own
 generated code (the extractor itself never runs the code it reads).
 """
@@ -16,7 +17,7 @@ from types import SimpleNamespace
 
 from extractor.callgraph import Program
 from extractor.formula import evaluate, field_values, render
-from extractor.model import Rule
+from extractor.model import Rule, RuleKind
 from extractor.modules import summarize
 from extractor.rules import rules_of
 
@@ -154,8 +155,23 @@ class _Program:
             self.budget -= 1
             self.statement(indent, depth, top)
 
+    def assign_field(self, indent: int) -> None:
+        """`self.page_size = ...`: later reads of the field see the new value, not the launch value."""
+        rng = self.rng
+        receiver = {"server_args": "server_args", "cfg": "cfg", "self": "self"}[self.style]
+        kind = rng.choice(("int", "str", "bool", "opt"))
+        if kind == "opt":
+            name, value = OPT_FIELDS[0], rng.choice(("None", "2", f"{self.read(OPT_FIELDS[0])} or 3"))
+        else:
+            name = rng.choice({"int": INT_FIELDS, "str": STR_FIELDS, "bool": BOOL_FIELDS}[kind])
+            value = self.value(kind)
+        self.emit(indent, f"{receiver}.{name} = {value}")
+
     def statement(self, indent: int, depth: int, top: bool) -> None:
         rng = self.rng
+        if rng.random() < 0.12:
+            self.assign_field(indent)
+            return
         roll = rng.random()
         if roll < 0.3:
             self.guard(indent)
@@ -222,7 +238,8 @@ def extract_rules(source: str) -> list[Rule]:
     """The public path of `extract.extract`, on one in-memory module."""
     module = summarize("guard.py", source)
     program = Program(None, [module])
-    return program.apply(rules_of((module, program.summary(fn)) for fn in module.functions.values()))
+    rules = program.apply(rules_of((module, program.summary(fn)) for fn in module.functions.values()))
+    return [rule for rule in rules if rule.kind is not RuleKind.ADJUSTMENT]  # the field assignments
 
 
 def random_assignment(rng: random.Random) -> dict[str, object]:
@@ -302,6 +319,6 @@ def test_generator_covers_the_shapes() -> None:
     corpus = "\n".join(generate(seed) for seed in range(SEED, SEED + 300))
     for shape in ("elif ", "else:", "return", " and ", " or ", "not (", " in ", "not in", "is None", "<= ",
                   "getattr(", "cfg.", "self.", "problems.append", "if problems:", "assert ", ' if ', " or 1",
-                  ".upper()", 'f"m', ":="):
+                  ".upper()", 'f"m', ":=", "self.page_size = ", "server_args.tp_size = "):
         assert shape in corpus, shape
     assert generate(SEED) == generate(SEED)  # deterministic

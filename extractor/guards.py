@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
@@ -769,9 +770,20 @@ def message_of(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[str, b
         value = env[node.value]
         if isinstance(value, Bound):
             return message_of(value.node, scope, value.env)
+        if isinstance(value, Choice):
+            # `error = "base"; if x: error += " more"`: what every variant starts with, then the rest open.
+            variants = [message_of(v.node, scope, v.env) for _, v in value.options if isinstance(v, Bound)]
+            if len(variants) == len(value.options) and len({text for text, _ in variants}) == 1:
+                return variants[0]
+            prefix = os.path.commonprefix([text for text, _ in variants]) if variants else ""
+            return prefix + "{" + node.value + "}", False
         return "{" + node.value + "}", False
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(node.evaluated_value, str):
         return node.evaluated_value, True  # no f-string part: libcst already joined and unescaped it
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        left, left_static = message_of(node.left, scope, env)  # `error + " more"`: each part in the locals
+        right, right_static = message_of(node.right, scope, env)
+        return left + right, left_static and right_static
     source = code(node)
     wrapped = "(" + source + ")"
     try:

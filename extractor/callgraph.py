@@ -98,6 +98,14 @@ class Program:
         self.dynamic_calls: list[DynamicCall] = []
         self.order: dict[tuple[str, int, str], int] = {}
         self.entry_points = self._entry_points()
+        # Methods and properties of ServerArgs: `self.modelexpress_url` is a computed value, not a flag.
+        self.server_args_methods = frozenset(
+            method
+            for dotted in self.read
+            for name, cls in self.modules[dotted].classes.items()
+            if name.rsplit(".", 1)[-1] == "ServerArgs"
+            for method in cls.methods
+        )
 
     # --- modules and functions -----------------------------------------------------------------
 
@@ -148,7 +156,8 @@ class Program:
         def inline(call: cst.Call, env: Env):
             return self._inline(info, holder[0], call, env, depth)
 
-        scope = Scope(info.aliases | extra_aliases, module.constants, _Enums(self, info), inline)
+        scope = Scope(info.aliases | extra_aliases, module.constants, _Enums(self, info), inline=inline,
+                      methods=self.server_args_methods)
         holder.append(scope)
         return scope
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .formula import conj, disj, formula_size, neg
+from .formula import conj, disj, formula_size, literal_source, neg
 from .model import FALSE, SWAPPED_OP, TRUE, Atom, Const, Formula, Lit, Term, TermKind
 
 _CODEGEN = cst.Module(body=[])
@@ -111,6 +111,7 @@ class Scope:
     aliases: frozenset[str]  # local names that denote the server arguments
     constants: Mapping[str, Lit]  # module-level names bound to literals
     enums: Container[str] = field(default=frozenset(), compare=False, hash=False)  # `E.MEMBER` reads as "MEMBER"
+    methods: frozenset[str] = frozenset()  # methods and properties of ServerArgs: `self.x` of these is no field
     # Inlines a call to a one-`return` predicate: gives (returned expression, its scope, its locals).
     inline: Callable[[cst.Call, Env], tuple[cst.BaseExpression, Scope, Env] | None] | None = field(
         default=None, compare=False, hash=False
@@ -153,8 +154,10 @@ def is_alias(node: cst.BaseExpression, scope: Scope, env: Env) -> bool:
 def field_of(node: cst.BaseExpression, scope: Scope, env: Env) -> str | None:
     """The field name if the expression reads one server argument directly."""
     if isinstance(node, cst.Attribute) and is_alias(node.value, scope, env):
-        # `_raw_input`, `_cuda_graph_config_locked`: the record's bookkeeping, not a server argument.
-        return None if node.attr.value.startswith("_") else node.attr.value
+        # `_raw_input`, `_cuda_graph_config_locked`: the record's bookkeeping, not a server argument;
+        # `LANGUAGE_MODEL_ONLY_ARCHITECTURES`: a class constant; a `@property` or method neither.
+        name = node.attr.value
+        return None if name.startswith("_") or name.isupper() or name in scope.methods else name
     if isinstance(node, cst.Call) and dotted_name(node.func) == "getattr" and len(node.args) >= 2:
         key = node.args[1].value
         key_env = env
@@ -163,7 +166,9 @@ def field_of(node: cst.BaseExpression, scope: Scope, env: Env) -> str | None:
             key, key_env = bound.node, bound.env  # type: ignore[union-attr]
         if is_alias(node.args[0].value, scope, env) and isinstance(key, cst.SimpleString):
             value = key.evaluated_value
-            return value if isinstance(value, str) and not value.startswith("_") else None
+            if not isinstance(value, str) or value.startswith("_") or value.isupper() or value in scope.methods:
+                return None
+            return value
     return None
 
 
@@ -500,6 +505,10 @@ def to_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit:
     enum_value = _enum_term(node, scope, env)
     if enum_value is not None:
         return enum_value
+    if isinstance(node, cst.BinaryOperation) and type(node.operator) in _ARITHMETIC:
+        folded = _folded(node, scope, env)  # `20 * 1024`, `MAX_MB * 1024`
+        if folded is not None:
+            return folded
     if isinstance(node, (cst.Tuple, cst.List, cst.Set)) and scope.enums and node.elements:
         # `(SpeculativeAlgorithm.EAGLE, SpeculativeAlgorithm.EAGLE3)`: a literal once each member is one.
         items = [to_term(e.value, scope, env) if isinstance(e, cst.Element) else None for e in node.elements]
@@ -521,6 +530,28 @@ def to_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit:
             if transformed is not None:
                 return transformed
     return opaque(node, scope, env)
+
+
+_ARITHMETIC: dict[type, Callable[[float, float], float]] = {
+    cst.Add: lambda a, b: a + b,
+    cst.Subtract: lambda a, b: a - b,
+    cst.Multiply: lambda a, b: a * b,
+    cst.FloorDivide: lambda a, b: a // b,
+    cst.Divide: lambda a, b: a / b,
+    cst.Modulo: lambda a, b: a % b,
+}
+
+
+def _folded(node: cst.BinaryOperation, scope: Scope, env: Env) -> Lit | None:
+    """Arithmetic on two numbers known statically, computed."""
+    left, right = to_term(node.left, scope, env), to_term(node.right, scope, env)
+    numbers = [side.value for side in (left, right) if isinstance(side, Lit)]
+    if len(numbers) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in numbers):
+        return None
+    try:
+        return Lit(_ARITHMETIC[type(node.operator)](*numbers))
+    except ArithmeticError:
+        return None
 
 
 def _private_default(node: cst.BaseExpression, scope: Scope, env: Env) -> Lit | None:
@@ -816,6 +847,10 @@ def _compare(left: Term | Lit, op: str, right: Term | Lit, node: cst.Comparison,
         except (TypeError, ValueError):
             return Atom(opaque(node, scope, env))
     if isinstance(left, Lit):
+        if op in ("in", "not in") and isinstance(left.value, str) and isinstance(right, Term) and right.text == "os.environ":
+            # `"X" in os.environ`: whether the variable is set.
+            variable = Term(TermKind.ENV, left.value, f"os.environ.get({literal_source(left.value)})")
+            return Atom(variable, "is not" if op == "in" else "is", Lit(None))
         return Atom(right, SWAPPED_OP[op], left)  # type: ignore[arg-type]
     return Atom(left, op, right)
 

@@ -373,6 +373,30 @@ def test_receiver(tmp_path: Path, src: str) -> None:
     assert [(t.kind, t.name) for t in terms(rule.condition)] == [(TermKind.FIELD, "tp_size")]
 
 
+def test_class_constants_and_properties_are_not_fields(tmp_path: Path) -> None:
+    src = """
+class ServerArgs:
+    LIMITS = ("a", "b")
+
+    @property
+    def url(self):
+        return self.host + "/x"
+
+    def __post_init__(self):
+        if self.mode in self.LIMITS and self.url and self.size > 20 * 1024:
+            raise ValueError("m")
+"""
+    (rule,) = guards(tmp_path, {"guards.py": src})
+    assert render(rule.condition) == "mode in self.LIMITS and self.url and size > 20480"
+    assert sorted(t.name for t in terms(rule.condition) if t.kind is TermKind.FIELD) == ["mode", "size"]
+
+
+def test_environment_membership_reads_as_set_or_unset(tmp_path: Path) -> None:
+    src = 'def f(server_args):\n    if "SGLANG_Y" in os.environ:\n        raise ValueError("m")\n'
+    (rule,) = guards(tmp_path, {"guards.py": src})
+    assert render(rule.condition) == 'os.environ.get("SGLANG_Y") is not None'
+
+
 def test_non_receiver_is_not_a_field(tmp_path: Path) -> None:
     src = "def f(server_args, other):\n    if other.tp_size > 1:\n        raise ValueError('m')\n"
     (rule,) = guards(tmp_path, {"guards.py": src})
@@ -383,6 +407,7 @@ TERMS = [
     pytest.param("envs.SGLANG_X.get()", TermKind.ENV, "SGLANG_X", id="envs"),
     pytest.param('os.environ.get("X") == "1"', TermKind.ENV, "X", id="os-environ-get"),
     pytest.param('get_bool_env_var("X")', TermKind.ENV, "X", id="get-bool-env-var"),
+    pytest.param('"SGLANG_Y" not in os.environ', TermKind.ENV, "SGLANG_Y", id="in-os-environ"),
     pytest.param("is_cuda()", TermKind.PLATFORM, "is_cuda()", id="is-cuda"),
     pytest.param("get_platform().is_sm100", TermKind.PLATFORM, "get_platform().is_sm100", id="get-platform"),
     pytest.param("current_platform.is_hip()", TermKind.PLATFORM, "current_platform.is_hip()", id="current-platform"),

@@ -162,6 +162,10 @@ class Program:
         return scope
 
     def summary(self, info: FunctionInfo, env: Env | None = None, key: tuple = (), aliases=frozenset()) -> FunctionSummary:
+        defaults = _defaults(info, env, aliases) if env is not None else {}
+        if defaults:  # a call leaves parameters out: they hold their defaults, unlike in the function alone
+            env = {**defaults, **env}  # type: ignore[dict-item]
+            key = (*key, ("<defaults>", ",".join(sorted(defaults))))
         cache_key = (info.key, key, aliases)
         summary = self._summaries.get(cache_key)
         if summary is None:
@@ -595,6 +599,16 @@ def _descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         current = stack.pop()
         yield current
         stack.extend(current.children)
+
+
+def _defaults(info: FunctionInfo, env: Env, aliases: frozenset[str]) -> dict[str, Bound]:
+    """Parameters a call leaves out, bound to their defaults (`run_hook` calls `step(server_args)`)."""
+    params = info.node.params
+    return {
+        p.name.value: Bound(p.default, {})
+        for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+        if p.default is not None and p.name.value not in env and p.name.value not in info.aliases | aliases
+    }
 
 
 def _calls_variable(summary: FunctionSummary, call: CallEvent) -> bool:

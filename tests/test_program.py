@@ -304,3 +304,27 @@ class ServerArgs:
     conditions = {r.message: render(r.condition) for r in rules}
     assert conditions["instance connector"] == 'connector == "instance"'  # a str Enum equals its value
     assert conditions["eagle"] == 'connector != "instance" and algo in ["EAGLE", "EAGLE3"]'  # parsed by name
+
+
+def test_a_parameter_the_call_leaves_out_holds_its_default(tmp_path: Path) -> None:
+    rules = _extract(tmp_path, {"m.py": """
+class ServerArgs:
+    def __post_init__(self):
+        run_hook(handle_memory, self)
+
+
+def run_hook(step, server_args):
+    step(server_args)
+
+
+def handle_memory(server_args, gpu_mem=None):
+    if gpu_mem is None:
+        gpu_mem = probe_capacity(server_args.device)
+    if gpu_mem < server_args.reserved_mb:
+        raise ValueError("not enough memory")
+"""})
+    rule = next(r for r in rules if r.message == "not enough memory")
+    assert render(rule.condition) == (  # the function alone: gpu_mem may be anything
+        "gpu_mem is None and probe_capacity(device) < reserved_mb or gpu_mem is not None and gpu_mem < reserved_mb"
+    )
+    assert render(rule.trigger) == "probe_capacity(device) < reserved_mb"

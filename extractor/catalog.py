@@ -3,103 +3,311 @@
 Two declaration shapes exist: `parser.add_argument("--flag", ...)` calls (all releases up to 0.5.18
 and a few special cases after), and annotated fields `name: A[type, "help" | Arg(...)] = default`
 on `ServerArgs` (0.5.12+) or on `msgspec.Struct` namespaces in `arg_groups/fields/` (0.5.19+).
-Plain dataclass fields of `ServerArgs` give defaults.
+Plain fields of `ServerArgs` and of the Struct namespaces give defaults.
+
+A field can be declared several times: a live flag and deprecated aliases that store into it
+(`add_argument("--old", dest="new", action=DeprecatedAliasStoreAction)`). All declarations are
+collected first and merged per field; the live one (an annotated field, else an add_argument that is
+not deprecated) owns the attributes, whatever order the modules are read in. The others only add
+their spellings, each recorded as an `Alias` with how it parses.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+import re
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .lines import ast_blocks
-from .model import Flag, Lit
+from .formula import flag_name
+from .model import Alias, Flag
 from .modules import ClassInfo, ModuleSummary
+from .modules import _module_statements as _statements  # every block, not nested functions or classes
 from .pyast import dotted, literal, message_text, segment, string
 
 _ANNOTATED = frozenset({"A", "Annotated", "typing.Annotated"})
+# Help that opens with the word ("[Deprecated] ...", "(Deprecated: ...)", "Deprecated. ...") says the
+# flag itself is deprecated; the word further in usually speaks of something else ("replaces the
+# deprecated --x"), unless the help names the flag's own spelling ("--x is deprecated now").
+_DEPRECATED_HELP = re.compile(r"^\W*deprecated\b", re.IGNORECASE)
+_COLLECTION_CALLS = frozenset({"set", "frozenset", "list", "tuple", "sorted"})
+_ADDS_ONE = frozenset({"add", "append"})
+_ADDS_MANY = frozenset({"update", "extend"})
+_REMOVES = frozenset({"remove", "discard", "pop", "clear", "insert", "difference_update", "intersection_update",
+                      "symmetric_difference_update"})
+_STORES_VALUE = frozenset({"store", "append", "extend"})
+_MISSING = object()  # a value not known statically
+_DEPTH = 12  # constants defined through constants: deeper is a cycle or not worth following
+
+Default = tuple[str, object, bool]  # source text, literal value, whether it is a literal
 
 
 @dataclass
-class _Draft:
-    name: str
-    flags: list[str] = field(default_factory=list)
+class _Decl:
+    """One declaration of a field: an add_argument call, an annotated field or a plain class field."""
+
+    origin: str  # add_argument, annotated-field, dataclass-field
+    file: str
+    line: int
+    flags: list[str] = field(default_factory=list)  # empty: no command-line spelling (plain or `no_cli` field)
     type: str | None = None
-    default: str | None = None
-    default_value: object = None
-    default_is_literal: bool = False
+    typed: bool = False  # add_argument was given `type=`
+    default: Default | None = None  # an explicit default
+    default_of: str | None = None  # the default is this field's (`ServerArgs.x`, `_declared_default("x")`)
+    suppressed: bool = False  # `default=argparse.SUPPRESS`: absent, the option leaves the field alone
     choices: tuple | None = None
     action: str | None = None
     nargs: str | None = None
     help: str | None = None
     deprecated: bool = False
-    file: str = ""
-    line: int = 0
-    origins: list[str] = field(default_factory=list)
-    cli: bool = True
+    takes_value: bool = True
+    const: Default | None = None  # what the option stores instead of its value (store_true, store_const-like)
 
 
-class Constants:
-    """Literal constants across the read modules, looked up through each module's imports."""
+@dataclass
+class _Bindings:
+    """Names a block of statements binds: each one's single assignment, additions to it, and how often it is bound."""
+
+    values: dict[str, ast.expr] = field(default_factory=dict)
+    added: dict[str, list[tuple[bool, ast.expr]]] = field(default_factory=dict)  # (many, expr): `.add(x)`, `.update(xs)`
+    counts: Counter = field(default_factory=Counter)
+    mutated: set[str] = field(default_factory=set)  # removed from, or changed in a way not followed
+
+    @classmethod
+    def of(cls, statements: Iterable[ast.stmt], bound: Iterable[str] = ()) -> _Bindings:
+        b = cls()
+        b.counts.update(bound)
+        for stmt in statements:
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                if len(targets) == 1 and isinstance(targets[0], ast.Name) and stmt.value is not None:
+                    b.values[targets[0].id] = stmt.value
+                b._bind(*targets)
+            elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+                if isinstance(stmt.op, (ast.Add, ast.BitOr)):
+                    b.added.setdefault(stmt.target.id, []).append((True, stmt.value))
+                else:
+                    b.mutated.add(stmt.target.id)
+            elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+                b._bind(stmt.target)
+            elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+                b._bind(*[item.optional_vars for item in stmt.items if item.optional_vars is not None])
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                b.counts[stmt.name] += 1
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                b._method_call(stmt.value)
+        return b
+
+    def _bind(self, *targets: ast.expr) -> None:
+        for target in targets:
+            self.counts.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+
+    def _method_call(self, call: ast.Call) -> None:
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return
+        name, method = func.value.id, func.attr
+        if method in _ADDS_ONE | _ADDS_MANY and len(call.args) == 1 and not call.keywords:
+            self.added.setdefault(name, []).append((method in _ADDS_MANY, call.args[0]))
+        elif method in _REMOVES:
+            self.mutated.add(name)
+
+
+class Index:
+    """Values of names across the read modules: literal constants, collections built from them, class
+    attributes and function locals, looked up through each module's imports."""
 
     def __init__(self, modules: Iterable[ModuleSummary]) -> None:
         self.modules = {m.dotted: m for m in modules}
-        self.by_dotted = {f"{m.dotted}.{name}": lit for m in self.modules.values() for name, lit in m.constants.items()}
+        self._module_bindings: dict[str, _Bindings] = {}
+        self._class_bindings: dict[tuple[str, str], _Bindings] = {}
 
-    def lookup(self, module: ModuleSummary, node: ast.expr) -> Lit | None:
-        lit = literal(node, module.constants)
+    def value(self, module: ModuleSummary, node: ast.expr, local: _Bindings | None = None, depth: int = 0) -> object:
+        """The value of an expression (tuples for collections), or `_MISSING`."""
+        if depth > _DEPTH:
+            return _MISSING
+        lit = literal(node)  # names are looked up below: a module "constant" may be appended to
         if lit is not None:
-            return lit
+            return lit.value
+        if isinstance(node, ast.Name) and local is not None and node.id in local.counts:
+            return self._bound(module, local, node.id, local, depth)  # a local (or parameter) shadows the module
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _COLLECTION_CALLS:
+            if len(node.args) != 1 or node.keywords:
+                return _MISSING
+            items = self.value(module, node.args[0], local, depth + 1)
+            return _collection(node.func.id, items)
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):  # with a `*spread`, or literal() would have taken it
+            elements: list = []
+            for element in node.elts:
+                inner = element.value if isinstance(element, ast.Starred) else element
+                found = self.value(module, inner, local, depth + 1)
+                if found is _MISSING or (isinstance(element, ast.Starred) and not isinstance(found, tuple)):
+                    return _MISSING
+                elements.extend(found if isinstance(element, ast.Starred) else [found])  # type: ignore[arg-type]
+            return _unique(tuple(elements)) if isinstance(node, ast.Set) else tuple(elements)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self.value(module, node.left, local, depth + 1), self.value(module, node.right, local, depth + 1)
+            both = isinstance(left, tuple) and isinstance(right, tuple)
+            return left + right if both else _MISSING  # type: ignore[operator]
         name = dotted(node)
         if name is None:
-            return None
-        target = module.imports.get(name.split(".")[0])
-        if target is not None:
-            return self.by_dotted.get(target + name[len(name.split(".")[0]) :])
+            return _MISSING
+        place = self.resolve(module, name)
+        if place is None:
+            return _MISSING
+        owner, rest = place
+        head, _, attr = rest.partition(".")
+        if not attr:
+            scope = self._bindings_of(owner)
+            if head not in scope.values and head in owner.constants:
+                return owner.constants[head].value
+            return self._bound(owner, scope, head, scope, depth)
+        cls = owner.classes.get(head)
+        if cls is None or "." in attr or (cls.is_enum and not _str_enum(cls)):
+            return _MISSING  # a plain enum's member is not its value
+        scope = self._class_scope(owner, cls)
+        return self._bound(owner, scope, attr, scope, depth)
+
+    def resolve(self, module: ModuleSummary, name: str) -> tuple[ModuleSummary, str] | None:
+        """The read module defining a dotted name used in `module`, and the name inside it."""
+        head, _, rest = name.partition(".")
+        target = module.imports.get(head)
+        if target is None:
+            return module, name
+        parts = (target + ("." + rest if rest else "")).split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            owner = self.modules.get(".".join(parts[:cut]))
+            if owner is not None:
+                return owner, ".".join(parts[cut:])
         return None
+
+    def function(self, module: ModuleSummary, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        place = self.resolve(module, name)
+        if place is None or place[1] not in place[0].functions:
+            return None
+        return place[0].functions.syntax(place[1])
+
+    def action_class(self, module: ModuleSummary, name: str) -> tuple[ModuleSummary, ClassInfo] | None:
+        place = self.resolve(module, name)
+        cls = place[0].classes.get(place[1]) if place else None
+        return (place[0], cls) if place and cls else None
+
+    def _bound(self, module: ModuleSummary, scope: _Bindings, name: str, local: _Bindings | None, depth: int) -> object:
+        # A name bound once; what is added to it anywhere counts (argparse keeps the very set it was given).
+        if scope.counts[name] != 1 or name in scope.mutated or name not in scope.values:
+            return _MISSING
+        value = self.value(module, scope.values[name], local, depth + 1)
+        for many, expr in scope.added.get(name, ()):
+            extra = self.value(module, expr, local, depth + 1)
+            if not isinstance(value, tuple) or (many and not isinstance(extra, tuple)) or extra is _MISSING:
+                return _MISSING
+            value = _unique(value + (extra if many else (extra,)))  # type: ignore[operator]
+        return value
+
+    def _bindings_of(self, module: ModuleSummary) -> _Bindings:
+        if module.dotted not in self._module_bindings:
+            self._module_bindings[module.dotted] = _Bindings.of(_statements(module.syntax.body))
+        return self._module_bindings[module.dotted]
+
+    def _class_scope(self, module: ModuleSummary, cls: ClassInfo) -> _Bindings:
+        key = (module.dotted, cls.name)
+        if key not in self._class_bindings:
+            self._class_bindings[key] = _Bindings.of(cls.node.body)
+        return self._class_bindings[key]
+
+
+def _collection(call: str, items: object) -> object:
+    if not isinstance(items, (tuple, str)):
+        return _MISSING
+    items = tuple(items)
+    if call == "sorted":
+        try:
+            return tuple(sorted(items))  # type: ignore[type-var]
+        except TypeError:
+            return _MISSING
+    return _unique(items) if call in ("set", "frozenset") else items
+
+
+def _unique(items: tuple) -> tuple:
+    return tuple(dict.fromkeys(items))
+
+
+def _str_enum(cls: ClassInfo) -> bool:
+    return any(b.rsplit(".", 1)[-1] in ("str", "StrEnum") for b in cls.bases)
+
+
+# --- collecting declarations ------------------------------------------------------------------
 
 
 def build_catalog(modules: list[ModuleSummary]) -> list[Flag]:
     """All flags of the read modules, one entry per field (argparse dest), sorted by name."""
-    constants = Constants(modules)
-    drafts: dict[str, _Draft] = {}
-    defaults: dict[str, tuple[str, object, bool]] = {}
+    index = Index(modules)
+    decls: dict[str, list[_Decl]] = {}
+    defaults: dict[str, Default] = {}
+    namespace_defaults: dict[str, Default] = {}  # plain fields of Struct namespaces: only where no other default
+    links: list[tuple[str, str]] = []
     for module in modules:
         for cls in module.classes.values():
-            _class_fields(module, cls, drafts, defaults, constants)
+            _class_fields(index, module, cls, decls, defaults, namespace_defaults)
         for key in module.functions:
-            for stmt in _statements(module.functions.syntax(key).body):
+            function = module.functions.syntax(key)
+            local: _Bindings | None = None
+            for stmt in _statements(function.body):
                 if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
                     call = stmt.value
                     if isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument":
-                        _add_argument(module, call, stmt.lineno, drafts, defaults, constants)
-    flags = []
-    for draft in drafts.values():
-        if draft.default is None and draft.name in defaults:
-            draft.default, draft.default_value, draft.default_is_literal = defaults[draft.name]
-        flags.append(
-            Flag(
-                name=draft.name,
-                flags=tuple(dict.fromkeys(draft.flags)),
-                type=draft.type,
-                default=draft.default,
-                default_value=draft.default_value,  # type: ignore[arg-type]
-                default_is_literal=draft.default_is_literal,
-                choices=draft.choices,
-                action=draft.action,
-                nargs=draft.nargs,
-                help=draft.help,
-                deprecated=draft.deprecated,
-                file=draft.file,
-                line=draft.line,
-                origins=tuple(dict.fromkeys(draft.origins)),
-            )
-        )
+                        local = local or _Bindings.of(_statements(function.body), _parameters(function))
+                        found = _add_argument(index, module, call, stmt.lineno, local)
+                        if found is not None:
+                            decls.setdefault(found[0], []).append(found[1])
+                elif isinstance(stmt, ast.Assign):
+                    link = _namespace_link(stmt)
+                    if link is not None:
+                        links.append(link)
+    renamed = _follow_links(decls, links)
+    defaults = {**namespace_defaults, **defaults}
+    flags = [_merge(name, found, defaults, name in renamed) for name, found in decls.items()]
     return sorted(flags, key=lambda f: f.name)
 
 
-def _class_fields(module: ModuleSummary, cls: ClassInfo, drafts, defaults, constants: Constants) -> None:
+def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    a = function.args
+    names = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+    return names + [p.arg for p in (a.vararg, a.kwarg) if p is not None]
+
+
+def _namespace_link(stmt: ast.Assign) -> tuple[str, str] | None:
+    """`args.tp_size = args.tensor_parallel_size` (0.5.10 `from_cli_args`): the field, and the dest it takes."""
+    if len(stmt.targets) != 1:
+        return None
+    target, value = stmt.targets[0], stmt.value
+    if (isinstance(target, ast.Attribute) and isinstance(value, ast.Attribute)
+            and isinstance(target.value, ast.Name) and isinstance(value.value, ast.Name)
+            and target.value.id == value.value.id and target.value.id not in ("self", "cls")
+            and target.attr != value.attr):
+        return target.attr, value.attr
+    return None
+
+
+def _follow_links(decls: dict[str, list[_Decl]], links: list[tuple[str, str]]) -> set[str]:
+    """Move the options of a dest that is no field to the field it is copied into; the fields so named."""
+    renamed = set()
+    for name, dest in links:
+        into, source = decls.get(name), decls.get(dest)
+        if into is None or source is None or name in renamed:
+            continue
+        is_field = any(d.origin != "add_argument" for d in into) and not any(d.flags for d in into)
+        is_dest_only = all(d.origin == "add_argument" for d in source) and any(d.flags for d in source)
+        if is_field and is_dest_only:
+            into.extend(decls.pop(dest))
+            renamed.add(name)
+    return renamed
+
+
+def _class_fields(index: Index, module: ModuleSummary, cls: ClassInfo, decls, defaults, namespace_defaults) -> None:
     is_server_args = cls.name.rsplit(".", 1)[-1] == "ServerArgs"
+    is_struct = any(b.rsplit(".", 1)[-1] == "Struct" for b in cls.bases)
     for stmt in cls.node.body:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
             continue
@@ -107,27 +315,21 @@ def _class_fields(module: ModuleSummary, cls: ClassInfo, drafts, defaults, const
         if name.startswith("_"):
             continue
         annotation = stmt.annotation
-        default = _default(module, stmt.value, constants)
-        if isinstance(annotation, ast.Subscript) and dotted(annotation.value) in _ANNOTATED:
-            _annotated_field(module, name, annotation, default, stmt.lineno, drafts, constants)
-            if default is not None:
-                defaults.setdefault(name, default)
+        default = _default(index, module, stmt.value)
+        if default is not None and (is_server_args or _is_annotated(annotation)):
+            defaults.setdefault(name, default)
+        elif default is not None and is_struct:
+            namespace_defaults.setdefault(name, default)
+        if _is_annotated(annotation):
+            decl = _annotated_field(index, module, name, annotation, stmt.lineno)  # type: ignore[arg-type]
+            if decl is not None:
+                decls.setdefault(name, []).append(decl)
         elif is_server_args:
-            if default is not None:
-                defaults.setdefault(name, default)
-            draft = drafts.get(name)
-            if draft is None:
-                draft = drafts[name] = _Draft(name, file=module.path, line=stmt.lineno, type=_text(module, annotation), cli=False)
-            draft.origins.append("dataclass-field")
+            decls.setdefault(name, []).append(_Decl("dataclass-field", module.path, stmt.lineno, type=_text(module, annotation)))
 
 
-def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """Every statement under a body, not entering nested functions or classes (they are indexed on their own)."""
-    for stmt in body:
-        yield stmt
-        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            for block in ast_blocks(stmt):
-                yield from _statements(block)
+def _is_annotated(annotation: ast.expr) -> bool:
+    return isinstance(annotation, ast.Subscript) and dotted(annotation.value) in _ANNOTATED
 
 
 def _text(module: ModuleSummary, node: ast.AST) -> str:
@@ -138,7 +340,7 @@ def _help(module: ModuleSummary, node: ast.expr) -> str:
     return message_text(node, lambda part: segment(module.lines, part))[0]
 
 
-def _default(module: ModuleSummary, value: ast.expr | None, constants: Constants):
+def _default(index: Index, module: ModuleSummary, value: ast.expr | None, local: _Bindings | None = None) -> Default | None:
     if value is None:
         return None
     if isinstance(value, ast.Call) and (dotted(value.func) or "").rsplit(".", 1)[-1] == "field":
@@ -148,20 +350,42 @@ def _default(module: ModuleSummary, value: ast.expr | None, constants: Constants
                 break
             if keyword.arg == "default_factory":
                 return _text(module, keyword.value) + "()", None, False
-    lit = constants.lookup(module, value)
+    found = index.value(module, value, local)
     text = " ".join(_text(module, value).split())
-    return (text, lit.value, True) if lit is not None else (text, None, False)
+    return (text, None, False) if found is _MISSING else (text, found, True)
 
 
 def _keywords(call: ast.Call) -> dict[str, ast.expr]:
     return {k.arg: k.value for k in call.keywords if k.arg is not None}
 
 
-def _annotated_field(module: ModuleSummary, name: str, annotation: ast.Subscript, default, line: int, drafts,
-                     constants: Constants) -> None:
+def _nargs(module: ModuleSummary, node: ast.expr | None) -> str | None:
+    if node is None or (isinstance(node, ast.Constant) and node.value is None):
+        return None  # `nargs=None` is argparse's own default: one value
+    return string(node) or _text(module, node)
+
+
+def _choices(index: Index, module: ModuleSummary, node: ast.expr, local: _Bindings | None = None) -> tuple | None:
+    found = index.value(module, node, local)
+    return found if isinstance(found, tuple) else None
+
+
+def _is_deprecated(action: str | None, help_text: str | None, options: Iterable[str]) -> bool:
+    """Deprecated by its own action (`DeprecatedStoreTrueAction`) or its own help (see `_DEPRECATED_HELP`)."""
+    if action is not None and "deprecat" in action.lower():
+        return True
+    if not help_text:
+        return False
+    if _DEPRECATED_HELP.match(help_text):
+        return True
+    return any(re.search(re.escape(o) + r"\s+is\s+(?:now\s+)?deprecated\b", help_text, re.IGNORECASE) for o in options)
+
+
+def _annotated_field(index: Index, module: ModuleSummary, name: str, annotation: ast.Subscript,
+                     line: int) -> _Decl | None:
     elements = [e for e in _elements(annotation.slice) if not isinstance(e, ast.Slice)]
     if not elements:
-        return
+        return None
     type_node, metadata = elements[0], elements[1:]
     kwargs: dict[str, ast.expr] = {}
     help_text = None
@@ -173,38 +397,33 @@ def _annotated_field(module: ModuleSummary, name: str, annotation: ast.Subscript
             if "help" in kwargs:
                 help_text = _help(module, kwargs["help"])
     if help_text is None and not kwargs:
-        return  # not a CLI field (`A[int, NS("x")]` alone)
-    draft = drafts.get(name) or _Draft(name, file=module.path, line=line)
-    drafts[name] = draft
-    draft.origins.append("annotated-field")
-    if not draft.file or "dataclass-field" in draft.origins:
-        draft.file, draft.line = module.path, line
+        return None  # not a CLI field (`A[int, NS("x")]` alone)
+    decl = _Decl("annotated-field", module.path, line, type=" ".join(_text(module, type_node).split()))
     no_cli = kwargs.get("no_cli")
     if isinstance(no_cli, ast.Constant) and no_cli.value is True:
-        draft.cli = False
-        return
-    cli_name = string(kwargs.get("cli_name")) or "--" + name.replace("_", "-")
-    aliases = constants.lookup(module, kwargs["aliases"]) if "aliases" in kwargs else None
-    draft.flags[:0] = [cli_name, *[a for a in (aliases.value if aliases else ()) if isinstance(a, str)]]
-    draft.help = draft.help or help_text
-    type_text = " ".join(_text(module, type_node).split())
+        return decl  # the field's type still counts; its spellings, if any, come from add_argument
+    aliases = index.value(module, kwargs["aliases"]) if "aliases" in kwargs else ()
+    spellings = aliases if isinstance(aliases, tuple) else ()
+    decl.flags = [string(kwargs.get("cli_name")) or flag_name(name), *[a for a in spellings if isinstance(a, str)]]
+    decl.help = help_text
     inner = _unwrap_optional(type_node)
-    literal_choices = _literal_choices(inner)
-    choices = constants.lookup(module, kwargs["choices"]) if "choices" in kwargs else None
-    if choices is not None and isinstance(choices.value, tuple):
-        draft.choices = choices.value
-    elif literal_choices is not None:
-        draft.choices = literal_choices
-    draft.type = draft.type or type_text
+    choices = _choices(index, module, kwargs["choices"]) if "choices" in kwargs else None
+    decl.choices = choices if choices is not None else _literal_choices(inner)
     if "action" in kwargs:
-        draft.action = string(kwargs["action"]) or _text(module, kwargs["action"])
+        decl.action = string(kwargs["action"]) or _text(module, kwargs["action"])
     elif dotted(inner) == "bool":
-        draft.action = "store_true"
+        decl.action = "store_true"
     elif (dotted(inner.value) if isinstance(inner, ast.Subscript) else None) in ("List", "list"):
-        draft.nargs = "+"
+        decl.nargs = "+"
     if "nargs" in kwargs:
-        draft.nargs = string(kwargs["nargs"]) or _text(module, kwargs["nargs"])
-    draft.deprecated = draft.deprecated or "deprecat" in (draft.action or "").lower()
+        decl.nargs = _nargs(module, kwargs["nargs"])
+    if decl.action in ("store_true", "store_false"):
+        decl.takes_value, decl.const = False, _BOOL_CONST[decl.action]
+    decl.deprecated = _is_deprecated(decl.action, help_text, decl.flags)
+    return decl
+
+
+_BOOL_CONST: dict[str, Default] = {"store_true": ("True", True, True), "store_false": ("False", False, True)}
 
 
 def _elements(node: ast.expr) -> list[ast.expr]:
@@ -237,47 +456,252 @@ def _literal_choices(node: ast.expr) -> tuple | None:
     return None
 
 
-def _add_argument(module: ModuleSummary, call: ast.Call, line: int, drafts, defaults, constants: Constants) -> None:
+def _add_argument(index: Index, module: ModuleSummary, call: ast.Call, line: int,
+                  local: _Bindings) -> tuple[str, _Decl] | None:
     options = [s for s in (string(a) for a in call.args) if s]
     if not options:
-        return
+        return None
     kwargs = _keywords(call)
     dest = string(kwargs.get("dest"))
     if dest is None:
         long = next((o for o in options if o.startswith("--")), options[0])
         dest = long.lstrip("-").replace("-", "_")
-    draft = drafts.get(dest)
-    if draft is None:
-        draft = drafts[dest] = _Draft(dest, file=module.path, line=line)
-    elif "dataclass-field" in draft.origins and "add_argument" not in draft.origins:
-        draft.file, draft.line = module.path, line
-    draft.origins.append("add_argument")
-    draft.flags.extend(options)
-    draft.cli = True
+    decl = _Decl("add_argument", module.path, line, flags=options)
     action = kwargs.get("action")
     if action is not None:
-        draft.action = draft.action or string(action) or _text(module, action)
-        if "deprecat" in _text(module, action).lower():
-            draft.deprecated = True
+        decl.action = string(action) or _text(module, action)
     if "type" in kwargs:
-        draft.type = _text(module, kwargs["type"])
-    elif draft.action in ("store_true", "store_false") and (draft.type is None or "dataclass-field" in draft.origins):
-        draft.type = "bool"
-    if "nargs" in kwargs:
-        draft.nargs = string(kwargs["nargs"]) or _text(module, kwargs["nargs"])
-    if "help" in kwargs and draft.help is None:
-        draft.help = _help(module, kwargs["help"])
-    if "choices" in kwargs and draft.choices is None:
-        choices = constants.lookup(module, kwargs["choices"])
-        if choices is not None and isinstance(choices.value, tuple):
-            draft.choices = choices.value
+        decl.type, decl.typed = _text(module, kwargs["type"]), True
+    decl.nargs = _nargs(module, kwargs.get("nargs"))
+    if "help" in kwargs:
+        decl.help = _help(module, kwargs["help"])
+    if "choices" in kwargs:
+        decl.choices = _choices(index, module, kwargs["choices"], local)
     if "default" in kwargs:
         value = kwargs["default"]
-        name = dotted(value)
-        if name is not None and name.endswith("." + dest) and name.split(".")[0].endswith("ServerArgs"):
-            return  # `default=ServerArgs.x`: the field's own default, filled in later
-        draft.default, draft.default_value, draft.default_is_literal = _default(module, value, constants)
-    elif draft.action == "store_true" and draft.default is None and dest not in defaults:
-        draft.default, draft.default_value, draft.default_is_literal = "False", False, True
-    elif draft.action == "store_false" and draft.default is None and dest not in defaults:
-        draft.default, draft.default_value, draft.default_is_literal = "True", True, True
+        if (dotted(value) or "").rsplit(".", 1)[-1] == "SUPPRESS":
+            decl.suppressed = True
+        else:
+            decl.default_of = _field_reference(index, module, value)
+            decl.default = _default(index, module, value, local)
+    decl.takes_value, decl.const = _parsing(index, module, action, kwargs)
+    decl.deprecated = _is_deprecated(decl.action, decl.help, options)
+    return dest, decl
+
+
+def _field_reference(index: Index, module: ModuleSummary, node: ast.expr) -> str | None:
+    """The field whose own default `node` is: `ServerArgs.x`, or `helper("x")` whose source returns it."""
+    name = dotted(node)
+    if name is not None:
+        parts = name.split(".")
+        return parts[1] if len(parts) == 2 and parts[0].endswith("ServerArgs") else None
+    if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords and string(node.args[0])):
+        return None
+    helper = dotted(node.func)
+    function = index.function(module, helper) if helper else None
+    return string(node.args[0]) if function is not None and _returns_field_default(function) else None
+
+
+def _returns_field_default(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`def f(name): return next(f.default for f in fields(ServerArgs) if f.name == name)`, or `getattr(ServerArgs, name)`."""
+    a = function.args
+    if len(a.args) != 1 or a.posonlyargs or a.kwonlyargs or a.vararg or a.kwarg or a.defaults:
+        return False
+    param = a.args[0].arg
+    body = [s for s in function.body if not (isinstance(s, ast.Expr) and string(s.value) is not None)]
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or not isinstance(body[0].value, ast.Call):
+        return False
+    call = body[0].value
+    func = dotted(call.func)
+    if func == "getattr" and len(call.args) == 2:
+        return (dotted(call.args[0]) or "").endswith("ServerArgs") and _is_name(call.args[1], param)
+    if func != "next" or not call.args or not isinstance(call.args[0], ast.GeneratorExp):
+        return False
+    generator = call.args[0]
+    if len(generator.generators) != 1:
+        return False
+    loop = generator.generators[0]
+    if not isinstance(loop.target, ast.Name) or len(loop.ifs) != 1 or not isinstance(loop.iter, ast.Call):
+        return False
+    item = loop.target.id
+    fields_of = loop.iter
+    reads_fields = ((dotted(fields_of.func) or "").rsplit(".", 1)[-1] == "fields" and len(fields_of.args) == 1
+                    and (dotted(fields_of.args[0]) or "").endswith("ServerArgs"))
+    test = loop.ifs[0]
+    matches_name = (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+                    and {_attribute_of(test.left, item), _attribute_of(test.comparators[0], item)} >= {"name"}
+                    and (_is_name(test.left, param) or _is_name(test.comparators[0], param)))
+    return reads_fields and matches_name and _attribute_of(generator.elt, item) == "default"
+
+
+def _is_name(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _attribute_of(node: ast.expr, name: str) -> str | None:
+    """`x.attr` -> "attr" when x is `name`."""
+    return node.attr if isinstance(node, ast.Attribute) and _is_name(node.value, name) else None
+
+
+# --- how an option parses ------------------------------------------------------------------------
+
+
+def _parsing(index: Index, module: ModuleSummary, action: ast.expr | None,
+             kwargs: dict[str, ast.expr]) -> tuple[bool, Default | None]:
+    """Whether the option takes a value, and what it stores instead of one (None: the value given)."""
+    name = None if action is None else string(action) or dotted(action)
+    if name is None or name in _STORES_VALUE:
+        return _takes_value(kwargs.get("nargs")), None
+    if name in _BOOL_CONST:
+        return False, _BOOL_CONST[name]
+    if name in ("store_const", "append_const"):
+        return False, _default(index, module, kwargs.get("const")) or ("None", None, True)
+    short = name.rsplit(".", 1)[-1]
+    if short == "BooleanOptionalAction":
+        return False, ("True", True, True)
+    found = index.action_class(module, name)
+    if found is not None:
+        read = _action_class(index, module, found[0], found[1], kwargs)
+        if read is not None:
+            return read
+    # A class the read modules do not define: its name is all there is to go by.
+    if "StoreTrue" in short or "StoreFalse" in short:
+        no_value = "nargs" not in kwargs or _takes_value(kwargs["nargs"]) is False
+        return not no_value, _BOOL_CONST["store_true" if "StoreTrue" in short else "store_false"]
+    if "StoreConst" in short:
+        const = kwargs.get("const_value", kwargs.get("const"))
+        return _takes_value(kwargs.get("nargs", ast.Constant(0))), _default(index, module, const) or ("None", None, True)
+    return _takes_value(kwargs.get("nargs")), None
+
+
+def _takes_value(nargs: ast.expr | None) -> bool:
+    return not (isinstance(nargs, ast.Constant) and nargs.value == 0 and not isinstance(nargs.value, bool))
+
+
+def _action_class(index: Index, at: ModuleSummary, module: ModuleSummary, cls: ClassInfo,
+                  kwargs: dict[str, ast.expr]) -> tuple[bool, Default | None] | None:
+    """Read a custom `argparse.Action`: `nargs` from the call or its `__init__` default, and what its
+    `__call__` passes to `setattr(namespace, self.dest, ...)`: `values`, a literal, or an attribute
+    `__init__` sets from one of its parameters."""
+    init = module.functions.syntax(f"{cls.name}.__init__") if f"{cls.name}.__init__" in module.functions else None
+    run = module.functions.syntax(f"{cls.name}.__call__") if f"{cls.name}.__call__" in module.functions else None
+    if init is None or run is None:
+        return None
+    init_defaults = _parameter_defaults(init)
+
+    def argument(param: str) -> tuple[ModuleSummary, ast.expr | None]:
+        # What a parameter of `__init__` is: passed at the add_argument call, else its default.
+        return (at, kwargs[param]) if param in kwargs else (module, init_defaults.get(param))
+
+    takes_value = _takes_value(argument("nargs")[1])
+    run_params = [p.arg for p in run.args.args]
+    values_param = run_params[3] if len(run_params) > 3 else "values"
+    stored = [n.args[2] for n in ast.walk(run) if isinstance(n, ast.Call) and dotted(n.func) == "setattr"
+              and len(n.args) == 3 and _attribute_of(n.args[1], run_params[0] if run_params else "self") == "dest"]
+    if len(stored) != 1:
+        return None
+    what = stored[0]
+    if _is_name(what, values_param):
+        return takes_value, None
+    lit = literal(what, module.constants)
+    if lit is not None:
+        return takes_value, (_text(module, what), lit.value, True)
+    attr = _attribute_of(what, run_params[0] if run_params else "self")
+    param = _init_source(init, attr) if attr else None
+    if param is None:
+        return takes_value, (_text(module, what), None, False)
+    source, node = argument(param)
+    return takes_value, _default(index, source, node) if node is not None else ("None", None, True)
+
+
+def _parameter_defaults(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
+    a = function.args
+    positional = [*a.posonlyargs, *a.args]
+    found = {p.arg: d for p, d in zip(positional[len(positional) - len(a.defaults):], a.defaults)}
+    found.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+    return found
+
+
+def _init_source(init: ast.FunctionDef | ast.AsyncFunctionDef, attr: str) -> str | None:
+    """The `__init__` parameter `self.<attr>` is set from (`self.const_value = const_value`); `const`
+    is argparse's own, passed on to `Action.__init__`."""
+    self_name = init.args.args[0].arg if init.args.args else "self"
+    for stmt in _statements(init.body):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _attribute_of(stmt.targets[0], self_name) == attr:
+            return stmt.value.id if isinstance(stmt.value, ast.Name) else None
+    return attr if attr == "const" else None
+
+
+# --- merging the declarations of one field ------------------------------------------------------------
+
+
+def _merge(name: str, decls: list[_Decl], defaults: dict[str, Default], renamed: bool) -> Flag:
+    spelled = [d for d in decls if d.flags]
+    # The live declaration owns the flag: not deprecated, not hidden behind SUPPRESS, an annotated
+    # field before an add_argument (SGLang registers those first), else the first in reading order.
+    rank = {id(d): (d.deprecated, d.suppressed, d.origin != "annotated-field", i) for i, d in enumerate(spelled)}
+    owner = min(spelled, key=lambda d: rank[id(d)]) if spelled else None
+    options: list[str] = []
+    aliases: list[Alias] = []
+    for decl in ([owner] if owner else []) + [d for d in spelled if d is not owner]:
+        for option in decl.flags:
+            if option in options:
+                continue
+            options.append(option)
+            if decl is not owner:
+                aliases.append(_alias(option, decl))
+    if renamed and flag_name(name) in options:
+        options.insert(0, options.pop(options.index(flag_name(name))))
+    field_type = next((d.type for d in decls if d.origin != "add_argument" and d.type), None)
+    first = owner or decls[0]
+    if owner is not None and owner.origin == "add_argument" and not owner.typed and owner.action in _BOOL_CONST:
+        type_text = "bool"
+    else:
+        type_text = (owner.type if owner else None) or field_type
+    default = _merged_default(name, owner, defaults)
+    return Flag(
+        name=name,
+        flags=tuple(options),
+        type=type_text,
+        default=default[0] if default else None,
+        default_value=default[1] if default else None,  # type: ignore[arg-type]
+        default_is_literal=default[2] if default else False,
+        choices=owner.choices if owner else None,
+        action=owner.action if owner else None,
+        nargs=owner.nargs if owner else None,
+        help=owner.help if owner else None,
+        deprecated=owner.deprecated if owner else False,
+        file=first.file,
+        line=first.line,
+        origins=tuple(dict.fromkeys(d.origin for d in decls)),
+        aliases=tuple(aliases),
+    )
+
+
+def _alias(option: str, decl: _Decl) -> Alias:
+    const = decl.const
+    return Alias(
+        flag=option,
+        deprecated=decl.deprecated,
+        takes_value=decl.takes_value,
+        nargs=decl.nargs if decl.takes_value else None,
+        choices=decl.choices if decl.takes_value else None,
+        const=const[0] if const else None,
+        const_value=const[1] if const else None,  # type: ignore[arg-type]
+        const_is_literal=const[2] if const else False,
+    )
+
+
+def _merged_default(name: str, owner: _Decl | None, defaults: dict[str, Default]) -> Default | None:
+    if owner is not None and owner.default_of is not None:
+        if owner.default_of in defaults:
+            return defaults[owner.default_of]
+        if owner.default_of != name:
+            return owner.default  # another field's default, unresolved: its text says where it comes from
+    elif owner is not None and owner.default is not None:
+        return owner.default
+    if name in defaults:
+        return defaults[name]
+    if owner is not None and owner.action in _BOOL_CONST and owner.origin == "add_argument":
+        return ("True", True, True) if owner.action == "store_false" else ("False", False, True)
+    return None

@@ -27,7 +27,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 
 from .formula import apply_transforms, atoms, evaluate, flag_name, render, render_flags
-from .model import And, Atom, Const, Flag, Formula, Not, Or, Rule, RuleKind, Term, TermKind
+from .model import Alias, And, Atom, Const, Flag, Formula, Not, Or, Rule, RuleKind, Term, TermKind
 from .serialize import dumps, read_rule_documents, records_of
 
 UNKNOWN = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN"})()
@@ -205,6 +205,7 @@ class Option:
     flag: Flag
     store: bool
     const: object = None
+    stores_const: bool = False  # takes its values, then sets `const` (an alias such as `--monokernel-backend amd`)
 
 
 @dataclass(frozen=True)
@@ -223,8 +224,11 @@ class Catalog:
         self.options: dict[str, Option] = {}
         for flag in sorted(self.flags.values(), key=lambda f: f.name):
             action = (flag.action or "").rsplit(".", 1)[-1]
+            aliases = {a.flag: a for a in flag.aliases}
             for name in flag.flags:
-                if action == "BooleanOptionalAction":
+                if name in aliases:
+                    self.options.setdefault(name, _alias_option(flag, aliases[name]))
+                elif action == "BooleanOptionalAction":
                     self.options.setdefault(name, Option(flag, False, True))
                     if name.startswith("--"):
                         self.options.setdefault("--no-" + name[2:], Option(flag, False, False))
@@ -232,6 +236,8 @@ class Catalog:
                     self.options.setdefault(name, Option(flag, False, True))
                 elif action == "store_false":
                     self.options.setdefault(name, Option(flag, False, False))
+                elif action == "DeprecatedAction":  # takes no value and leaves the field as it is
+                    self.options.setdefault(name, Option(flag, False, self.default(flag)))
                 else:
                     self.options.setdefault(name, Option(flag, True))
 
@@ -268,6 +274,14 @@ class Catalog:
             return None, f"ambiguous option: {text} could match {', '.join(matches[:6])}"
         hint = difflib.get_close_matches(text, list(self.options), n=1)
         return None, f"unrecognized arguments: {text}" + (f" (did you mean {hint[0]}?)" if hint else "")
+
+
+def _alias_option(flag: Flag, alias: Alias) -> Option:
+    """How an alias spelling parses: alone it stores its constant; with values, its own nargs and choices."""
+    const = alias.const_value if alias.const_is_literal else UNKNOWN
+    if not alias.takes_value:
+        return Option(flag, False, const)
+    return Option(replace(flag, nargs=alias.nargs, choices=alias.choices), True, const, alias.const is not None)
 
 
 def value_type(flag: Flag) -> str:
@@ -412,7 +426,9 @@ def parse_command(argv: Sequence[str], catalog: Catalog) -> CommandLine:
             if problem:
                 result.errors.append(ArgError(name, problem))
             converted.append(value)
-        if nargs == "?" and not values:
+        if option.stores_const:
+            result.given[flag.name] = UNKNOWN if UNKNOWN in converted else option.const
+        elif nargs == "?" and not values:
             result.given[flag.name] = None  # argparse's const, None unless the source says otherwise
         elif takes_list(flag) and nargs not in (None, "?"):
             result.given[flag.name] = UNKNOWN if UNKNOWN in converted else converted

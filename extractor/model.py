@@ -196,6 +196,24 @@ class Rule:
 
 
 @dataclass(frozen=True, slots=True)
+class Alias:
+    """A spelling of a field declared by an add_argument call other than the flag's own, and how it parses.
+
+    Deprecated spellings (`--stream-output` for `--incremental-streaming-output`) are the usual case:
+    they set the same field but may take no value and store a constant instead.
+    """
+
+    flag: str  # the option string
+    deprecated: bool = True
+    takes_value: bool = True  # False: the option alone sets the field (store_true/store_const-like)
+    nargs: str | None = None  # argparse nargs when it takes values
+    choices: tuple[LiteralValue, ...] | None = None  # values it accepts, when it restricts them
+    const: str | None = None  # source text of what it stores instead of its value; None: it stores its value
+    const_value: LiteralValue = None
+    const_is_literal: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Flag:
     """One server argument as the command line sees it."""
 
@@ -213,6 +231,7 @@ class Flag:
     file: str = ""
     line: int = 0
     origins: tuple[str, ...] = field(default=())  # add_argument, annotated-field, dataclass-field
+    aliases: tuple[Alias, ...] = ()  # spellings in `flags` declared apart from the live flag (deprecated aliases)
 
 
 @dataclass(frozen=True, slots=True)

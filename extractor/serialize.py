@@ -8,6 +8,7 @@ from typing import Any
 
 from .formula import fields_read, flag_name, render, render_flags
 from .model import (
+    Alias,
     And,
     Atom,
     Const,
@@ -217,7 +218,37 @@ def flag_json(flag: Flag) -> dict:
     }
     if flag.default_is_literal:
         data["default_value"] = _literal_json(flag.default_value)
+    if flag.aliases:  # left out when empty: documents without aliases keep their bytes
+        data["aliases"] = [alias_json(a) for a in flag.aliases]
     return data
+
+
+def alias_json(alias: Alias) -> dict:
+    data: dict[str, Any] = {
+        "flag": alias.flag,
+        "deprecated": alias.deprecated,
+        "takes_value": alias.takes_value,
+        "nargs": alias.nargs,
+        "choices": None if alias.choices is None else [_literal_json(c) for c in alias.choices],
+        "const": alias.const,
+    }
+    if alias.const_is_literal:
+        data["const_value"] = _literal_json(alias.const_value)
+    return data
+
+
+def alias_from_json(data: dict) -> Alias:
+    choices = data.get("choices")
+    return Alias(
+        flag=data["flag"],
+        deprecated=data.get("deprecated", True),
+        takes_value=data.get("takes_value", True),
+        nargs=data.get("nargs"),
+        choices=None if choices is None else tuple(_literal_from_json(c) for c in choices),  # type: ignore[misc]
+        const=data.get("const"),
+        const_value=_literal_from_json(data.get("const_value")),  # type: ignore[arg-type]
+        const_is_literal="const_value" in data,
+    )
 
 
 def flag_from_json(data: dict) -> Flag:
@@ -237,6 +268,7 @@ def flag_from_json(data: dict) -> Flag:
         file=data["location"]["file"],
         line=data["location"]["line"],
         origins=tuple(data.get("origins", ())),
+        aliases=tuple(alias_from_json(a) for a in data.get("aliases", ())),
     )
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
 
-from .formula import apply_transforms, atoms, evaluate, flag_name, render, render_flags
+from .formula import CONVENTION, Spellings, apply_transforms, atoms, evaluate, flag_name, render, render_flags
 from .model import Alias, And, Atom, Const, Flag, Formula, Not, Or, Rule, RuleKind, Term, TermKind
 from .serialize import dumps, read_rule_documents, records_of
 
@@ -221,6 +221,7 @@ class Catalog:
 
     def __init__(self, flags: Iterable[Flag]) -> None:
         self.flags = {f.name: f for f in flags}
+        self.spellings = Spellings.of(self.flags.values())
         self.options: dict[str, Option] = {}
         for flag in sorted(self.flags.values(), key=lambda f: f.name):
             action = (flag.action or "").rsplit(".", 1)[-1]
@@ -465,6 +466,7 @@ class Context:
     env: Mapping[str, str] = field(default_factory=dict)
     envs: Mapping[str, EnvVar] | None = None
     assume: Mapping[str, bool] = field(default_factory=dict)  # normalized atom or term text -> truth
+    spellings: Spellings = CONVENTION  # how the catalog spells each field's flag
 
     def value_of(self, term: Term) -> object:
         """A term's value, or LookupError when the command line does not decide it."""
@@ -742,7 +744,7 @@ class Evaluator:
             if_true = evaluate(_replace_atom(formula, atom, Const(True)), self.context.value_of)
             if_false = evaluate(_replace_atom(formula, atom, Const(False)), self.context.value_of)
             if if_true != if_false:
-                text = render_flags(atom)
+                text = render_flags(atom, self.context.spellings)
                 if text not in found:
                     found.append(text)
         return tuple(found)
@@ -814,7 +816,8 @@ def _terms(f: Formula) -> Iterable[Term]:
             yield atom.other
 
 
-def substitute_assumptions(f: Formula, assume: Mapping[str, bool]) -> tuple[Formula, set[str]]:
+def substitute_assumptions(f: Formula, assume: Mapping[str, bool],
+                           spellings: Spellings = CONVENTION) -> tuple[Formula, set[str]]:
     """Replace atoms whose text (Python or flag form) was assumed by their truth; also report which matched."""
     used: set[str] = set()
     if not assume:
@@ -822,7 +825,7 @@ def substitute_assumptions(f: Formula, assume: Mapping[str, bool]) -> tuple[Form
 
     def walk(g: Formula) -> Formula:
         if isinstance(g, Atom):
-            for text in (render(g), render_flags(g)):
+            for text in (render(g), render_flags(g), render_flags(g, spellings)):
                 key = _normal(text)
                 if key in assume:
                     used.add(key)
@@ -871,7 +874,7 @@ def check(
     if assumed:
         substituted = []
         for rule in rules:
-            trigger, hit = substitute_assumptions(rule.effective, assumed)
+            trigger, hit = substitute_assumptions(rule.effective, assumed, ruleset.catalog.spellings)
             used |= hit
             substituted.append(replace(rule, trigger=trigger) if hit else rule)
         rules = substituted
@@ -911,7 +914,7 @@ def _context(ruleset: RuleSet, command: CommandLine, env: Mapping[str, str] | No
     environment = dict(os.environ) if use_env else {}
     environment.update(command.env)
     environment.update(env or {})
-    return Context(values, environment, ruleset.envs, dict(assumed or {}))
+    return Context(values, environment, ruleset.envs, dict(assumed or {}), ruleset.catalog.spellings)
 
 
 def report_json(report: Report, fixes: Callable[[Rule], list[str]]) -> dict:

@@ -188,7 +188,41 @@ def fields_read(f: Formula) -> tuple[str, ...]:
 
 
 def flag_name(field_name: str) -> str:
+    """The `--field-name` convention: the flag of a field the catalog does not know."""
     return "--" + field_name.replace("_", "-")
+
+
+class Spellings:
+    """How each field is written on the command line: its flag in the catalog (`ep_join_mode` is
+    `--elastic-ep-join-mode`), no flag for a field the command line cannot set, else the convention.
+
+    Compared by identity, so renderings cached per formula stay apart per catalog.
+    """
+
+    def __init__(self, flags: Mapping[str, str | None] | None = None) -> None:
+        self._flags = dict(flags or {})
+
+    @classmethod
+    def of(cls, flags: Iterable) -> Spellings:
+        """From catalog entries (model.Flag or their JSON): the first spelling of each, None for none."""
+        table: dict[str, str | None] = {}
+        for flag in flags:
+            name, spellings = (flag["name"], flag["flags"]) if isinstance(flag, Mapping) else (flag.name, flag.flags)
+            table[name] = spellings[0] if spellings else None
+        return cls(table)
+
+    def flag(self, field_name: str) -> str | None:
+        return self._flags[field_name] if field_name in self._flags else flag_name(field_name)
+
+    def text(self, field_name: str) -> str:
+        """The flag, or the bare field name for one that has none."""
+        return self.flag(field_name) or field_name
+
+    def flags(self, field_names: Iterable[str]) -> list[str]:
+        return [flag for flag in map(self.flag, field_names) if flag is not None]
+
+
+CONVENTION = Spellings()
 
 
 # Precedence for parenthesizing: or < and < not < atom.
@@ -200,7 +234,7 @@ def render(f: Formula, term_text: Callable[[Term], str] | None = None) -> str:
     if term_text is None:
         return _source_text(f, 0)
     if term_text is flag_term_text:
-        return _flags_text(f, 0)
+        return _flags_text(f, 0, CONVENTION)
 
     def sub(g: Formula, outer: int) -> str:
         return _render(g, term_text, outer, sub)  # type: ignore[arg-type]
@@ -208,15 +242,15 @@ def render(f: Formula, term_text: Callable[[Term], str] | None = None) -> str:
     return sub(f, 0)
 
 
-def render_flags(f: Formula) -> str:
+def render_flags(f: Formula, spellings: Spellings = CONVENTION) -> str:
     """The formula in command-line terms: `--disaggregation-mode != "decode"`."""
-    return render(f, flag_term_text)
+    return _flags_text(f, 0, spellings)
 
 
-def flag_term_text(term: Term) -> str:
+def flag_term_text(term: Term, spellings: Spellings = CONVENTION) -> str:
     if term.kind is not TermKind.FIELD:
         return term.text
-    text = flag_name(term.name)
+    text = spellings.text(term.name)
     for t in term.transforms:
         text = f"{t}({text})" if t in ("int", "float", "str", "len", "bool", "abs") else f"{text}.{t}()"
     return text
@@ -234,8 +268,9 @@ def _source_text(f: Formula, outer: int) -> str:
 
 
 @lru_cache(maxsize=65536)
-def _flags_text(f: Formula, outer: int) -> str:
-    return _render(f, flag_term_text, outer, _flags_text)
+def _flags_text(f: Formula, outer: int, spellings: Spellings) -> str:
+    return _render(f, lambda term: flag_term_text(term, spellings), outer,
+                   lambda g, o: _flags_text(g, o, spellings))
 
 
 def _render(f: Formula, show: Callable[[Term], str], outer: int, sub: Callable[[Formula, int], str]) -> str:

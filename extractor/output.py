@@ -15,7 +15,7 @@ import jsonschema
 
 from . import __version__
 from .extract import Extraction
-from .formula import atoms
+from .formula import Spellings, atoms
 from .graph import figures, graph_data, graph_documents
 from .model import RuleKind, TermKind
 from .serialize import (
@@ -138,6 +138,7 @@ def summary(ex: Extraction) -> dict:
 
 def rules_document(ex: Extraction, extra: dict | None = None) -> dict:
     cache: dict = {}  # equal subformulas share one JSON dict
+    spellings = Spellings.of(ex.flags)
     document = {
         "schema_version": SCHEMA_VERSION,
         "schema": RULES_SCHEMA_ID,
@@ -152,7 +153,7 @@ def rules_document(ex: Extraction, extra: dict | None = None) -> dict:
             for n in ex.notices
         ],
         "errors": [problem_json(p) for p in ex.problems],
-        "rules": [rule_json(r, cache) for r in ex.rules],
+        "rules": [rule_json(r, cache, spellings) for r in ex.rules],
     }
     document.update(extra or {})
     return document

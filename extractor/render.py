@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .check import ENV_ASSIGNMENT, computable
-from .formula import atoms, compare, apply_transforms, literal_source, neg, render_flags
+from .formula import Spellings, atoms, compare, apply_transforms, literal_source, neg, render_flags
 from .model import NEGATED_OP, And, Atom, Const, Flag, Formula, Lit, Not, Or, Rule, RuleKind, Term, TermKind
 from .serialize import rule_json
 
@@ -44,6 +44,7 @@ class Flags:
 
     def __init__(self, flags: Iterable[Flag]) -> None:
         self.by_field = {f.name: f for f in flags}
+        self.spellings = Spellings.of(self.by_field.values())
 
     def option(self, field_name: str) -> str:
         flag = self.by_field.get(field_name)
@@ -502,7 +503,7 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
         out += ["Reached through " + " → ".join(code(step.split("::")[-1]) for step in rule.call_path) + ".", ""]
     out += [fence(rule.snippet.text, "python"), ""]
 
-    out += ["## When it happens", "", fence(render_flags(rule.effective), "text"), ""]
+    out += ["## When it happens", "", fence(render_flags(rule.effective, flags.spellings), "text"), ""]
     if rule.affected_by:
         links = ", ".join(_rule_link(rules.get(a), a) for a in rule.affected_by)
         out += [f"Adjustments that run earlier may change what it reads: {links}.", ""]

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .formula import fields_read, flag_name, render, render_flags
+from .formula import CONVENTION, Spellings, fields_read, render, render_flags
 from .model import (
     Alias,
     And,
@@ -75,7 +75,7 @@ def _literal_from_json(value: object) -> object:
     return value
 
 
-def term_json(term: Term) -> dict:
+def term_json(term: Term, spellings: Spellings = CONVENTION) -> dict:
     # `text` and `fields` are left out where they repeat the name (a plain field atom).
     data: dict[str, Any] = {"type": "atom", "kind": term.kind.value, "name": term.name}
     if term.text != term.name:
@@ -84,8 +84,9 @@ def term_json(term: Term) -> dict:
         data["fields"] = list(term.fields)
     if term.transforms:
         data["transforms"] = list(term.transforms)
-    if term.kind is TermKind.FIELD:
-        data["flag"] = flag_name(term.name)
+    flag = spellings.flag(term.name) if term.kind is TermKind.FIELD else None
+    if flag is not None:  # none for a field the command line cannot set
+        data["flag"] = flag
     return data
 
 
@@ -96,8 +97,8 @@ def term_from_json(data: dict) -> Term:
                 tuple(data.get("transforms", ())))
 
 
-def formula_json(f: Formula, cache: dict | None = None) -> dict:
-    """The formula as a JSON tree; with `cache`, equal subformulas share one dict (cheap to build and check)."""
+def formula_json(f: Formula, cache: dict | None = None, spellings: Spellings = CONVENTION) -> dict:
+    """The formula as a JSON tree; with `cache` (one per `spellings`), equal subformulas share one dict."""
     if cache is None:
         cache = {}
     found = cache.get(f)
@@ -106,14 +107,14 @@ def formula_json(f: Formula, cache: dict | None = None) -> dict:
     if isinstance(f, Const):
         data: dict[str, Any] = {"type": "const", "value": f.value}
     elif isinstance(f, Not):
-        data = {"type": "not", "arg": formula_json(f.arg, cache)}
+        data = {"type": "not", "arg": formula_json(f.arg, cache, spellings)}
     elif isinstance(f, (And, Or)):
-        data = {"type": "and" if isinstance(f, And) else "or", "args": [formula_json(a, cache) for a in f.args]}
+        data = {"type": "and" if isinstance(f, And) else "or", "args": [formula_json(a, cache, spellings) for a in f.args]}
     elif f.op == "truthy":
-        data = term_json(f.term)
+        data = term_json(f.term, spellings)
     else:
-        right = term_json(f.other) if isinstance(f.other, Term) else {"type": "literal", "value": _literal_json(f.other.value)}  # type: ignore[union-attr]
-        data = {"type": "compare", "op": f.op, "left": term_json(f.term), "right": right}
+        right = term_json(f.other, spellings) if isinstance(f.other, Term) else {"type": "literal", "value": _literal_json(f.other.value)}  # type: ignore[union-attr]
+        data = {"type": "compare", "op": f.op, "left": term_json(f.term, spellings), "right": right}
     cache[f] = data
     return data
 
@@ -137,7 +138,8 @@ def formula_from_json(data: dict) -> Formula:
 # --- rules -------------------------------------------------------------------------------------
 
 
-def rule_json(rule: Rule, cache: dict | None = None) -> dict:
+def rule_json(rule: Rule, cache: dict | None = None, spellings: Spellings = CONVENTION) -> dict:
+    """One rule record; flags are spelled as `spellings` (the catalog of the same source) says."""
     cache = {} if cache is None else cache
     data: dict[str, Any] = {
         "id": rule.id,
@@ -148,9 +150,9 @@ def rule_json(rule: Rule, cache: dict | None = None) -> dict:
         "location": {"file": rule.location.file, "line": rule.location.line, "end_line": rule.location.end_line},
         "function": rule.function,
         "snippet": {"start_line": rule.snippet.start_line, "end_line": rule.snippet.end_line, "text": rule.snippet.text},
-        "condition": formula_json(rule.condition, cache),
+        "condition": formula_json(rule.condition, cache, spellings),
         "condition_source": render(rule.condition),
-        "flags": [flag_name(f) for f in fields_read(rule.condition)],
+        "flags": spellings.flags(fields_read(rule.condition)),
         "enclosing": list(rule.enclosing),
         "reachable": rule.reachable,
         "call_path": list(rule.call_path),
@@ -160,13 +162,13 @@ def rule_json(rule: Rule, cache: dict | None = None) -> dict:
         ],
     }
     if rule.trigger is not None:
-        data["trigger"] = formula_json(rule.trigger, cache)
+        data["trigger"] = formula_json(rule.trigger, cache, spellings)
         data["trigger_source"] = render(rule.trigger)
-        data["trigger_cli"] = render_flags(rule.trigger)
-        data["trigger_flags"] = [flag_name(f) for f in fields_read(rule.trigger)]
+        data["trigger_cli"] = render_flags(rule.trigger, spellings)
+        data["trigger_flags"] = spellings.flags(fields_read(rule.trigger))
     if rule.kind is RuleKind.ADJUSTMENT:
         data["target"] = rule.target
-        data["target_flag"] = flag_name(rule.target or "")
+        data["target_flag"] = spellings.text(rule.target or "")
         data["value"] = rule.value
     if rule.example is not None:
         data["example"] = {"before": list(rule.example.before), "after": list(rule.example.after)}

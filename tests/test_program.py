@@ -328,3 +328,25 @@ def handle_memory(server_args, gpu_mem=None):
         "gpu_mem is None and probe_capacity(device) < reserved_mb or gpu_mem is not None and gpu_mem < reserved_mb"
     )
     assert render(rule.trigger) == "probe_capacity(device) < reserved_mb"
+
+
+def test_triggers_spell_flags_as_the_catalog_does(tmp_path: Path) -> None:
+    from extractor.output import rules_document
+
+    (tmp_path / "m.py").write_text(textwrap.dedent("""
+        from typing import Annotated as A, Optional
+
+
+        class ServerArgs:
+            ep_join_mode: A[Optional[str], Arg(cli_name="--elastic-ep-join-mode", help="How to join.")] = None
+            workers: A[int, Arg(no_cli=True, help="Worker threads.")] = 1
+
+            def __post_init__(self):
+                if self.ep_join_mode is not None and self.workers < 1 and self.page_size > 1:
+                    raise ValueError("join needs workers")
+    """), encoding="utf-8")
+    (record,) = rules_document(extract(path_tree(tmp_path)))["rules"]
+    assert record["trigger_cli"] == "--elastic-ep-join-mode is not None and workers < 1 and --page-size > 1"
+    assert record["trigger_flags"] == ["--elastic-ep-join-mode", "--page-size"]  # workers has no flag
+    atoms = record["trigger"]["args"]
+    assert [a["left"].get("flag") for a in atoms] == ["--elastic-ep-join-mode", None, "--page-size"]

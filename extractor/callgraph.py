@@ -655,7 +655,7 @@ def _local_condition(summary: FunctionSummary, rule: Rule, kind: str) -> Formula
 
 
 def _affected_by(rules: list[Rule], order: dict[tuple[str, int, str], int]) -> list[Rule]:
-    """For each guard: the adjustments that run before it and write a field its trigger reads."""
+    """For each rule: the adjustments that run before it and write a field its trigger reads."""
     def position(rule: Rule) -> int | None:
         kind = "write" if rule.kind is RuleKind.ADJUSTMENT else "guard"
         return order.get((f"{_dotted(rule.location.file)}:{rule.function}", rule.location.line, kind))
@@ -668,9 +668,12 @@ def _affected_by(rules: list[Rule], order: dict[tuple[str, int, str], int]) -> l
     result = []
     for rule in rules:
         at = position(rule)
-        if rule.kind is RuleKind.ADJUSTMENT or at is None:
+        if at is None:
             result.append(rule)
             continue
-        ids = sorted({rid for name in fields_read(rule.trigger or rule.condition) for pos, rid in writes.get(name, ()) if pos < at})
+        ids = sorted({
+            rid for name in fields_read(rule.trigger or rule.condition) for pos, rid in writes.get(name, ())
+            if pos < at and rid != rule.id
+        })
         result.append(replace(rule, affected_by=tuple(ids)) if ids else rule)
     return result

@@ -350,3 +350,23 @@ def test_triggers_spell_flags_as_the_catalog_does(tmp_path: Path) -> None:
     assert record["trigger_flags"] == ["--elastic-ep-join-mode", "--page-size"]  # workers has no flag
     atoms = record["trigger"]["args"]
     assert [a["left"].get("flag") for a in atoms] == ["--elastic-ep-join-mode", None, "--page-size"]
+
+
+def test_adjustments_list_the_earlier_adjustments_they_read(tmp_path: Path) -> None:
+    rules = _extract(tmp_path, {"m.py": """
+class ServerArgs:
+    def __post_init__(self):
+        self._pick_backend()
+        self._pick_page_size()
+
+    def _pick_backend(self):
+        if self.backend is None:
+            self.backend = "fa3"
+
+    def _pick_page_size(self):
+        if self.backend == "fa3":
+            self.page_size = 128
+"""})
+    by_target = {r.target: r for r in rules if r.kind is RuleKind.ADJUSTMENT}
+    assert by_target["page_size"].affected_by == (by_target["backend"].id,)
+    assert by_target["backend"].affected_by == ()

@@ -16,29 +16,22 @@ from __future__ import annotations
 
 import ast
 import re
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .formula import flag_name
 from .model import Alias, Flag
 from .modules import ClassInfo, ModuleSummary
-from .modules import _module_statements as _statements  # every block, not nested functions or classes
+from .modules import module_statements as _statements  # every block, not nested functions or classes
 from .pyast import dotted, literal, message_text, segment, string
+from .static_values import MISSING, Bindings, Index
 
 _ANNOTATED = frozenset({"A", "Annotated", "typing.Annotated"})
 # Help that opens with the word ("[Deprecated] ...", "(Deprecated: ...)", "Deprecated. ...") says the
 # flag itself is deprecated; the word further in usually speaks of something else ("replaces the
 # deprecated --x"), unless the help names the flag's own spelling ("--x is deprecated now").
 _DEPRECATED_HELP = re.compile(r"^\W*deprecated\b", re.IGNORECASE)
-_COLLECTION_CALLS = frozenset({"set", "frozenset", "list", "tuple", "sorted"})
-_ADDS_ONE = frozenset({"add", "append"})
-_ADDS_MANY = frozenset({"update", "extend"})
-_REMOVES = frozenset({"remove", "discard", "pop", "clear", "insert", "difference_update", "intersection_update",
-                      "symmetric_difference_update"})
 _STORES_VALUE = frozenset({"store", "append", "extend"})
-_MISSING = object()  # a value not known statically
-_DEPTH = 12  # constants defined through constants: deeper is a cycle or not worth following
 
 Default = tuple[str, object, bool]  # source text, literal value, whether it is a literal
 
@@ -65,178 +58,6 @@ class _Decl:
     const: Default | None = None  # what the option stores instead of its value (store_true, store_const-like)
 
 
-@dataclass
-class _Bindings:
-    """Names a block of statements binds: each one's single assignment, additions to it, and how often it is bound."""
-
-    values: dict[str, ast.expr] = field(default_factory=dict)
-    added: dict[str, list[tuple[bool, ast.expr]]] = field(default_factory=dict)  # (many, expr): `.add(x)`, `.update(xs)`
-    counts: Counter = field(default_factory=Counter)
-    mutated: set[str] = field(default_factory=set)  # removed from, or changed in a way not followed
-
-    @classmethod
-    def of(cls, statements: Iterable[ast.stmt], bound: Iterable[str] = ()) -> _Bindings:
-        b = cls()
-        b.counts.update(bound)
-        for stmt in statements:
-            if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                if len(targets) == 1 and isinstance(targets[0], ast.Name) and stmt.value is not None:
-                    b.values[targets[0].id] = stmt.value
-                b._bind(*targets)
-            elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
-                if isinstance(stmt.op, (ast.Add, ast.BitOr)):
-                    b.added.setdefault(stmt.target.id, []).append((True, stmt.value))
-                else:
-                    b.mutated.add(stmt.target.id)
-            elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-                b._bind(stmt.target)
-            elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-                b._bind(*[item.optional_vars for item in stmt.items if item.optional_vars is not None])
-            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                b.counts[stmt.name] += 1
-            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-                b._method_call(stmt.value)
-        return b
-
-    def _bind(self, *targets: ast.expr) -> None:
-        for target in targets:
-            self.counts.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
-
-    def _method_call(self, call: ast.Call) -> None:
-        func = call.func
-        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
-            return
-        name, method = func.value.id, func.attr
-        if method in _ADDS_ONE | _ADDS_MANY and len(call.args) == 1 and not call.keywords:
-            self.added.setdefault(name, []).append((method in _ADDS_MANY, call.args[0]))
-        elif method in _REMOVES:
-            self.mutated.add(name)
-
-
-class Index:
-    """Values of names across the read modules: literal constants, collections built from them, class
-    attributes and function locals, looked up through each module's imports."""
-
-    def __init__(self, modules: Iterable[ModuleSummary]) -> None:
-        self.modules = {m.dotted: m for m in modules}
-        self._module_bindings: dict[str, _Bindings] = {}
-        self._class_bindings: dict[tuple[str, str], _Bindings] = {}
-
-    def value(self, module: ModuleSummary, node: ast.expr, local: _Bindings | None = None, depth: int = 0) -> object:
-        """The value of an expression (tuples for collections), or `_MISSING`."""
-        if depth > _DEPTH:
-            return _MISSING
-        lit = literal(node)  # names are looked up below: a module "constant" may be appended to
-        if lit is not None:
-            return lit.value
-        if isinstance(node, ast.Name) and local is not None and node.id in local.counts:
-            return self._bound(module, local, node.id, local, depth)  # a local (or parameter) shadows the module
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _COLLECTION_CALLS:
-            if len(node.args) != 1 or node.keywords:
-                return _MISSING
-            items = self.value(module, node.args[0], local, depth + 1)
-            return _collection(node.func.id, items)
-        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):  # with a `*spread`, or literal() would have taken it
-            elements: list = []
-            for element in node.elts:
-                inner = element.value if isinstance(element, ast.Starred) else element
-                found = self.value(module, inner, local, depth + 1)
-                if found is _MISSING or (isinstance(element, ast.Starred) and not isinstance(found, tuple)):
-                    return _MISSING
-                elements.extend(found if isinstance(element, ast.Starred) else [found])  # type: ignore[arg-type]
-            return _unique(tuple(elements)) if isinstance(node, ast.Set) else tuple(elements)
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            left, right = self.value(module, node.left, local, depth + 1), self.value(module, node.right, local, depth + 1)
-            both = isinstance(left, tuple) and isinstance(right, tuple)
-            return left + right if both else _MISSING  # type: ignore[operator]
-        name = dotted(node)
-        if name is None:
-            return _MISSING
-        place = self.resolve(module, name)
-        if place is None:
-            return _MISSING
-        owner, rest = place
-        head, _, attr = rest.partition(".")
-        if not attr:
-            scope = self._bindings_of(owner)
-            if head not in scope.values and head in owner.constants:
-                return owner.constants[head].value
-            return self._bound(owner, scope, head, scope, depth)
-        cls = owner.classes.get(head)
-        if cls is None or "." in attr or (cls.is_enum and not _str_enum(cls)):
-            return _MISSING  # a plain enum's member is not its value
-        scope = self._class_scope(owner, cls)
-        return self._bound(owner, scope, attr, scope, depth)
-
-    def resolve(self, module: ModuleSummary, name: str) -> tuple[ModuleSummary, str] | None:
-        """The read module defining a dotted name used in `module`, and the name inside it."""
-        head, _, rest = name.partition(".")
-        target = module.imports.get(head)
-        if target is None:
-            return module, name
-        parts = (target + ("." + rest if rest else "")).split(".")
-        for cut in range(len(parts) - 1, 0, -1):
-            owner = self.modules.get(".".join(parts[:cut]))
-            if owner is not None:
-                return owner, ".".join(parts[cut:])
-        return None
-
-    def function(self, module: ModuleSummary, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-        place = self.resolve(module, name)
-        if place is None or place[1] not in place[0].functions:
-            return None
-        return place[0].functions.syntax(place[1])
-
-    def action_class(self, module: ModuleSummary, name: str) -> tuple[ModuleSummary, ClassInfo] | None:
-        place = self.resolve(module, name)
-        cls = place[0].classes.get(place[1]) if place else None
-        return (place[0], cls) if place and cls else None
-
-    def _bound(self, module: ModuleSummary, scope: _Bindings, name: str, local: _Bindings | None, depth: int) -> object:
-        # A name bound once; what is added to it anywhere counts (argparse keeps the very set it was given).
-        if scope.counts[name] != 1 or name in scope.mutated or name not in scope.values:
-            return _MISSING
-        value = self.value(module, scope.values[name], local, depth + 1)
-        for many, expr in scope.added.get(name, ()):
-            extra = self.value(module, expr, local, depth + 1)
-            if not isinstance(value, tuple) or (many and not isinstance(extra, tuple)) or extra is _MISSING:
-                return _MISSING
-            value = _unique(value + (extra if many else (extra,)))  # type: ignore[operator]
-        return value
-
-    def _bindings_of(self, module: ModuleSummary) -> _Bindings:
-        if module.dotted not in self._module_bindings:
-            self._module_bindings[module.dotted] = _Bindings.of(_statements(module.syntax.body))
-        return self._module_bindings[module.dotted]
-
-    def _class_scope(self, module: ModuleSummary, cls: ClassInfo) -> _Bindings:
-        key = (module.dotted, cls.name)
-        if key not in self._class_bindings:
-            self._class_bindings[key] = _Bindings.of(cls.node.body)
-        return self._class_bindings[key]
-
-
-def _collection(call: str, items: object) -> object:
-    if not isinstance(items, (tuple, str)):
-        return _MISSING
-    items = tuple(items)
-    if call == "sorted":
-        try:
-            return tuple(sorted(items))  # type: ignore[type-var]
-        except TypeError:
-            return _MISSING
-    return _unique(items) if call in ("set", "frozenset") else items
-
-
-def _unique(items: tuple) -> tuple:
-    return tuple(dict.fromkeys(items))
-
-
-def _str_enum(cls: ClassInfo) -> bool:
-    return any(b.rsplit(".", 1)[-1] in ("str", "StrEnum") for b in cls.bases)
-
-
 # --- collecting declarations ------------------------------------------------------------------
 
 
@@ -252,12 +73,12 @@ def build_catalog(modules: list[ModuleSummary]) -> list[Flag]:
             _class_fields(index, module, cls, decls, defaults, namespace_defaults)
         for key in module.functions:
             function = module.functions.syntax(key)
-            local: _Bindings | None = None
+            local: Bindings | None = None
             for stmt in _statements(function.body):
                 if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
                     call = stmt.value
                     if isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument":
-                        local = local or _Bindings.of(_statements(function.body), _parameters(function))
+                        local = local or Bindings.of(_statements(function.body), _parameters(function))
                         found = _add_argument(index, module, call, stmt.lineno, local)
                         if found is not None:
                             decls.setdefault(found[0], []).append(found[1])
@@ -340,7 +161,7 @@ def _help(module: ModuleSummary, node: ast.expr) -> str:
     return message_text(node, lambda part: segment(module.lines, part))[0]
 
 
-def _default(index: Index, module: ModuleSummary, value: ast.expr | None, local: _Bindings | None = None) -> Default | None:
+def _default(index: Index, module: ModuleSummary, value: ast.expr | None, local: Bindings | None = None) -> Default | None:
     if value is None:
         return None
     if isinstance(value, ast.Call) and (dotted(value.func) or "").rsplit(".", 1)[-1] == "field":
@@ -352,7 +173,7 @@ def _default(index: Index, module: ModuleSummary, value: ast.expr | None, local:
                 return _text(module, keyword.value) + "()", None, False
     found = index.value(module, value, local)
     text = " ".join(_text(module, value).split())
-    return (text, None, False) if found is _MISSING else (text, found, True)
+    return (text, None, False) if found is MISSING else (text, found, True)
 
 
 def _keywords(call: ast.Call) -> dict[str, ast.expr]:
@@ -365,7 +186,7 @@ def _nargs(module: ModuleSummary, node: ast.expr | None) -> str | None:
     return string(node) or _text(module, node)
 
 
-def _choices(index: Index, module: ModuleSummary, node: ast.expr, local: _Bindings | None = None) -> tuple | None:
+def _choices(index: Index, module: ModuleSummary, node: ast.expr, local: Bindings | None = None) -> tuple | None:
     found = index.value(module, node, local)
     return found if isinstance(found, tuple) else None
 
@@ -457,7 +278,7 @@ def _literal_choices(node: ast.expr) -> tuple | None:
 
 
 def _add_argument(index: Index, module: ModuleSummary, call: ast.Call, line: int,
-                  local: _Bindings) -> tuple[str, _Decl] | None:
+                  local: Bindings) -> tuple[str, _Decl] | None:
     options = [s for s in (string(a) for a in call.args) if s]
     if not options:
         return None

@@ -128,7 +128,7 @@ def _module_names(summary: ModuleSummary, body: list[ast.stmt]) -> None:
     """
     values: dict[str, ast.expr | None] = {}
     bound: dict[str, int] = {}
-    for stmt in _module_statements(body):
+    for stmt in module_statements(body):
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             summary.imports.update(import_bindings(stmt, summary.path))
             continue
@@ -155,13 +155,13 @@ def _module_names(summary: ModuleSummary, body: list[ast.stmt]) -> None:
             summary.constants[name] = lit
 
 
-def _module_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+def module_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """The statements run at import time: every block at module level, not function or class bodies."""
     for stmt in body:
         yield stmt
         if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for block in ast_blocks(stmt):
-                yield from _module_statements(block)
+                yield from module_statements(block)
 
 
 def _scan(summary: ModuleSummary, places: dict[str, _Place], body: list[ast.stmt], prefix: str,

@@ -23,7 +23,7 @@ from typing import ClassVar
 
 from packaging.version import InvalidVersion, Version
 
-from .formula import fields_read, render, render_flags
+from .formula import CONVENTION, Spellings, fields_read, render, render_flags
 from .layout import find_layout
 from .logic import implies
 from .model import And, Atom, Flag, Formula, Not, Or, Rule, RuleKind, Term, TermKind
@@ -78,7 +78,7 @@ def _quote(text: str) -> str:
     return json.dumps(_excerpt(" ".join(text.split()), 160), ensure_ascii=False)
 
 
-def _side(rule: Rule) -> dict:
+def _side(rule: Rule, spellings: Spellings) -> dict:
     data = {
         "id": rule.id,
         "kind": rule.kind.value,
@@ -88,7 +88,7 @@ def _side(rule: Rule) -> dict:
         "message": rule.message,
         "exception": rule.exception,
         "condition": render(rule.condition),
-        "trigger": render_flags(rule.effective),
+        "trigger": render_flags(rule.effective, spellings),
     }
     if rule.kind is RuleKind.ADJUSTMENT:
         data["target"] = rule.target
@@ -99,7 +99,7 @@ def _side(rule: Rule) -> dict:
 def _flag_side(flag: Flag) -> dict:
     return {
         "name": flag.name,
-        "flag": flag.flags[0] if flag.flags else "--" + flag.name.replace("_", "-"),
+        "flag": flag.flags[0] if flag.flags else flag.name,  # a field the command line cannot set: bare
         "file": flag.file,
         "line": flag.line,
         "default": flag.default,
@@ -122,6 +122,7 @@ class RuleChange:
     matched_by: str = "id"  # id, function+message, message+condition, similar-message; "" if unpaired
     details: str = ""
     compare: str = "trigger"  # which conditions were compared: whole-program triggers or in-function
+    spellings: tuple[Spellings, Spellings] = (CONVENTION, CONVENTION)  # each side's catalog spells its flags
 
     @property
     def rule(self) -> Rule:
@@ -137,8 +138,8 @@ class RuleChange:
             "rule_kind": self.rule.kind.value,
             "message": self.rule.message,
             "matched_by": self.matched_by,
-            "old": None if self.old is None else _side(self.old),
-            "new": None if self.new is None else _side(self.new),
+            "old": None if self.old is None else _side(self.old, self.spellings[0]),
+            "new": None if self.new is None else _side(self.new, self.spellings[1]),
         }
         if self.details:
             data["details"] = self.details
@@ -166,7 +167,8 @@ class Added(RuleChange):
 
     def _what(self, style: str) -> str:
         # The in-function condition reads better than the trigger, which repeats every earlier check.
-        return f"{_quote(self.rule.message)} if {_code(_excerpt(render_flags(self.rule.condition)), style)}"
+        condition = render_flags(self.rule.condition, self.spellings[1])
+        return f"{_quote(self.rule.message)} if {_code(_excerpt(condition), style)}"
 
 
 class Removed(RuleChange):
@@ -212,8 +214,8 @@ class _ConditionChange(RuleChange):
         came = [c for c in _conjuncts(now) if c not in _conjuncts(was)]
         lines = []
         signs = ("-", "+") if style == "text" else ("before:", "now:")
-        for sign, parts in zip(signs, (gone, came)):
-            lines += [f"{sign} {_code(_excerpt(render_flags(p)), style)}" for p in parts[: self._SHOWN]]
+        for sign, parts, spellings in zip(signs, (gone, came), self.spellings):
+            lines += [f"{sign} {_code(_excerpt(render_flags(p, spellings)), style)}" for p in parts[: self._SHOWN]]
             if len(parts) > self._SHOWN:
                 lines.append(f"{sign} … {len(parts) - self._SHOWN} more")
         note = f" ({self.details})" if self.details else ""
@@ -481,14 +483,17 @@ def find_changes(old: Snapshot, new: Snapshot, compare: str = "trigger") -> Iter
     if compare not in ("trigger", "condition"):
         raise ValueError(f"compare must be 'trigger' or 'condition', not {compare!r}")
     changes: list[Change] = []
+    spellings = (Spellings.of(old.flags), Spellings.of(new.flags))
     pairs, removed, added = match_rules(old.rules, new.rules)
     for rule in removed:
-        changes.append((AdjustmentRemoved if rule.kind is RuleKind.ADJUSTMENT else Removed)(rule, None, ""))
+        gone = AdjustmentRemoved if rule.kind is RuleKind.ADJUSTMENT else Removed
+        changes.append(gone(rule, None, "", spellings=spellings))
     for rule in added:
-        changes.append((AdjustmentAdded if rule.kind is RuleKind.ADJUSTMENT else Added)(None, rule, ""))
+        came = AdjustmentAdded if rule.kind is RuleKind.ADJUSTMENT else Added
+        changes.append(came(None, rule, "", spellings=spellings))
     domains = field_domains(old.flags, new.flags)
     for pair in pairs:
-        changes.extend(_pair_changes(pair, compare, domains))
+        changes.extend(_pair_changes(pair, compare, domains, spellings))
     changes.extend(_flag_changes(old.flags, new.flags))
     yield from sorted(changes, key=_change_order)
 
@@ -500,19 +505,20 @@ def _change_order(change: Change) -> tuple:
     return (_KIND_ORDER[change.kind], rule.location.file, rule.location.line, rule.id)
 
 
-def _pair_changes(pair: Pair, compare: str, domains: Mapping[str, Sequence[object]]) -> Iterator[RuleChange]:
+def _pair_changes(pair: Pair, compare: str, domains: Mapping[str, Sequence[object]],
+                  spellings: tuple[Spellings, Spellings]) -> Iterator[RuleChange]:
     a, b, how = pair.old, pair.new, pair.matched_by
     adjustment = a.kind is RuleKind.ADJUSTMENT
     if a.location.file != b.location.file or a.function != b.function:
-        yield (AdjustmentMoved if adjustment else Moved)(a, b, how)
+        yield (AdjustmentMoved if adjustment else Moved)(a, b, how, spellings=spellings)
     if adjustment:
         if " ".join((a.value or "").split()) != " ".join((b.value or "").split()):
-            yield AdjustmentValueChanged(a, b, how)
+            yield AdjustmentValueChanged(a, b, how, spellings=spellings)
     else:
         if normalized_message(a.message) != normalized_message(b.message):
-            yield MessageChanged(a, b, how)
+            yield MessageChanged(a, b, how, spellings=spellings)
         if a.exception != b.exception or a.kind != b.kind:
-            yield ExceptionChanged(a, b, how)
+            yield ExceptionChanged(a, b, how, spellings=spellings)
     verdict = compare_conditions(a, b, compare, domains)
     if verdict is not None:
         kinds = {
@@ -524,7 +530,7 @@ def _pair_changes(pair: Pair, compare: str, domains: Mapping[str, Sequence[objec
         note = "" if compare == "condition" else (
             "local condition changed" if local else
             "local condition unchanged: earlier checks or the call path changed")
-        yield kinds[verdict](a, b, how, note, compare)
+        yield kinds[verdict](a, b, how, note, compare, spellings=spellings)
 
 
 # Spellings of one platform or model fact that differ between releases (0.5.19 moved from

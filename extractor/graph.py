@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape, quoteattr
 
-from .formula import atoms, fields_read, flag_name, literal_source, neg, render, render_flags
+from .formula import Spellings, atoms, fields_read, flag_name, literal_source, neg, render, render_flags
 from .model import NEGATED_OP, And, Atom, Const, Flag, Formula, Lit, Not, Or, Related, Rule, RuleKind, Term, TermKind
 from .serialize import DocumentError, dumps, read_rule_documents, records_of
 
@@ -378,8 +378,9 @@ def graph_data(rules: Sequence[Rule], flags: Sequence[Flag], relations_: Relatio
     nodes: dict[str, dict] = {}
     edges: dict[tuple[str, str, str], dict] = {}
     catalog = {f.name: f for f in flags}
+    spellings = Spellings.of(flags)  # flags as the catalog spells them (`ep_join_mode` is --elastic-ep-join-mode)
     for flag in flags:
-        nodes[f"flag:{flag.name}"] = _flag_attributes(flag.name, flag)
+        nodes[f"flag:{flag.name}"] = _flag_attributes(flag.name, flag, spellings)
     adjusted: dict[tuple[str, str], tuple[str, str]] = {}  # pair -> (adjustment, rule it affects)
     for rule in rules:
         nodes[rule_node(rule.id)] = _rule_attributes(rule)
@@ -389,16 +390,17 @@ def graph_data(rules: Sequence[Rule], flags: Sequence[Flag], relations_: Relatio
                 if node is None:
                     continue
                 if node not in nodes:
-                    nodes[node] = (_flag_attributes(term.name, catalog.get(term.name)) if term.kind is TermKind.FIELD
-                                   else {"kind": TERM_NODE_KINDS[term.kind], "label": term.name, "name": term.name})
+                    nodes[node] = (
+                        _flag_attributes(term.name, catalog.get(term.name), spellings) if term.kind is TermKind.FIELD
+                        else {"kind": TERM_NODE_KINDS[term.kind], "label": term.name, "name": term.name})
                 op, operand = _test(literal, term)
                 key = f"reads {op} {operand}".rstrip()
                 edges[(rule_node(rule.id), node, key)] = {
-                    "kind": "reads", "op": op, "operand": operand, "test": render_flags(literal),
+                    "kind": "reads", "op": op, "operand": operand, "test": render_flags(literal, spellings),
                 }
         if rule.kind is RuleKind.ADJUSTMENT and rule.target:
             node = f"flag:{rule.target}"
-            nodes.setdefault(node, _flag_attributes(rule.target, catalog.get(rule.target)))
+            nodes.setdefault(node, _flag_attributes(rule.target, catalog.get(rule.target), spellings))
             edges[(rule_node(rule.id), node, "writes")] = {"kind": "writes", "value": rule.value or ""}
         names = found.forbidden.get(rule.id, ())
         for i, a in enumerate(names):
@@ -416,7 +418,7 @@ def graph_data(rules: Sequence[Rule], flags: Sequence[Flag], relations_: Relatio
             "relations": " ".join(f"{k}={weights[k]:.{SCORE_DIGITS}f}" for k in ranked),
         }
         if found.shared.get(pair):
-            attributes["shared"] = ",".join(flag_name(f) for f in found.shared[pair])
+            attributes["shared"] = ",".join(spellings.text(f) for f in found.shared[pair])
         edges[(rule_node(source), rule_node(target), "related")] = attributes
     return GraphData(dict(sorted(nodes.items())), dict(sorted(edges.items(), key=lambda item: item[0])))
 
@@ -461,9 +463,9 @@ def _rule_attributes(rule: Rule) -> dict:
     }
 
 
-def _flag_attributes(name: str, flag: Flag | None) -> dict:
-    attributes: dict = {"kind": "flag", "label": flag.flags[0] if flag and flag.flags else flag_name(name), "name": name,
-                        "in_catalog": flag is not None}
+def _flag_attributes(name: str, flag: Flag | None, spellings: Spellings) -> dict:
+    # A field the command line cannot set (no_cli) is labelled with its bare name.
+    attributes: dict = {"kind": "flag", "label": spellings.text(name), "name": name, "in_catalog": flag is not None}
     if flag is not None:
         attributes["type"] = flag.type or ""
         attributes["default"] = flag.default or ""
@@ -761,16 +763,19 @@ def graph_documents(graph: GraphData | nx.MultiDiGraph, attributes: dict) -> dic
 
 
 def find_flag(graph: nx.MultiDiGraph, flags: Sequence[Flag], text: str) -> str:
-    """The flag node for `disaggregation-mode`, `--disaggregation-mode`, `disaggregation_mode` or an alias."""
+    """The flag node for `disaggregation-mode`, `--disaggregation-mode`, `disaggregation_mode` or an alias;
+    a field the catalog spells otherwise (`--elastic-ep-join-mode`) is found by the `--field-name` convention too."""
     bare = text.strip().lstrip("-").lower()  # option strings are lower case; a shouted name is still meant
     aliases = {option.lstrip("-").lower(): f.name for f in flags for option in f.flags}
     name = aliases.get(bare, bare.replace("-", "_"))
     node = f"flag:{name}"
     if node in graph:
         return node
-    known = sorted({flag_name(n[5:]) for n in graph if n.startswith("flag:")})
-    close = difflib.get_close_matches(flag_name(name), known, n=1)
-    hint = f" (did you mean {close[0]}?)" if close else ""
+    # Close to either spelling of a known flag; the hint names it as the catalog does (its label).
+    labels = {n: data["label"] for n, data in graph.nodes(data=True) if data["kind"] == "flag"}
+    known = {flag_name(n[5:]): label for n, label in labels.items()} | {label: label for label in labels.values()}
+    close = difflib.get_close_matches(flag_name(name), sorted(known), n=1)
+    hint = f" (did you mean {known[close[0]]}?)" if close else ""
     raise GraphQueryError(f"unknown flag {flag_name(name)}: not in the catalog and read by no rule{hint}")
 
 

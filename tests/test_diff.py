@@ -418,6 +418,58 @@ def test_condition_mode_compares_local_conditions() -> None:
         list(find_changes(snapshot("A", [old]), snapshot("B", [new]), compare="text"))
 
 
+
+# One field the catalog renames (its flag is not `--ep-join-mode`), one the command line cannot set.
+SPELLED = """
+from typing import Annotated as A, Optional
+
+
+class ServerArgs:
+    ep_join_mode: A[Optional[str], Arg({cli_name}help="How to join.")] = None
+    page_size: A[int, Arg(help="Tokens per page.")] = 1
+{workers}
+    def __post_init__(self):
+        if self.ep_join_mode {join_test} and self.page_size > 1:
+            raise ValueError("Joining needs one-token pages.")
+{workers_guard}"""
+WORKERS = """    workers: A[int, Arg(no_cli=True, help="Worker threads.")] = 1
+"""
+WORKERS_GUARD = """        if self.workers < 1:
+            raise ValueError("At least one worker.")
+"""
+
+
+def test_each_side_spells_flags_as_its_catalog_does(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    old, new = tmp_path / "old", tmp_path / "new"
+    # The old side has the plain flag; the new one renames it, adds a guard on a field without a flag
+    # and tests the renamed flag more widely (tightened).
+    for folder, cli_name, join_test, workers in ((old, "", '== "scale"', False),
+                                                 (new, 'cli_name="--elastic-ep-join-mode", ', "is not None", True)):
+        folder.mkdir()
+        (folder / "m.py").write_text(SPELLED.format(cli_name=cli_name, join_test=join_test,
+                                                    workers=WORKERS if workers else "",
+                                                    workers_guard=WORKERS_GUARD if workers else ""), encoding="utf-8")
+    code, text, err = run_cli(capsys, "diff", str(old), str(new), "--format", "json")
+    assert code == 1, err
+    document = json.loads(text)
+    validate(document, "diff.schema.json")
+    changes = {c["kind"]: c for c in document["changes"]}
+    assert set(changes) == {"added", "tightened", "flag-added"}
+    tightened = changes["tightened"]
+    assert tightened["old"]["trigger"] == '--ep-join-mode == "scale" and --page-size > 1'
+    assert tightened["new"]["trigger"] == "--elastic-ep-join-mode is not None and --page-size > 1"
+    assert changes["added"]["new"]["trigger"] == (
+        "not (--elastic-ep-join-mode is not None and --page-size > 1) and workers < 1")
+    assert changes["flag-added"]["new"]["flag"] == "workers"
+
+    code, text, _ = run_cli(capsys, "diff", str(old), str(new))
+    lines = [line.strip() for line in text.splitlines()]
+    assert '- --ep-join-mode == "scale"' in lines and "+ --elastic-ep-join-mode is not None" in lines
+    assert ('m.py:14: "At least one worker." if not (--elastic-ep-join-mode is not None and --page-size > 1) '
+            "and workers < 1") in lines
+    assert any(line.startswith("workers m.py:") for line in lines)
+    assert "--workers" not in text
+
 # ---- real releases ---------------------------------------------------------------------------------------
 
 

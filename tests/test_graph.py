@@ -410,6 +410,54 @@ def test_graph_of_a_broken_rules_file(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "rules.json: cannot read rules: " in err and len(err.strip().splitlines()) == 1
 
 
+
+# One field the catalog renames (`ep_join_mode` is --elastic-ep-join-mode) and one the command line
+# cannot set; the two guards reading both come after two that do not, so the pair shares rare flags.
+SPELLED = """
+from typing import Annotated as A, Optional
+
+
+class ServerArgs:
+    ep_join_mode: A[Optional[str], Arg(cli_name="--elastic-ep-join-mode", help="How to join.")] = None
+    workers: A[int, Arg(no_cli=True, help="Worker threads.")] = 1
+    page_size: A[int, Arg(help="Tokens per page.")] = 1
+
+    def __post_init__(self):
+        if self.page_size > 64:
+            raise ValueError("At most 64 tokens per page.")
+        if self.page_size < 1:
+            raise ValueError("At least one token per page.")
+        if self.ep_join_mode is not None and self.workers < 1:
+            raise ValueError("Joining needs a worker.")
+        if self.ep_join_mode == "scale" and self.workers > 8:
+            raise ValueError("Scaling supports at most eight workers.")
+"""
+
+
+def test_graph_spells_flags_as_the_catalog_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "m.py").write_text(SPELLED, encoding="utf-8")
+    ex = extract(path_tree(tmp_path))
+    graph = G.build_graph(ex.rules, ex.flags, ex.relations)
+    assert graph.nodes["flag:ep_join_mode"]["label"] == "--elastic-ep-join-mode"
+    assert graph.nodes["flag:workers"]["label"] == "workers"  # no flag: the bare field name
+    rules = by_message(ex)
+    join, scale = (G.rule_node(rules[m].id) for m in ("Joining needs a worker.", "Scaling supports at most eight workers."))
+    assert {d["test"] for _, _, d in graph.out_edges(join, data=True) if d["kind"] == "reads"} == {
+        "--elastic-ep-join-mode is not None", "workers < 1"}
+    shared = graph.get_edge_data(*sorted((join, scale)), key="related")["shared"]
+    assert set(shared.split(",")) == {"--elastic-ep-join-mode", "workers"}
+    # the catalog's spelling and the `--field-name` convention both find the node
+    for text in ("--elastic-ep-join-mode", "elastic-ep-join-mode", "--ep-join-mode", "ep_join_mode"):
+        assert G.find_flag(graph, ex.flags, text) == "flag:ep_join_mode"
+    for text in ("workers", "--workers"):
+        assert G.find_flag(graph, ex.flags, text) == "flag:workers"
+    for text, hint in (("--ep-join-mod", "--elastic-ep-join-mode"), ("--worker", "workers")):
+        with pytest.raises(G.GraphQueryError, match=f"did you mean {hint}\\?"):
+            G.find_flag(graph, ex.flags, text)
+    assert main(["graph", str(tmp_path), "--flag", "workers"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("workers (flag workers;") and "Joining needs a worker.  [< 1]" in out
+
 # ---- the real release --------------------------------------------------------------------------------
 
 SEED = "The argument disaggregation-decode-enable-offload-kvcache is only supported for decode side."

@@ -378,7 +378,12 @@ def compare(left: object, op: str, right: object) -> bool:
         case "not in":
             return left not in right  # type: ignore[operator]
         case "is":
-            return left is right or (left is None and right is None) or (isinstance(left, bool) and left == right)
+            # Exact for the singletons None, True and False. Between other values identity is not a
+            # property of the values (two equal strings may or may not be one object): a literal there
+            # stands for an Enum member or interned constant, the same value of the same type.
+            if left is None or right is None or isinstance(left, bool) or isinstance(right, bool):
+                return left is right
+            return type(left) is type(right) and left == right
         case "is not":
             return not compare(left, "is", right)
         case "contains":

@@ -241,3 +241,10 @@ def test_models_satisfy_their_formula(f: Formula) -> None:
         assert next(brute_models(f), None) is None
     else:
         assert reference(f, _values(model))
+
+
+def test_is_compares_singletons_by_identity_and_other_literals_by_type_and_value() -> None:
+    built = "".join(["sta", "tic"])  # equal to "static", another object: `is` must not depend on that
+    assert compare(built, "is", "static") and not compare(built, "is not", "static")
+    assert not compare(1, "is", 1.0) and not compare(True, "is", 1) and not compare(0, "is", False)
+    assert compare(None, "is", None) and compare(True, "is", True) and not compare(None, "is", 0)

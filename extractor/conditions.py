@@ -505,6 +505,9 @@ def to_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit:
     enum_value = _enum_term(node, scope, env)
     if enum_value is not None:
         return enum_value
+    looked_up = _dict_get(node, scope, env)
+    if looked_up is not None:
+        return looked_up
     if isinstance(node, cst.BinaryOperation) and type(node.operator) in _ARITHMETIC:
         folded = _folded(node, scope, env)  # `20 * 1024`, `MAX_MB * 1024`
         if folded is not None:
@@ -540,6 +543,25 @@ _ARITHMETIC: dict[type, Callable[[float, float], float]] = {
     cst.Divide: lambda a, b: a / b,
     cst.Modulo: lambda a, b: a % b,
 }
+
+
+def _dict_get(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit | None:
+    """`d.get("k", default)` where `d` holds a dict display with literal keys: the entry, or the default."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get"):
+        return None
+    if not 1 <= len(node.args) <= 2 or any(a.keyword or a.star for a in node.args):
+        return None
+    key = literal(node.args[0].value, scope)
+    target, target_scope, target_env = _resolved(node.func.value, scope, env)
+    if key is None or not isinstance(target, cst.Dict):
+        return None
+    for element in target.elements:
+        element_key = literal(element.key, target_scope) if isinstance(element, cst.DictElement) else None
+        if element_key is None:
+            return None  # `**other` or a computed key: the entry cannot be told
+        if element_key == key:
+            return to_term(element.value, target_scope, target_env)  # type: ignore[union-attr]
+    return to_term(node.args[1].value, scope, env) if len(node.args) == 2 else Lit(None)
 
 
 def _folded(node: cst.BinaryOperation, scope: Scope, env: Env) -> Lit | None:

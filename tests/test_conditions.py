@@ -314,6 +314,23 @@ CONDITIONS = [
     pytest.param(
         """
         def check(server_args):
+            overrides = {}
+            if server_args.a:
+                overrides["backend"] = "fa3"
+            limits = {"fa4": 128, "fa3": 64}
+            backend = overrides.get("backend", server_args.backend)
+            if backend == "fa4" and server_args.page_size > limits.get("fa4"):
+                raise ValueError("fa4 pages")
+        """,
+        {  # the branch that filled the dict keeps the lookup; the empty one reads the default
+            "fa4 pages": 'a and overrides.get("backend", backend) == "fa4" and page_size > 128'
+                         ' or not a and backend == "fa4" and page_size > 128',
+        },
+        id="get-on-a-dict-display",
+    ),
+    pytest.param(
+        """
+        def check(server_args):
             match server_args.mode:
                 case "a" | "b":
                     raise ValueError("ab")

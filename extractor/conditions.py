@@ -159,16 +159,20 @@ def field_of(node: cst.BaseExpression, scope: Scope, env: Env) -> str | None:
         name = node.attr.value
         return None if name.startswith("_") or name.isupper() or name in scope.methods else name
     if isinstance(node, cst.Call) and dotted_name(node.func) == "getattr" and len(node.args) >= 2:
-        key = node.args[1].value
-        key_env = env
-        while isinstance(key, cst.Name) and isinstance(key_env.get(key.value), Bound):  # `for attr in ("a", "b")`
-            bound = key_env[key.value]
-            key, key_env = bound.node, bound.env  # type: ignore[union-attr]
-        if is_alias(node.args[0].value, scope, env) and isinstance(key, cst.SimpleString):
-            value = key.evaluated_value
-            if not isinstance(value, str) or value.startswith("_") or value.isupper() or value in scope.methods:
-                return None
-            return value
+        value = bound_string(node.args[1].value, env)  # `getattr(cfg, attr)` in `for attr in ("a", "b")`
+        if value is None or not is_alias(node.args[0].value, scope, env):
+            return None
+        return None if value.startswith("_") or value.isupper() or value in scope.methods else value
+    return None
+
+
+def bound_string(node: cst.BaseExpression, env: Env) -> str | None:
+    """A string literal, or a local bound to one (a loop over literal names, unrolled)."""
+    while isinstance(node, cst.Name) and isinstance(env.get(node.value), Bound):
+        bound = env[node.value]
+        node, env = bound.node, bound.env  # type: ignore[union-attr]
+    if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
+        return node.evaluated_value
     return None
 
 

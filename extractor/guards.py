@@ -21,6 +21,7 @@ from .conditions import (
     Unknown,
     Value,
     bind,
+    bound_string,
     classify,
     code,
     dotted_name,
@@ -539,7 +540,7 @@ class _Walker:
         func = dotted_name(node.func) or ""
         last = func.rsplit(".", 1)[-1]
         if func == "setattr" and len(node.args) >= 3 and is_alias(node.args[0].value, self.scope, env):
-            key = _bound_string(node.args[1].value, env)
+            key = bound_string(node.args[1].value, env)
             if key is not None:
                 self.write(key, normalize(node.args[2].value, self.scope, env)[0], ctx, nest, line, end_line)
                 return {**env, FIELD_KEY + key: bind(node.args[2].value, env, reading=self.scope)}
@@ -638,17 +639,7 @@ def _string_key(target: cst.Subscript, env: Env) -> str | None:
     """The key of `d["x"]`, or of `d[attr]` where `attr` is bound to a string literal (an unrolled loop)."""
     if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
         return None
-    return _bound_string(target.slice[0].slice.value, env)
-
-
-def _bound_string(key: cst.BaseExpression, env: Env) -> str | None:
-    """A string literal, or a name bound to one."""
-    while isinstance(key, cst.Name) and isinstance(env.get(key.value), Bound):
-        bound = env[key.value]
-        key, env = bound.node, bound.env  # type: ignore[union-attr]
-    if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
-        return key.evaluated_value
-    return None
+    return bound_string(target.slice[0].slice.value, env)
 
 
 def _same_shape(target: cst.Tuple | cst.List, value: cst.BaseExpression) -> bool:

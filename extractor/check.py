@@ -28,6 +28,7 @@ from pathlib import Path
 
 from .formula import CONVENTION, Spellings, apply_transforms, atoms, evaluate, flag_name, render, render_flags
 from .model import Alias, And, Atom, Const, Flag, Formula, Not, Or, Rule, RuleKind, Term, TermKind
+from .errors import EXIT_FINDINGS, EXIT_OK, SourceError, UsageError
 from .serialize import dumps, read_rule_documents, records_of
 
 UNKNOWN = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN"})()
@@ -104,7 +105,7 @@ def release_rules(version: str, index_url: str | None = None) -> RuleSet:
 
 def _local_envs(source: Mapping) -> dict[str, EnvVar] | None:
     """environ.py of the source a rules.json came from, if it is here already (never downloaded)."""
-    from .sources import SourceError, cached_releases, git_tree, path_tree, release_tree
+    from .sources import cached_releases, git_tree, path_tree, release_tree
 
     try:
         if source.get("kind") == "release" and source.get("release") in cached_releases():
@@ -996,8 +997,6 @@ def add_parser(commands) -> None:
 
 
 def _pairs(items: Sequence[str], what: str, parse: Callable[[str], object]) -> dict[str, object]:
-    from .cli import UsageError
-
     found = {}
     for item in items:
         key, eq, value = item.rpartition("=")
@@ -1008,8 +1007,6 @@ def _pairs(items: Sequence[str], what: str, parse: Callable[[str], object]) -> d
 
 
 def _truth_value(text: str) -> bool:
-    from .cli import UsageError
-
     if text.lower() in ("true", "1", "yes"):
         return True
     if text.lower() in ("false", "0", "no"):
@@ -1024,7 +1021,6 @@ def open_rules(args: argparse.Namespace) -> RuleSet:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .cli import EXIT_FINDINGS, EXIT_OK, UsageError
     from .render import Flags, by_function, fixes_for
 
     launch = list(args.launch)

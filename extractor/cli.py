@@ -1,8 +1,4 @@
-"""The command line: thin argparse subcommands over the library, each returning an exit code.
-
-Exit codes: 0 success; 1 findings (diff found changes, check found a definite error, explain found
-nothing); 2 usage or input error; 3 partial result (--keep-going skipped broken files); 4 internal error.
-"""
+"""The command line: thin argparse subcommands over the library, each returning an exit code (see `errors`)."""
 
 from __future__ import annotations
 
@@ -14,19 +10,21 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from .layout import LayoutError
-from .serialize import DocumentError
-from .sources import SourceError, SourceTree, git_tree, path_tree, release_tree
+from .errors import (
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_PARTIAL,
+    DocumentError,
+    LayoutError,
+    ParseError,
+    SourceError,
+    UsageError,
+)
+from .sources import SourceTree, git_tree, path_tree, release_tree
 
 if TYPE_CHECKING:  # extract pulls in libcst: imported when a command extracts (history, diff, check on
     from .extract import Extraction  # a rules.json or a warm cache never do)
-
-EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_PARTIAL, EXIT_INTERNAL = 0, 1, 2, 3, 4
-
-
-class UsageError(Exception):
-    """Bad arguments: a one-line message, exit code 2."""
-
 
 def add_source_arguments(parser: argparse.ArgumentParser, positional: bool = True) -> None:
     if positional:
@@ -75,12 +73,6 @@ def cmd_extract(args: argparse.Namespace) -> int:
     return EXIT_PARTIAL if ex.problems else EXIT_OK
 
 
-def _parse_error() -> type[Exception]:
-    from .modules import ParseError  # evaluated only when an exception is on its way out
-
-    return ParseError
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sglang-constraints",
@@ -119,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_usage(sys.stderr)
         print(f"sglang-constraints: error: {error}", file=sys.stderr)
         return EXIT_INPUT
-    except _parse_error() as error:
+    except ParseError as error:
         print(f"sglang-constraints: error: {error} (--keep-going skips broken files)", file=sys.stderr)
         return EXIT_INPUT
     except (SourceError, LayoutError, DocumentError, FileNotFoundError, IsADirectoryError, NotADirectoryError) as error:

@@ -28,8 +28,9 @@ from .layout import find_layout
 from .logic import implies
 from .model import And, Atom, Flag, Formula, Not, Or, Rule, RuleKind, Term, TermKind
 from .rules import _function_key, normalized_message
-from .serialize import SCHEMA_VERSION, DocumentError, dumps, read_rule_documents, records_of
-from .sources import SourceError, SourceTree, cache_root, git_tree, path_tree, release_tree
+from .errors import EXIT_FINDINGS, EXIT_OK, DocumentError, SourceError, UsageError
+from .serialize import SCHEMA_VERSION, dumps, read_rule_documents, records_of
+from .sources import SourceTree, cache_root, git_tree, path_tree, release_tree
 
 DIFF_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/diff.schema.json"
 STYLES = ("text", "markdown")
@@ -905,7 +906,6 @@ def add_arguments(parser) -> None:
 
 def run_diff(args) -> int:
     """The `diff` command: 0 no change of the selected kinds, 1 changes found (2 is raised as errors)."""
-    from .cli import EXIT_FINDINGS, EXIT_OK, UsageError
     from .output import validate, write_atomic
 
     try:

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from .errors import UsageError
 from .model import Rule, RuleKind
 
 _MAX_TEXT = 20_000  # characters of pasted text looked at (the end, where the error is)
@@ -199,7 +200,6 @@ def add_parser(commands) -> None:
 
 def _rule_sets(args: argparse.Namespace) -> Iterable[tuple[str, object]]:
     from .check import load_rules, release_rules
-    from .cli import UsageError
     from .sources import cached_releases
 
     if args.rules:

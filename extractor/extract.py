@@ -9,13 +9,14 @@ import time
 from dataclasses import dataclass
 
 from .catalog import build_catalog
+from .errors import ParseError, SourceError
 from .callgraph import Program
 from .graph import Relations, relations, with_related
 from .layout import Layout, find_layout
 from .model import Flag, Notice, Rule, SourceProblem
-from .modules import ModuleSummary, ParseError, deep_recursion, summarize
+from .modules import ModuleSummary, deep_recursion, summarize
 from .rules import rules_of
-from .sources import SourceError, SourceInfo, SourceTree
+from .sources import SourceInfo, SourceTree
 from .witness import attach_witnesses
 
 

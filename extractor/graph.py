@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape, quoteattr
 
+from .errors import EXIT_INPUT, EXIT_OK, DocumentError, GraphQueryError
 from .formula import Spellings, atoms, fields_read, flag_name, literal_source, neg, render, render_flags
 from .model import NEGATED_OP, And, Atom, Const, Flag, Formula, Lit, Not, Or, Related, Rule, RuleKind, Term, TermKind
-from .serialize import DocumentError, dumps, read_rule_documents, records_of
+from .serialize import dumps, read_rule_documents, records_of
 
 if TYPE_CHECKING:  # networkx is imported where a graph is built: `extract` alone only needs `related`
     import networkx as nx
@@ -52,10 +53,6 @@ SHARES_CANDIDATE_MAX = 64  # and never one read by more than this: its pairs gro
 SCORE_DIGITS = 4
 TERM_NODE_KINDS = {TermKind.FIELD: "flag", TermKind.ENV: "env", TermKind.PLATFORM: "platform", TermKind.MODEL: "model"}
 SMALL_COMPONENT = 5  # co-occurrence components up to this size are listed with their members
-
-
-class GraphQueryError(Exception):
-    """An unknown flag or rule asked of the graph: a one-line message, exit code 2."""
 
 
 # --- what each rule tests itself ----------------------------------------------------------------
@@ -938,7 +935,7 @@ def add_parser(commands) -> None:
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
-    from .cli import EXIT_INPUT, EXIT_OK, run_extract
+    from .cli import run_extract
 
     try:
         if args.path and not args.release and not args.git and is_rules_file(args.path):

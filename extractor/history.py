@@ -41,9 +41,10 @@ from .diff import (
     open_spec,
     prune_cache,
 )
+from .errors import EXIT_OK, EXIT_PARTIAL, LayoutError, ParseError, SourceError, UsageError
 from .layout import ARG_GROUPS, SERVER_ARGS, find_layout
 from .serialize import SCHEMA_VERSION, dumps
-from .sources import SourceError, cached_releases, git_log, git_tree, release_versions
+from .sources import cached_releases, git_log, git_tree, release_versions
 
 HISTORY_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/history.schema.json"
 
@@ -130,9 +131,6 @@ def outline(rules: Mapping, flags: Mapping) -> dict:
 
 def extract_one(spec: Spec, include: Sequence[str] | None, folder: Path) -> Extracted:
     """Extract a source into the cache `folder` (or find it there); only the small outline crosses back."""
-    from .layout import LayoutError
-    from .modules import ParseError
-
     try:
         rules, flags, key = extract_documents(open_spec(spec), include, keep_going=True, folder=folder, prune=False)
     except (SourceError, LayoutError, ParseError, OSError) as error:
@@ -387,8 +385,6 @@ class _Plan:
 def _cached_one(spec: Spec, include: Sequence[str] | None, folder: Path) -> Extracted | None:
     """A source whose outline is cached, looked up here; None sends it to a worker (a release not yet
     downloaded too, so downloads run in parallel)."""
-    from .layout import LayoutError
-
     if spec.kind == "release" and spec.value not in cached_releases():
         return None
     try:
@@ -590,7 +586,6 @@ def add_parser(commands) -> None:
 
 
 def cmd_history(args) -> int:
-    from .cli import EXIT_OK, EXIT_PARTIAL, UsageError
     from .output import write_documents
 
     if args.revs and not args.git:

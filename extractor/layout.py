@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
+from .errors import LayoutError
+
 SERVER_ARGS = "sglang/srt/server_args.py"
 ARG_GROUPS = "sglang/srt/arg_groups/"
 
@@ -13,10 +15,6 @@ ARG_GROUPS = "sglang/srt/arg_groups/"
 class Layout:
     name: str  # single-file, file+arg_groups, split, custom, plain
     files: tuple[str, ...]
-
-
-class LayoutError(Exception):
-    """No file to read (a one-line message for the user)."""
 
 
 def find_layout(paths: list[str], include: list[str] | None = None) -> Layout:

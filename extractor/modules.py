@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from .conditions import code
+from .errors import ParseError
 from .guards import FunctionInfo, function_aliases
 from .lines import Span, ast_blocks, child_blocks, statement_lines, statement_pairs
 from .model import Lit, SourceProblem
@@ -25,14 +26,6 @@ from .pyast import dotted, import_bindings, literal, segment, source_lines
 
 _ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
 AstFunction = ast.FunctionDef | ast.AsyncFunctionDef
-
-
-class ParseError(Exception):
-    """A file that is not valid Python; carries a SourceProblem."""
-
-    def __init__(self, problem: SourceProblem) -> None:
-        super().__init__(f"{problem.file}:{problem.line}:{problem.column}: {problem.message}")
-        self.problem = problem
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ import fastjsonschema
 import jsonschema
 
 from . import __version__
+from .errors import InvalidDocument
 from .extract import Extraction
 from .formula import Spellings, atoms
 from .graph import figures, graph_data, graph_documents
@@ -30,10 +31,6 @@ from .serialize import (
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 GENERATOR = {"name": "sglang-constraints", "version": __version__}
-
-
-class InvalidDocument(Exception):
-    """A document failed its schema: a bug in the extractor, never silently dropped."""
 
 
 @lru_cache(maxsize=None)

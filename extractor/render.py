@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .check import ENV_ASSIGNMENT, computable
+from .errors import EXIT_OK, UsageError
 from .formula import Spellings, atoms, compare, apply_transforms, literal_source, neg, render_flags
 from .model import NEGATED_OP, And, Atom, Const, Flag, Formula, Lit, Not, Or, Rule, RuleKind, Term, TermKind
 from .serialize import rule_json
@@ -638,7 +639,7 @@ def add_parser(commands) -> None:
 
 def cmd_render(args: argparse.Namespace) -> int:
     from .check import load_rules
-    from .cli import EXIT_OK, run_extract
+    from .cli import run_extract
 
     if args.path and args.path.endswith(".json") and not (args.release or args.git):
         ruleset = load_rules(args.path)
@@ -649,8 +650,6 @@ def cmd_render(args: argparse.Namespace) -> int:
     try:
         args.source_url.format(commit="c", path="p", line=1, end_line=1)
     except (KeyError, IndexError, ValueError) as error:
-        from .cli import UsageError
-
         raise UsageError(f"--source-url: bad template ({error})") from None
     written = render_site(rules, flag_list, source, Path(args.output), args.source_url)
     print(f"{len(rules)} pages and index.md -> {args.output} ({len(written)} files)")

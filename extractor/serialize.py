@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .errors import DocumentError
 from .formula import CONVENTION, Spellings, fields_read, render, render_flags
 from .model import (
     Alias,
@@ -279,10 +280,6 @@ def problem_json(problem: SourceProblem) -> dict:
 
 
 # --- reading documents back ----------------------------------------------------------------------
-
-
-class DocumentError(ValueError):
-    """A rules.json or flags.json that cannot be read or is not one: which file and why, in one line."""
 
 
 def read_rule_documents(path: str | Path) -> tuple[dict, dict | None]:

@@ -33,6 +33,8 @@ import platformdirs
 from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from .errors import SourceError
+
 DEFAULT_INDEX_URL = "https://pypi.org/simple"
 HTTP_TIMEOUT = 60.0
 # Caps against archive bombs; module-level so tests can shrink them.
@@ -41,10 +43,6 @@ MAX_TOTAL_BYTES = 500 * 2**20
 PACKAGE = "sglang"
 # Written last into an unpacked release tree: its presence marks the tree complete.
 INFO_FILE = "source.json"
-
-
-class SourceError(Exception):
-    """A user-facing, one-line error about an input (exit code 2 at the CLI)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from extractor import cli
+from extractor import cli, errors
 from extractor.extract import extract
 from extractor.formula import atoms
 from extractor.modules import ParseError
@@ -104,7 +104,7 @@ def test_syntax_error_is_one_line_with_position(half_broken: Path, tmp_path: Pat
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
     code, stdout, err = run_main(capsys, "extract", str(half_broken), "-o", str(out))
-    assert code == cli.EXIT_INPUT == 2
+    assert code == errors.EXIT_INPUT == 2
     assert ONE_LINE_ERROR.match(err) and "Traceback" not in err
     assert re.search(r"error: b\.py:3:\d+: '\(' was never closed", err)
     assert stdout == "" and not out.exists()
@@ -114,7 +114,7 @@ def test_keep_going_extracts_the_rest_and_lists_the_broken_file(half_broken: Pat
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
     code, _, err = run_main(capsys, "extract", str(half_broken), "-o", str(out), "--keep-going")
-    assert code == cli.EXIT_PARTIAL == 3
+    assert code == errors.EXIT_PARTIAL == 3
     document = rules_of(out, "half")
     validate(document, "rules.schema.json")
     assert [(e["file"], e["line"]) for e in document["errors"]] == [("b.py", 3)]
@@ -449,7 +449,7 @@ def test_internal_error_is_one_line_unless_debug(tmp_path: Path, capsys: pytest.
     write(tmp_path / "src" / "m.py", GUARDED)
     code, _, err = run_main(capsys, *(["--debug"] if debug else []), "extract", str(tmp_path / "src"),
                             "-o", str(tmp_path / "out"))
-    assert code == cli.EXIT_INTERNAL == 4
+    assert code == errors.EXIT_INTERNAL == 4
     if debug:
         assert err.startswith("Traceback (most recent call last):") and "KeyError: 'a bug'" in err
     else:
@@ -459,8 +459,8 @@ def test_internal_error_is_one_line_unless_debug(tmp_path: Path, capsys: pytest.
 def test_documented_exit_codes_match_the_cli() -> None:
     rows = re.findall(r"^\| `(\d+)` \| (\w+) \|", DOCS.read_text(encoding="utf-8"), re.MULTILINE)
     documented = {int(code): name for code, name in rows}
-    assert documented == {cli.EXIT_OK: "success", cli.EXIT_FINDINGS: "findings", cli.EXIT_INPUT: "input",
-                          cli.EXIT_PARTIAL: "partial", cli.EXIT_INTERNAL: "internal"}
+    assert documented == {errors.EXIT_OK: "success", errors.EXIT_FINDINGS: "findings", errors.EXIT_INPUT: "input",
+                          errors.EXIT_PARTIAL: "partial", errors.EXIT_INTERNAL: "internal"}
     # Every exit code the failure table promises is one of those.
     promised = {int(code) for code in re.findall(r"\| exit `(\d+)`", DOCS.read_text(encoding="utf-8"))}
     assert promised and promised <= documented.keys()
@@ -492,7 +492,7 @@ def test_bad_rules_documents_are_one_line_input_errors(tmp_path: Path, capsys: p
         "diff": ["diff", rules, rules],
     }[command]
     code, _, err = run_main(capsys, *argv)
-    assert code == cli.EXIT_INPUT, err
+    assert code == errors.EXIT_INPUT, err
     assert err.count("\n") == 1 and err.startswith("sglang-constraints: error: ") and reason in err, err
     assert not (tmp_path / "site").exists()
 
@@ -503,4 +503,4 @@ def test_rules_without_flags_beside_them_are_refused_by_check(tmp_path: Path, ca
     rules = next((tmp_path / "out").glob("*/rules.json"))
     rules.with_name("flags.json").unlink()
     code, _, err = run_main(capsys, "check", "--rules", str(rules), "--", "--model-path", "m")
-    assert code == cli.EXIT_INPUT and "no flag catalog beside rules.json" in err
+    assert code == errors.EXIT_INPUT and "no flag catalog beside rules.json" in err

@@ -25,10 +25,10 @@ import libcst
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from extractor.extract import extract  # noqa: E402
-from extractor.layout import find_layout  # noqa: E402
-from extractor.output import extract_documents, write_documents  # noqa: E402
-from extractor.sources import SourceTree, path_tree, release_tree  # noqa: E402
+from extractor.products.extraction import extract  # noqa: E402
+from extractor.sources.layout import find_layout  # noqa: E402
+from extractor.products.output import extract_documents, write_documents  # noqa: E402
+from extractor.sources.trees import SourceTree, path_tree, release_tree  # noqa: E402
 
 RELEASES = ("0.5.18", "0.5.23")
 HISTORY_RANGE = "0.5.10..0.5.23"

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
 
-from .formula import CONVENTION, Spellings, apply_transforms, atoms, evaluate, flag_name, render, render_flags
-from .model import Alias, And, Atom, Const, Flag, Formula, Not, Or, Rule, RuleKind, Term, TermKind
-from .errors import EXIT_FINDINGS, EXIT_OK, SourceError, UsageError
-from .serialize import dumps, read_rule_documents, records_of
+from .core.formula import CONVENTION, Spellings, apply_transforms, atoms, evaluate, flag_name, render, render_flags
+from .core.model import Alias, And, Atom, Const, Flag, Formula, Not, Or, Rule, RuleKind, Term, TermKind
+from .core.errors import EXIT_FINDINGS, EXIT_OK, SourceError, UsageError
+from .core.serialize import dumps, read_rule_documents, records_of
 
 UNKNOWN = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN"})()
 _MAX_COMBINATIONS = 64  # value combinations tried when adjustments may rewrite several fields
@@ -96,7 +96,7 @@ def ruleset_of(ex, tree=None) -> RuleSet:
 def release_rules(version: str, index_url: str | None = None) -> RuleSet:
     """The rule set of a release, through the extraction cache (`diff.extract_documents`)."""
     from .diff import extract_documents
-    from .sources import release_tree
+    from .sources.trees import release_tree
 
     tree = release_tree(version, index_url=index_url)
     rules, flags, _ = extract_documents(tree)
@@ -105,7 +105,7 @@ def release_rules(version: str, index_url: str | None = None) -> RuleSet:
 
 def _local_envs(source: Mapping) -> dict[str, EnvVar] | None:
     """environ.py of the source a rules.json came from, if it is here already (never downloaded)."""
-    from .sources import cached_releases, git_tree, path_tree, release_tree
+    from .sources.trees import cached_releases, git_tree, path_tree, release_tree
 
     try:
         if source.get("kind") == "release" and source.get("release") in cached_releases():

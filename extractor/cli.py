@@ -10,7 +10,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from .errors import (
+from .core.errors import (
     EXIT_INPUT,
     EXIT_INTERNAL,
     EXIT_OK,
@@ -21,10 +21,10 @@ from .errors import (
     SourceError,
     UsageError,
 )
-from .sources import SourceTree, git_tree, path_tree, release_tree
+from .sources.trees import SourceTree, git_tree, path_tree, release_tree
 
 if TYPE_CHECKING:  # extract pulls in libcst: imported when a command extracts (history, diff, check on
-    from .extract import Extraction  # a rules.json or a warm cache never do)
+    from .products.extraction import Extraction  # a rules.json or a warm cache never do)
 
 def add_source_arguments(parser: argparse.ArgumentParser, positional: bool = True) -> None:
     if positional:
@@ -50,13 +50,13 @@ def open_source(args: argparse.Namespace) -> SourceTree:
 
 
 def run_extract(args: argparse.Namespace) -> Extraction:
-    from .extract import extract
+    from .products.extraction import extract
 
     return extract(open_source(args), include=args.include, keep_going=args.keep_going)
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
-    from .output import extract_documents, output_dir, write_documents
+    from .products.output import extract_documents, output_dir, write_documents
 
     ex = run_extract(args)
     folder = output_dir(Path(args.output), ex.info.label)

@@ -23,14 +23,14 @@ from typing import ClassVar
 
 from packaging.version import InvalidVersion, Version
 
-from .formula import CONVENTION, Spellings, fields_read, render, render_flags
-from .layout import find_layout
-from .logic import implies
-from .model import And, Atom, Flag, Formula, Not, Or, Rule, RuleKind, Term, TermKind
-from .rules import _function_key, normalized_message
-from .errors import EXIT_FINDINGS, EXIT_OK, DocumentError, SourceError, UsageError
-from .serialize import SCHEMA_VERSION, dumps, read_rule_documents, records_of
-from .sources import SourceTree, cache_root, git_tree, path_tree, release_tree
+from .core.formula import CONVENTION, Spellings, fields_read, render, render_flags
+from .sources.layout import find_layout
+from .logic.solver import implies
+from .core.model import And, Atom, Flag, Formula, Not, Or, Rule, RuleKind, Term, TermKind
+from .analysis.rules import _function_key, normalized_message
+from .core.errors import EXIT_FINDINGS, EXIT_OK, DocumentError, SourceError, UsageError
+from .core.serialize import SCHEMA_VERSION, dumps, read_rule_documents, records_of
+from .sources.trees import SourceTree, cache_root, git_tree, path_tree, release_tree
 
 DIFF_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/diff.schema.json"
 STYLES = ("text", "markdown")
@@ -615,7 +615,7 @@ def counts(changes: Iterable[Change | Mapping]) -> dict[str, int]:
 
 
 def diff_document(old: Snapshot, new: Snapshot, changes: Sequence[Change], compare: str = "trigger") -> dict:
-    from .output import GENERATOR  # output imports the extractor; only documents need it
+    from .products.output import GENERATOR  # output imports the extractor; only documents need it
 
     return {
         "schema_version": SCHEMA_VERSION,
@@ -676,37 +676,51 @@ def parse_kinds(text: str) -> frozenset[str]:
 # ---- loading a side: documents, or a source extracted once and cached by content ---------------------
 
 
-_IMPORT = re.compile(r"^\s*from \.(\w*) import ([\w, ]+)", re.MULTILINE)
+# `from .x import a`, `from ..core.model import (a, b)`, `from . import x`: relative imports, lazy ones too.
+_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.+)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.MULTILINE)
+_PACKAGE = Path(__file__).resolve().parent  # the extractor package
 
 
 @lru_cache(maxsize=None)
 def code_fingerprint(*roots: str) -> str:
-    """A digest of the package modules `roots` import, directly or not (lazy imports included).
+    """A digest of the package modules `roots` (dotted, inside the package) import, directly or not
+    (lazy imports included).
 
     A cached result made by other code is not reused, while edits to unrelated modules keep the
-    cache warm. The command layer is left out: every command imports it only to return exit codes.
+    cache warm. The command layer (`cli`, `commands/`) is left out: no lower layer imports it.
     """
-    package = Path(__file__).resolve().parent
-    seen: set[str] = {"cli", "__main__"}
-    todo = list(roots)
+    seen: set[Path] = set()
+    todo = [_PACKAGE.joinpath(*root.split(".")).with_suffix(".py") for root in roots]
     while todo:
-        name = todo.pop()
-        path = package / f"{name}.py"
-        if name in seen or not path.is_file():
+        path = todo.pop()
+        if path in seen or not path.is_file() or _command_layer(path):
             continue
-        seen.add(name)
-        for module, names in _IMPORT.findall(path.read_text(encoding="utf-8")):
-            todo += [module] if module else [n.strip() for n in names.split(",")]
+        seen.add(path)
+        for dots, module, names in _IMPORT.findall(path.read_text(encoding="utf-8")):
+            base = path.parent
+            for _ in range(len(dots) - 1):
+                base = base.parent
+            target = base.joinpath(*module.split(".")) if module else base
+            if module and target.with_suffix(".py").is_file():
+                todo.append(target.with_suffix(".py"))
+            elif target.is_dir():  # a package: its __init__ and the submodules named
+                words = re.findall(r"\w+", re.sub(r"#[^\n]*", "", names))
+                todo += [target / "__init__.py", *(target / f"{word}.py" for word in words)]
     hasher = hashlib.sha256()
-    for name in sorted(seen - {"cli", "__main__"}):
-        hasher.update(name.encode() + b"\0" + (package / f"{name}.py").read_bytes() + b"\0")
+    for path in sorted(seen):
+        name = path.relative_to(_PACKAGE).as_posix()
+        hasher.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     return hasher.hexdigest()
+
+
+def _command_layer(path: Path) -> bool:
+    return path.parent == _PACKAGE and path.name in ("cli.py", "__main__.py") or _PACKAGE / "commands" in path.parents
 
 
 def cache_key(tree: SourceTree, include: Sequence[str] | None = None, keep_going: bool = False) -> str:
     """A digest of what an extraction depends on: the read files' bytes, the options and the code."""
     layout = find_layout(tree.paths(), list(include) if include else None)
-    code = code_fingerprint("extract", "output")
+    code = code_fingerprint("products.extraction", "products.output")
     parts = [tree.digest(layout.files), code, json.dumps(sorted(include or [])), str(keep_going)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
@@ -780,8 +794,8 @@ def extract_documents(tree: SourceTree, include: Sequence[str] | None = None, ke
 
     A new entry prunes the cache to its size limit, unless `prune` is off (`history` prunes once at
     the end, so no worker deletes what another is about to read back)."""
-    from .extract import extract  # heavy (libcst); only needed on a cache miss
-    from .output import flags_document, rules_document, validate, write_atomic
+    from .products.extraction import extract  # heavy (libcst); only needed on a cache miss
+    from .products.output import flags_document, rules_document, validate, write_atomic
 
     found = cached_documents(tree, include, keep_going, folder) if use_cache else None
     if found is not None:
@@ -906,7 +920,7 @@ def add_arguments(parser) -> None:
 
 def run_diff(args) -> int:
     """The `diff` command: 0 no change of the selected kinds, 1 changes found (2 is raised as errors)."""
-    from .output import validate, write_atomic
+    from .products.output import validate, write_atomic
 
     try:
         selected = parse_kinds(args.fail_on)

@@ -14,8 +14,8 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .errors import UsageError
-from .model import Rule, RuleKind
+from .core.errors import UsageError
+from .core.model import Rule, RuleKind
 
 _MAX_TEXT = 20_000  # characters of pasted text looked at (the end, where the error is)
 _MIN_LITERAL = 10  # a template with less fixed text than this matches too much to mean anything
@@ -200,7 +200,7 @@ def add_parser(commands) -> None:
 
 def _rule_sets(args: argparse.Namespace) -> Iterable[tuple[str, object]]:
     from .check import load_rules, release_rules
-    from .sources import cached_releases
+    from .sources.trees import cached_releases
 
     if args.rules:
         ruleset = load_rules(args.rules)

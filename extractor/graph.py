@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape, quoteattr
 
-from .errors import EXIT_INPUT, EXIT_OK, DocumentError, GraphQueryError
-from .formula import Spellings, atoms, fields_read, flag_name, literal_source, neg, render, render_flags
-from .model import NEGATED_OP, And, Atom, Const, Flag, Formula, Lit, Not, Or, Related, Rule, RuleKind, Term, TermKind
-from .serialize import dumps, read_rule_documents, records_of
+from .core.errors import EXIT_INPUT, EXIT_OK, DocumentError, GraphQueryError
+from .core.formula import Spellings, atoms, fields_read, flag_name, literal_source, neg, render, render_flags
+from .core.model import NEGATED_OP, And, Atom, Const, Flag, Formula, Lit, Not, Or, Related, Rule, RuleKind, Term, TermKind
+from .core.serialize import dumps, read_rule_documents, records_of
 
 if TYPE_CHECKING:  # networkx is imported where a graph is built: `extract` alone only needs `related`
     import networkx as nx

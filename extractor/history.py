@@ -41,10 +41,10 @@ from .diff import (
     open_spec,
     prune_cache,
 )
-from .errors import EXIT_OK, EXIT_PARTIAL, LayoutError, ParseError, SourceError, UsageError
-from .layout import ARG_GROUPS, SERVER_ARGS, find_layout
-from .serialize import SCHEMA_VERSION, dumps
-from .sources import cached_releases, git_log, git_tree, release_versions
+from .core.errors import EXIT_OK, EXIT_PARTIAL, LayoutError, ParseError, SourceError, UsageError
+from .sources.layout import ARG_GROUPS, SERVER_ARGS, find_layout
+from .core.serialize import SCHEMA_VERSION, dumps
+from .sources.trees import cached_releases, git_log, git_tree, release_versions
 
 HISTORY_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/history.schema.json"
 
@@ -191,7 +191,7 @@ def _snapshot(folder: Path, key: str) -> Snapshot:
 
 
 def _store(path: Path, data: dict) -> None:
-    from .output import write_atomic
+    from .products.output import write_atomic
 
     write_atomic(path, dumps(data))
 
@@ -436,7 +436,7 @@ def _label(result: Extracted) -> str:
 
 
 def history_document(history: History, compare: str = "trigger") -> dict:
-    from .output import GENERATOR
+    from .products.output import GENERATOR
 
     good = [s for s in history.sources if s.error is None]
     return {
@@ -586,7 +586,7 @@ def add_parser(commands) -> None:
 
 
 def cmd_history(args) -> int:
-    from .output import write_documents
+    from .products.output import write_documents
 
     if args.revs and not args.git:
         raise UsageError("--revs needs --git REPO")

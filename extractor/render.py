@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .check import ENV_ASSIGNMENT, computable
-from .errors import EXIT_OK, UsageError
-from .formula import Spellings, atoms, compare, apply_transforms, literal_source, neg, render_flags
-from .model import NEGATED_OP, And, Atom, Const, Flag, Formula, Lit, Not, Or, Rule, RuleKind, Term, TermKind
-from .serialize import rule_json
+from .core.errors import EXIT_OK, UsageError
+from .core.formula import Spellings, atoms, compare, apply_transforms, literal_source, neg, render_flags
+from .core.model import NEGATED_OP, And, Atom, Const, Flag, Formula, Lit, Not, Or, Rule, RuleKind, Term, TermKind
+from .core.serialize import rule_json
 
 DEFAULT_SOURCE_URL = "https://github.com/sgl-project/sglang/blob/{commit}/python/{path}#L{line}"
 LAUNCH = ("python", "-m", "sglang.launch_server")

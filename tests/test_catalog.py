@@ -6,14 +6,14 @@ import textwrap
 
 import pytest
 
-from extractor.catalog import build_catalog
+from extractor.analysis.catalog import build_catalog
 from extractor.check import UNKNOWN, Catalog, parse_command
-from extractor.layout import find_layout
-from extractor.model import Flag
-from extractor.modules import outline
-from extractor.output import validate
-from extractor.serialize import dumps, flag_from_json, flag_json
-from extractor.sources import release_tree
+from extractor.sources.layout import find_layout
+from extractor.core.model import Flag
+from extractor.analysis.modules import outline
+from extractor.products.output import validate
+from extractor.core.serialize import dumps, flag_from_json, flag_json
+from extractor.sources.trees import release_tree
 
 # Action classes shaped like SGLang's (argparse_actions.py): what each stores is read from its source.
 ACTIONS = '''

@@ -19,11 +19,11 @@ from extractor.check import (
     split_command,
 )
 from extractor.cli import main
-from extractor.extract import extract
-from extractor.model import Term, TermKind
-from extractor.output import flags_document, rules_document, write_documents
-from extractor.sources import path_tree
-from extractor.witness import eligible, verify, witnesses
+from extractor.products.extraction import extract
+from extractor.core.model import Term, TermKind
+from extractor.products.output import flags_document, rules_document, write_documents
+from extractor.sources.trees import path_tree
+from extractor.products.witness import eligible, verify, witnesses
 
 from .conftest import FIXTURES
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from extractor.extract import extract
-from extractor.formula import render, terms
-from extractor.model import Rule, RuleKind, TermKind
-from extractor.sources import path_tree
+from extractor.products.extraction import extract
+from extractor.core.formula import render, terms
+from extractor.core.model import Rule, RuleKind, TermKind
+from extractor.sources.trees import path_tree
 
 
 def guards(folder: Path, files: dict[str, str]) -> list[Rule]:

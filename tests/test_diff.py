@@ -12,9 +12,9 @@ import pytest
 
 from extractor import cli, diff
 from extractor.diff import Snapshot, compare_conditions, find_changes, match_rules, parse_kinds
-from extractor.logic import implies_exact
-from extractor.model import And, Atom, Flag, Formula, Lit, Location, Not, Or, Rule, RuleKind, Snippet, Term, TermKind
-from extractor.output import load_schema, validate
+from extractor.logic.solver import implies_exact
+from extractor.core.model import And, Atom, Flag, Formula, Lit, Location, Not, Or, Rule, RuleKind, Snippet, Term, TermKind
+from extractor.products.output import load_schema, validate
 
 # ---- synthetic rules -----------------------------------------------------------------------------
 

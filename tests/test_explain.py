@@ -6,10 +6,10 @@ import pytest
 
 from extractor.cli import main
 from extractor.explain import candidates, explain_text, match, template
-from extractor.extract import extract
-from extractor.model import FALSE, Location, Rule, RuleKind, Snippet
-from extractor.output import flags_document, rules_document, write_documents
-from extractor.sources import path_tree
+from extractor.products.extraction import extract
+from extractor.core.model import FALSE, Location, Rule, RuleKind, Snippet
+from extractor.products.output import flags_document, rules_document, write_documents
+from extractor.sources.trees import path_tree
 
 from .conftest import FIXTURES
 

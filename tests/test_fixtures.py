@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from extractor.extract import extract
-from extractor.output import flags_document, rules_document, validate
-from extractor.serialize import dumps
-from extractor.sources import path_tree
+from extractor.products.extraction import extract
+from extractor.products.output import flags_document, rules_document, validate
+from extractor.core.serialize import dumps
+from extractor.sources.trees import path_tree
 
 from .conftest import FIXTURES
 

@@ -15,11 +15,11 @@ import pytest
 
 from extractor import graph as G
 from extractor.cli import main
-from extractor.extract import Extraction, extract
-from extractor.formula import conj, neg, render
-from extractor.model import Atom, Lit, Location, Rule, RuleKind, Snippet, Term, TermKind
-from extractor.output import validate
-from extractor.sources import path_tree, release_tree
+from extractor.products.extraction import Extraction, extract
+from extractor.core.formula import conj, neg, render
+from extractor.core.model import Atom, Lit, Location, Rule, RuleKind, Snippet, Term, TermKind
+from extractor.products.output import validate
+from extractor.sources.trees import path_tree, release_tree
 
 from .conftest import FIXTURES
 

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from extractor import cli, history, sources
+from extractor import cli, history
+from extractor.sources import trees as sources
 from extractor.diff import Snapshot, find_changes
-from extractor.output import validate
-from extractor.sources import SourceError
+from extractor.products.output import validate
+from extractor.sources.trees import SourceError
 
 from .test_diff import history_repo  # noqa: F401  (the git fixture, shared)
 
@@ -73,7 +74,7 @@ def test_git_history(history_repo, tmp_path: Path, capsys: pytest.CaptureFixture
     assert "6 sources, 5 steps, 5 rule lineages" in text
 
     # Second run: everything comes from the cache, nothing is extracted or diffed again.
-    monkeypatch.setattr("extractor.extract.extract", fail)
+    monkeypatch.setattr("extractor.products.extraction.extract", fail)
     monkeypatch.setattr(history, "find_changes", fail)
     monkeypatch.setattr(history, "load_cached", fail)  # nor are the documents read: outlines suffice
     again = tmp_path / "again"
@@ -116,7 +117,7 @@ def test_outlines_and_steps_are_rebuilt_from_cached_documents(history_repo, tmp_
     assert len(dropped) == 2 * len(commits) - 3  # 6 sources, 5 steps (the README commit is not a source)
     for path in dropped:
         path.unlink()
-    monkeypatch.setattr("extractor.extract.extract", fail)
+    monkeypatch.setattr("extractor.products.extraction.extract", fail)
     assert run(capsys, *argv, "-o", str(tmp_path / "again"))[0] == 0
     assert (tmp_path / "again" / "history.json").read_bytes() == (tmp_path / "first" / "history.json").read_bytes()
     assert len([*extractions.glob("outline-*.json"), *extractions.glob("step-*.json")]) == len(dropped)

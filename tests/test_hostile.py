@@ -16,12 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from extractor import cli, errors
-from extractor.extract import extract
-from extractor.formula import atoms
-from extractor.modules import ParseError
-from extractor.output import output_dir, rules_document, validate
-from extractor.sources import SourceInfo, SourceTree, path_tree
+from extractor import cli
+from extractor.core import errors
+from extractor.products.extraction import extract
+from extractor.core.formula import atoms
+from extractor.analysis.modules import ParseError
+from extractor.products.output import output_dir, rules_document, validate
+from extractor.sources.trees import SourceInfo, SourceTree, path_tree
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "failure-modes.md"
 ONE_LINE_ERROR = re.compile(r"^sglang-constraints: error: [^\n]+\n$")
@@ -445,7 +446,7 @@ def test_internal_error_is_one_line_unless_debug(tmp_path: Path, capsys: pytest.
     def broken(*args: object, **kwargs: object) -> None:
         raise KeyError("a bug")
 
-    monkeypatch.setattr("extractor.extract.extract", broken)
+    monkeypatch.setattr("extractor.products.extraction.extract", broken)
     write(tmp_path / "src" / "m.py", GUARDED)
     code, _, err = run_main(capsys, *(["--debug"] if debug else []), "extract", str(tmp_path / "src"),
                             "-o", str(tmp_path / "out"))

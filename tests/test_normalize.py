@@ -13,10 +13,10 @@ import ast
 import libcst as cst
 import pytest
 
-from extractor.conditions import Bound, Choice, Env, Scope, Unknown, _Normalizer, code, normalize
-from extractor.layout import find_layout
-from extractor.model import TRUE
-from extractor.sources import release_tree
+from extractor.analysis.conditions import Bound, Choice, Env, Scope, Unknown, _Normalizer, code, normalize
+from extractor.sources.layout import find_layout
+from extractor.core.model import TRUE
+from extractor.sources.trees import release_tree
 
 SCOPE = Scope(aliases=frozenset({"self", "server_args"}), constants={})
 

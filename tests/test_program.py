@@ -6,12 +6,12 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from extractor.conditions import code
-from extractor.extract import extract
-from extractor.formula import render
-from extractor.model import Rule, RuleKind
-from extractor.modules import outline, summarize
-from extractor.sources import path_tree
+from extractor.analysis.conditions import code
+from extractor.products.extraction import extract
+from extractor.core.formula import render
+from extractor.core.model import Rule, RuleKind
+from extractor.analysis.modules import outline, summarize
+from extractor.sources.trees import path_tree
 
 SERVER_ARGS = """
 import dataclasses
@@ -331,7 +331,7 @@ def handle_memory(server_args, gpu_mem=None):
 
 
 def test_triggers_spell_flags_as_the_catalog_does(tmp_path: Path) -> None:
-    from extractor.output import rules_document
+    from extractor.products.output import rules_document
 
     (tmp_path / "m.py").write_text(textwrap.dedent("""
         from typing import Annotated as A, Optional

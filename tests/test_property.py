@@ -15,11 +15,11 @@ import re
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
-from extractor.callgraph import Program
-from extractor.formula import evaluate, field_values, render
-from extractor.model import Rule, RuleKind
-from extractor.modules import summarize
-from extractor.rules import rules_of
+from extractor.analysis.callgraph import Program
+from extractor.core.formula import evaluate, field_values, render
+from extractor.core.model import Rule, RuleKind
+from extractor.analysis.modules import summarize
+from extractor.analysis.rules import rules_of
 
 SEED = 20240611
 PROGRAMS = 2000

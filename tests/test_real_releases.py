@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from extractor.extract import Extraction, extract
-from extractor.formula import atoms, fields_read, render
-from extractor.layout import find_layout
-from extractor.model import And, Atom, Const, Formula, Lit, Not, Or, RuleKind, Term, TermKind
-from extractor.output import flags_document, rules_document, validate
-from extractor.sources import SourceTree, release_tree
+from extractor.products.extraction import Extraction, extract
+from extractor.core.formula import atoms, fields_read, render
+from extractor.sources.layout import find_layout
+from extractor.core.model import And, Atom, Const, Formula, Lit, Not, Or, RuleKind, Term, TermKind
+from extractor.products.output import flags_document, rules_document, validate
+from extractor.sources.trees import SourceTree, release_tree
 
 pytestmark = pytest.mark.network
 

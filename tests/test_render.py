@@ -10,11 +10,11 @@ import pytest
 from markdown_it import MarkdownIt
 
 from extractor.cli import main
-from extractor.extract import extract
-from extractor.model import And, Atom, Flag, Lit, Not, Or, Term, TermKind
+from extractor.products.extraction import extract
+from extractor.core.model import And, Atom, Flag, Lit, Not, Or, Term, TermKind
 from extractor.render import Flags, page, render_site, solutions, source_link, way_text, words
-from extractor.serialize import rule_json
-from extractor.sources import path_tree
+from extractor.core.serialize import rule_json
+from extractor.sources.trees import path_tree
 
 from .conftest import FIXTURES
 
@@ -162,7 +162,7 @@ def test_words(formula, text) -> None:
 
 
 def _rule(trigger, **changes):
-    from extractor.model import Location, Rule, RuleKind, Snippet
+    from extractor.core.model import Location, Rule, RuleKind, Snippet
 
     snippet = Snippet(1, 3, "if cfg.offload and cfg.overlap:\n    if cfg.mode != 'decode' or cfg.tp_size > 1 or cfg.backend is None:\n        raise ValueError('x')")
     base = dict(id="r", kind=RuleKind.RAISE, exception="ValueError", message="x", message_static=True,

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from extractor import sources
-from extractor.sources import SourceError, SourceInfo, cached_releases, git_tree, path_tree, release_tree
+from extractor.sources import trees as sources
+from extractor.sources.trees import SourceError, SourceInfo, cached_releases, git_tree, path_tree, release_tree
 
 PACKAGE = {"sglang/__init__.py": b"", "sglang/srt/server_args.py": b"X = 1\n"}
 

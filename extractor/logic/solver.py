@@ -26,8 +26,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .formula import _assume, apply_transforms, atoms, compare, render
-from .model import FALSE, NEGATED_OP, SWAPPED_OP, TRUE, And, Atom, Const, Formula, Lit, Not, Or, Term, TermKind
+from ..core.formula import _assume, apply_transforms, atoms, compare, render
+from ..core.model import FALSE, NEGATED_OP, SWAPPED_OP, TRUE, And, Atom, Const, Formula, Lit, Not, Or, Term, TermKind
 
 # Search steps (variable assignments tried) before giving up on the exact decision. Measured on the
 # releases 0.5.10 to 0.5.23: the 20,028 trigger implications of matched rules take at most 109

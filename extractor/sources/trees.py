@@ -33,7 +33,7 @@ import platformdirs
 from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from .errors import SourceError
+from ..core.errors import SourceError
 
 DEFAULT_INDEX_URL = "https://pypi.org/simple"
 HTTP_TIMEOUT = 60.0

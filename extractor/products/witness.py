@@ -15,11 +15,11 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from .check import UNKNOWN, Context, RuleSet, check, computable, definitely_triggers, env_defaults, safe_eval, takes_list, value_type
-from .formula import atoms, conj, evaluate, neg
-from .logic import find_model
-from .model import And, Example, Flag, Formula, Lit, Rule, RuleKind, Term, TermKind
-from .render import Edit, Flags, solutions, split_condition
+from ..check import UNKNOWN, Context, RuleSet, check, computable, definitely_triggers, env_defaults, safe_eval, takes_list, value_type
+from ..core.formula import atoms, conj, evaluate, neg
+from ..logic.solver import find_model
+from ..core.model import And, Example, Flag, Formula, Lit, Rule, RuleKind, Term, TermKind
+from ..render import Edit, Flags, solutions, split_condition
 
 MODEL_PATH = "org/model"  # a stand-in for the required --model-path
 _REQUIRED_VALUE = {"model_path": MODEL_PATH}
@@ -301,7 +301,7 @@ class _Finder:
         return definitely_triggers(self.ruleset, argv, others)
 
     def _values(self, argv: list[str]) -> dict[str, object]:
-        from .check import parse_command
+        from ..check import parse_command
 
         return {k: v for k, v in parse_command(argv, self.catalog).given.items() if v is not UNKNOWN}
 

@@ -13,13 +13,13 @@ from typing import Callable
 import fastjsonschema
 import jsonschema
 
-from . import __version__
-from .errors import InvalidDocument
-from .extract import Extraction
-from .formula import Spellings, atoms
-from .graph import figures, graph_data, graph_documents
-from .model import RuleKind, TermKind
-from .serialize import (
+from .. import __version__
+from ..core.errors import InvalidDocument
+from .extraction import Extraction
+from ..core.formula import Spellings, atoms
+from ..graph import figures, graph_data, graph_documents
+from ..core.model import RuleKind, TermKind
+from ..core.serialize import (
     FLAGS_SCHEMA_ID,
     RULES_SCHEMA_ID,
     SCHEMA_VERSION,
@@ -29,7 +29,7 @@ from .serialize import (
     rule_json,
 )
 
-SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
 GENERATOR = {"name": "sglang-constraints", "version": __version__}
 
 

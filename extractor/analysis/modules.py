@@ -18,10 +18,10 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from .conditions import code
-from .errors import ParseError
+from ..core.errors import ParseError
 from .guards import FunctionInfo, function_aliases
 from .lines import Span, ast_blocks, child_blocks, statement_lines, statement_pairs
-from .model import Lit, SourceProblem
+from ..core.model import Lit, SourceProblem
 from .pyast import dotted, import_bindings, literal, segment, source_lines
 
 _ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})

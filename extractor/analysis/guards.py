@@ -33,9 +33,9 @@ from .conditions import (
     to_formula,
     value_fields,
 )
-from .formula import conj, disj, fields_read, literal_source, neg
+from ..core.formula import conj, disj, fields_read, literal_source, neg
 from .lines import Span, iter_statements
-from .model import FALSE, TRUE, Atom, Formula, RuleKind
+from ..core.model import FALSE, TRUE, Atom, Formula, RuleKind
 from .pyast import absolute_module, message_text
 
 # Functions that declare a resolved value for fields given as keywords: `declare_resolution(sa, "src", x=1)`.

@@ -17,14 +17,14 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from .conditions import FIELD_KEY, Bound, Choice, Env, Scope, bind, dotted_name, is_alias, literal, normalize
-from .errors import ParseError, SourceError
-from .formula import atoms, conj, disj, fields_read, neg, render
+from ..core.errors import ParseError, SourceError
+from ..core.formula import atoms, conj, disj, fields_read, neg, render
 from .guards import CallEvent, FunctionInfo, FunctionSummary, import_bindings, walk_function
 from .lines import iter_statements
-from .model import TRUE, And, Atom, Flag, Formula, Lit, Not, Notice, Or, Rule, RuleKind, Term, TermKind
+from ..core.model import TRUE, And, Atom, Flag, Formula, Lit, Not, Notice, Or, Rule, RuleKind, Term, TermKind
 from .modules import ModuleSummary, outline
 from .pyast import literal as ast_literal
-from .sources import SourceTree
+from ..sources.trees import SourceTree
 
 ENTRY_METHODS = ("__post_init__", "resolve_once", "check_server_args")
 ENTRY_FUNCTIONS = ("run_resolution_pipeline",)

@@ -8,15 +8,15 @@ import hashlib
 import time
 from dataclasses import dataclass
 
-from .catalog import build_catalog
-from .errors import ParseError, SourceError
-from .callgraph import Program
-from .graph import Relations, relations, with_related
-from .layout import Layout, find_layout
-from .model import Flag, Notice, Rule, SourceProblem
-from .modules import ModuleSummary, deep_recursion, summarize
-from .rules import rules_of
-from .sources import SourceInfo, SourceTree
+from ..analysis.catalog import build_catalog
+from ..core.errors import ParseError, SourceError
+from ..analysis.callgraph import Program
+from ..graph import Relations, relations, with_related
+from ..sources.layout import Layout, find_layout
+from ..core.model import Flag, Notice, Rule, SourceProblem
+from ..analysis.modules import ModuleSummary, deep_recursion, summarize
+from ..analysis.rules import rules_of
+from ..sources.trees import SourceInfo, SourceTree
 from .witness import attach_witnesses
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from .errors import LayoutError
+from ..core.errors import LayoutError
 
 SERVER_ARGS = "sglang/srt/server_args.py"
 ARG_GROUPS = "sglang/srt/arg_groups/"

@@ -12,7 +12,7 @@ import ast
 import re
 from collections.abc import Callable, Mapping
 
-from .model import Lit
+from ..core.model import Lit
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .formula import conj, disj, formula_size, literal_source, neg
-from .model import FALSE, SWAPPED_OP, TRUE, Atom, Const, Formula, Lit, Term, TermKind
+from ..core.formula import conj, disj, formula_size, literal_source, neg
+from ..core.model import FALSE, SWAPPED_OP, TRUE, Atom, Const, Formula, Lit, Term, TermKind
 
 _CODEGEN = cst.Module(body=[])
 
@@ -851,7 +851,7 @@ def _transform_of(node: cst.BaseExpression) -> tuple[str | None, cst.BaseExpress
 
 def _transformed_value(value: Term | Lit, transform: str) -> Term | Lit | None:
     if isinstance(value, Lit):
-        from .formula import apply_transforms
+        from ..core.formula import apply_transforms
 
         try:
             return Lit(apply_transforms(value.value, (transform,)))
@@ -866,7 +866,7 @@ def _truth(value: Term | Lit) -> Formula:
 
 def _compare(left: Term | Lit, op: str, right: Term | Lit, node: cst.Comparison, scope: Scope, env: Env) -> Formula:
     if isinstance(left, Lit) and isinstance(right, Lit):
-        from .formula import compare
+        from ..core.formula import compare
 
         try:
             return Const(compare(left.value, op, right.value))

@@ -19,8 +19,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .formula import flag_name
-from .model import Alias, Flag
+from ..core.formula import flag_name
+from ..core.model import Alias, Flag
 from .modules import ClassInfo, ModuleSummary
 from .modules import module_statements as _statements  # every block, not nested functions or classes
 from .pyast import dotted, literal, message_text, segment, string

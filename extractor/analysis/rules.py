@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from .formula import fields_read
-from .model import Location, Rule, RuleKind, Snippet
+from ..core.formula import fields_read
+from ..core.model import Location, Rule, RuleKind, Snippet
 
 if TYPE_CHECKING:  # libcst-backed; `diff` uses the id helpers here without parsing anything
     from .guards import FunctionInfo, FunctionSummary, GuardEvent, WriteEvent

@@ -1,0 +1,1 @@
+"""What is made from the analysed rules: extraction, witnesses, relations, graph, documents, pages, diffs, history."""

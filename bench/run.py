@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from extractor.products.extraction import extract  # noqa: E402
-from extractor.sources.layout import find_layout  # noqa: E402
 from extractor.products.output import extract_documents, write_documents  # noqa: E402
+from extractor.sources.layout import find_layout  # noqa: E402
 from extractor.sources.trees import SourceTree, path_tree, release_tree  # noqa: E402
 
 RELEASES = ("0.5.18", "0.5.23")

@@ -7,12 +7,13 @@ import textwrap
 import pytest
 
 from extractor.analysis.catalog import build_catalog
-from extractor.check import UNKNOWN, Catalog, parse_command
-from extractor.sources.layout import find_layout
-from extractor.core.model import Flag
 from extractor.analysis.modules import outline
-from extractor.products.output import validate
+from extractor.core.model import Flag
 from extractor.core.serialize import dumps, flag_from_json, flag_json
+from extractor.logic.expressions import UNKNOWN
+from extractor.logic.launch import Catalog, parse_command
+from extractor.products.output import validate
+from extractor.sources.layout import find_layout
 from extractor.sources.trees import release_tree
 
 # Action classes shaped like SGLang's (argparse_actions.py): what each stores is read from its source.

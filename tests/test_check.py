@@ -6,24 +6,17 @@ import json
 
 import pytest
 
-from extractor.check import (
-    UNKNOWN,
-    Unknown,
-    check,
-    computable,
-    env_defaults,
-    parse_command,
-    release_rules,
-    ruleset_of,
-    safe_eval,
-    split_command,
-)
+from extractor.analysis.environ import env_defaults
 from extractor.cli import main
-from extractor.products.extraction import extract
 from extractor.core.model import Term, TermKind
+from extractor.logic.expressions import UNKNOWN, Unknown, computable, safe_eval
+from extractor.logic.launch import parse_command, split_command
+from extractor.products.extraction import extract
+from extractor.products.linter import check
 from extractor.products.output import flags_document, rules_document, write_documents
-from extractor.sources.trees import path_tree
+from extractor.products.rulesets import release_rules, ruleset_of
 from extractor.products.witness import eligible, verify, witnesses
+from extractor.sources.trees import path_tree
 
 from .conftest import FIXTURES
 
@@ -182,7 +175,7 @@ def test_env_vars_unset_by_default_and_given(ruleset, monkeypatch) -> None:
 
 
 def test_env_defaults_follow_the_rules_file(rules_file, tmp_path) -> None:
-    from extractor.check import load_rules
+    from extractor.products.rulesets import load_rules
 
     argv = ["--model-path", "m", "--dp-size", "2"]
     assert STRICT not in outcome(load_rules(rules_file), argv)  # the source folder is here: environ.py read

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from extractor.products.extraction import extract
 from extractor.core.formula import render, terms
 from extractor.core.model import Rule, RuleKind, TermKind
+from extractor.products.extraction import extract
 from extractor.sources.trees import path_tree
 
 

@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from extractor import cli, diff
-from extractor.diff import Snapshot, compare_conditions, find_changes, match_rules, parse_kinds
-from extractor.logic.solver import implies_exact
+from extractor import cli
 from extractor.core.model import And, Atom, Flag, Formula, Lit, Location, Not, Or, Rule, RuleKind, Snippet, Term, TermKind
+from extractor.logic.solver import implies_exact
+from extractor.products import diff, sides
+from extractor.products.diff import compare_conditions, find_changes, match_rules, parse_kinds
 from extractor.products.output import load_schema, validate
+from extractor.products.sides import Snapshot
 
 # ---- synthetic rules -----------------------------------------------------------------------------
 
@@ -476,8 +478,8 @@ def test_each_side_spells_flags_as_its_catalog_does(tmp_path: Path, capsys: pyte
 @pytest.mark.network
 def test_refactor_release_reads_as_moves(capsys: pytest.CaptureFixture) -> None:
     """0.5.19 moved most guards from server_args.py to arg_groups/: they must come out as moved."""
-    old = diff.load_snapshot(diff.resolve_spec("0.5.18"))
-    new = diff.load_snapshot(diff.resolve_spec("0.5.19"))
+    old = sides.load_snapshot(sides.resolve_spec("0.5.18"))
+    new = sides.load_snapshot(sides.resolve_spec("0.5.19"))
     changes = list(find_changes(old, new))
     counts = diff.counts(changes)
     guards_in_server_args = {r.id for r in old.rules

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from extractor.cli import main
-from extractor.explain import candidates, explain_text, match, template
-from extractor.products.extraction import extract
 from extractor.core.model import FALSE, Location, Rule, RuleKind, Snippet
+from extractor.products.explain import candidates, explain_text, match, template
+from extractor.products.extraction import extract
 from extractor.products.output import flags_document, rules_document, write_documents
 from extractor.sources.trees import path_tree
 

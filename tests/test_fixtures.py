@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from extractor.core.serialize import dumps
 from extractor.products.extraction import extract
 from extractor.products.output import flags_document, rules_document, validate
-from extractor.core.serialize import dumps
 from extractor.sources.trees import path_tree
 
 from .conftest import FIXTURES

@@ -13,11 +13,11 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from extractor import graph as G
 from extractor.cli import main
-from extractor.products.extraction import Extraction, extract
 from extractor.core.formula import conj, neg, render
 from extractor.core.model import Atom, Lit, Location, Rule, RuleKind, Snippet, Term, TermKind
+from extractor.products import exports as E, graph as G, relations as R
+from extractor.products.extraction import Extraction, extract
 from extractor.products.output import validate
 from extractor.sources.trees import path_tree, release_tree
 
@@ -72,8 +72,8 @@ def guard(line: int, condition, enclosing=(), function="check", kind=RuleKind.RA
     ],
 )
 def test_siblings_share_a_block(a: tuple[int, ...], b: tuple[int, ...], expected: bool) -> None:
-    assert G._siblings(a, b) is expected
-    assert G._siblings(b, a) is expected
+    assert R._siblings(a, b) is expected
+    assert R._siblings(b, a) is expected
 
 
 def test_own_conditions_drop_the_negations_of_earlier_guards() -> None:
@@ -84,7 +84,7 @@ def test_own_conditions_drop_the_negations_of_earlier_guards() -> None:
     # What the walker builds for a later guard: the earlier guard did not fire, then its own tests.
     second = guard(20, conj(neg(conj(backup_host, mode_not_decode)), offload, mode_not_decode), enclosing=(19, 20))
     third = guard(30, conj(neg(backup_host), offload, neg(mode_not_decode)), enclosing=(19, 30))
-    own = G.own_conditions([first, second, third])
+    own = R.own_conditions([first, second, third])
     assert [render(p) for p in own[first.id]] == ['backup == "host"', 'mode != "decode"']
     assert [render(p) for p in own[second.id]] == ["offload", 'mode != "decode"']
     # `backup != "host"` and `mode == "decode"` negate earlier guards' own tests: inherited.
@@ -106,12 +106,12 @@ def test_own_conditions_drop_the_negations_of_earlier_guards() -> None:
 )
 def test_forbidden_pair(condition, expected: tuple[str, ...]) -> None:
     rule = guard(10, condition)
-    assert G.forbidden_pair(rule, G.own_conditions([rule])[rule.id]) == expected
+    assert R.forbidden_pair(rule, R.own_conditions([rule])[rule.id]) == expected
 
 
 def test_adjustments_forbid_nothing() -> None:
     rule = guard(10, conj(Atom(field("a")), Atom(field("b"))), kind=RuleKind.ADJUSTMENT)
-    assert G.forbidden_pair(rule, G.own_conditions([rule])[rule.id]) == ()
+    assert R.forbidden_pair(rule, R.own_conditions([rule])[rule.id]) == ()
 
 
 # ---- known neighbourhoods (tests/fixtures/graph_neighbourhoods) --------------------------------------
@@ -167,7 +167,7 @@ def test_related_are_ranked_and_bounded(fixture_extraction: Extraction) -> None:
 def test_related_keep_only_the_top_ten() -> None:
     # Twelve guards of one block: each relates to eleven, keeps ten, the lowest ids first on ties.
     rules = [guard(100 + i, Atom(field(f"f{i}")), enclosing=(99, 100 + i)) for i in range(12)]
-    related = G.with_related(rules)
+    related = R.with_related(rules)
     assert [r.id for r in related[0].related] == [r.id for r in rules[1:11]]
     assert {r.kind for r in related[0].related} == {"siblings"}
 
@@ -240,9 +240,9 @@ def edge_set(graph: nx.MultiDiGraph) -> dict:
 
 
 def test_node_link_json_round_trip(fixture_graph: nx.MultiDiGraph) -> None:
-    document = G.node_link(fixture_graph, {"source": "fixture"})
+    document = E.node_link(fixture_graph, {"source": "fixture"})
     validate(document, "graph.schema.json")
-    again = nx.node_link_graph(json.loads(json.dumps(document)), edges=G.LINKS_KEY)
+    again = nx.node_link_graph(json.loads(json.dumps(document)), edges=E.LINKS_KEY)
     assert isinstance(again, nx.MultiDiGraph)
     assert dict(again.nodes(data=True)) == dict(fixture_graph.nodes(data=True))
     assert edge_set(again) == edge_set(fixture_graph)
@@ -253,7 +253,7 @@ def test_node_link_json_round_trip(fixture_graph: nx.MultiDiGraph) -> None:
 
 
 def test_graphml_round_trip(fixture_graph: nx.MultiDiGraph) -> None:
-    text = G.graphml_text(fixture_graph)
+    text = E.graphml_text(fixture_graph)
     again = nx.read_graphml(io.BytesIO(text.encode("utf-8")))
     assert isinstance(again, nx.MultiDiGraph)
     assert dict(again.nodes(data=True)) == dict(fixture_graph.nodes(data=True))  # types too: bool, int, str
@@ -269,12 +269,12 @@ def test_graphml_refuses_mixed_attribute_types() -> None:
     graph.add_node("a", value=1)
     graph.add_node("b", value="one")
     with pytest.raises(TypeError, match="value"):
-        G.graphml_text(graph)
+        E.graphml_text(graph)
 
 
 def test_dot_is_deterministic_and_complete(fixture_extraction: Extraction, fixture_graph: nx.MultiDiGraph) -> None:
-    text = G.dot_text(fixture_graph)
-    assert text == G.dot_text(G.build_graph(fixture_extraction.rules, fixture_extraction.flags))
+    text = E.dot_text(fixture_graph)
+    assert text == E.dot_text(G.build_graph(fixture_extraction.rules, fixture_extraction.flags))
     assert text.startswith('digraph "constraints" {') and text.endswith("}\n")
     assert text.count("{") == text.count("}")
     for node in fixture_graph:
@@ -287,9 +287,9 @@ def test_dot_is_deterministic_and_complete(fixture_extraction: Extraction, fixtu
 
 
 def test_exports_are_stable_bytes(fixture_extraction: Extraction) -> None:
-    first = G.graph_documents(G.build_graph(fixture_extraction.rules, fixture_extraction.flags), {"source": "x"})
+    first = E.graph_documents(G.build_graph(fixture_extraction.rules, fixture_extraction.flags), {"source": "x"})
     again = extract(path_tree(CASE))
-    second = G.graph_documents(G.build_graph(again.rules[::-1], again.flags[::-1]), {"source": "x"})
+    second = E.graph_documents(G.build_graph(again.rules[::-1], again.flags[::-1]), {"source": "x"})
     for name in first:
         assert json.dumps(first[name][0], sort_keys=True) == json.dumps(second[name][0], sort_keys=True), name
 
@@ -312,12 +312,12 @@ def test_no_rules_no_graph_edges() -> None:
     graph = G.build_graph([], [])
     assert graph.number_of_nodes() == 0
     assert G.figures(graph)["co_occurrence"] == {"flags": 0, "pairs": 0, "components": 0, "sizes": [], "singletons": 0, "small": []}
-    assert G.with_related([]) == []
+    assert R.with_related([]) == []
 
 
 def test_affected_by_outside_the_rule_set_is_ignored() -> None:
     rule = replace(guard(10, Atom(field("a"))), affected_by=("ffffffffffffffff",))
-    assert G.with_related([rule])[0].related == ()
+    assert R.with_related([rule])[0].related == ()
     assert G.build_graph([rule], []).number_of_edges() == 1  # its read of `a`
 
 
@@ -369,7 +369,7 @@ def test_graph_rule_and_formats(fixture_extraction: Extraction, capsys: pytest.C
     assert listed == [r.message for r in seed.related]
 
     assert main(["graph", str(CASE), "--rule", seed.id, "--format", "json"]) == 0
-    sub = nx.node_link_graph(json.loads(capsys.readouterr().out), edges=G.LINKS_KEY)
+    sub = nx.node_link_graph(json.loads(capsys.readouterr().out), edges=E.LINKS_KEY)
     assert set(sub) == {G.rule_node(seed.id), *(G.rule_node(r.id) for r in seed.related), "flag:mode", "flag:offload"}
 
     assert main(["graph", str(CASE), "--flag", "cache-b", "--format", "dot"]) == 0
@@ -487,7 +487,7 @@ def test_graph_answers_for_every_catalog_flag_of_0_5_23(release_extraction: Extr
         node = G.find_flag(graph, ex.flags, flag.flags[0] if flag.flags else flag.name)
         assert node == f"flag:{flag.name}"
         assert G.describe(graph, node).startswith(graph.nodes[node]["label"])
-    validate(G.node_link(graph, {"source": "0.5.23"}), "graph.schema.json")
+    validate(E.node_link(graph, {"source": "0.5.23"}), "graph.schema.json")
     figures = G.figures(graph)
     assert figures["nodes"]["rule"] == len(ex.rules)
     assert figures["most_connected_flags"][0]["rules"] >= figures["most_connected_flags"][-1]["rules"]

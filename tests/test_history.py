@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from extractor import cli, history
-from extractor.sources import trees as sources
-from extractor.diff import Snapshot, find_changes
+from extractor import cli
+from extractor.products import history
+from extractor.products.diff import find_changes
 from extractor.products.output import validate
+from extractor.products.sides import Snapshot
+from extractor.sources import trees as sources
 from extractor.sources.trees import SourceError
 
 from .test_diff import history_repo  # noqa: F401  (the git fixture, shared)
@@ -275,7 +277,7 @@ def test_release_history(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
 
 def test_the_cache_keeps_the_most_recently_used_files_within_its_limit(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    from extractor.diff import load_cached, prune_cache
+    from extractor.products.cache import load_cached, prune_cache
 
     for age, key in enumerate(["new", "mid", "old"]):  # 0.4 MiB per entry, older by a day each
         for name in (f"{key}.json", f"{key}.flags.json"):

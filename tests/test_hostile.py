@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from extractor import cli
-from extractor.core import errors
-from extractor.products.extraction import extract
-from extractor.core.formula import atoms
 from extractor.analysis.modules import ParseError
+from extractor.core import errors
+from extractor.core.formula import atoms
+from extractor.products.extraction import extract
 from extractor.products.output import output_dir, rules_document, validate
 from extractor.sources.trees import SourceInfo, SourceTree, path_tree
 

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extractor.logic import solver as logic
 from extractor.core.formula import apply_transforms, compare, evaluate, neg
-from extractor.logic.solver import equivalent, find_model, implies, implies_exact, satisfiable
 from extractor.core.model import NEGATED_OP, And, Atom, Const, Formula, Lit, Not, Or, Term, TermKind
+from extractor.logic import solver as logic
+from extractor.logic.solver import equivalent, find_model, implies, implies_exact, satisfiable
 
 
 def field(name: str, *transforms: str) -> Term:

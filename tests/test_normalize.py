@@ -13,9 +13,10 @@ import ast
 import libcst as cst
 import pytest
 
-from extractor.analysis.conditions import Bound, Choice, Env, Scope, Unknown, _Normalizer, code, normalize
-from extractor.sources.layout import find_layout
+from extractor.analysis.normalize import _Normalizer, normalize
+from extractor.analysis.scope import Bound, Choice, Env, Scope, Unknown, code
 from extractor.core.model import TRUE
+from extractor.sources.layout import find_layout
 from extractor.sources.trees import release_tree
 
 SCOPE = Scope(aliases=frozenset({"self", "server_args"}), constants={})

@@ -6,11 +6,11 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from extractor.analysis.conditions import code
-from extractor.products.extraction import extract
+from extractor.analysis.modules import outline, summarize
+from extractor.analysis.scope import code
 from extractor.core.formula import render
 from extractor.core.model import Rule, RuleKind
-from extractor.analysis.modules import outline, summarize
+from extractor.products.extraction import extract
 from extractor.sources.trees import path_tree
 
 SERVER_ARGS = """

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 from extractor.analysis.callgraph import Program
-from extractor.core.formula import evaluate, field_values, render
-from extractor.core.model import Rule, RuleKind
 from extractor.analysis.modules import summarize
 from extractor.analysis.rules import rules_of
+from extractor.core.formula import evaluate, field_values, render
+from extractor.core.model import Rule, RuleKind
 
 SEED = 20240611
 PROGRAMS = 2000

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from extractor.products.extraction import Extraction, extract
 from extractor.core.formula import atoms, fields_read, render
-from extractor.sources.layout import find_layout
 from extractor.core.model import And, Atom, Const, Formula, Lit, Not, Or, RuleKind, Term, TermKind
+from extractor.products.extraction import Extraction, extract
 from extractor.products.output import flags_document, rules_document, validate
+from extractor.sources.layout import find_layout
 from extractor.sources.trees import SourceTree, release_tree
 
 pytestmark = pytest.mark.network

@@ -10,10 +10,11 @@ import pytest
 from markdown_it import MarkdownIt
 
 from extractor.cli import main
-from extractor.products.extraction import extract
 from extractor.core.model import And, Atom, Flag, Lit, Not, Or, Term, TermKind
-from extractor.render import Flags, page, render_site, solutions, source_link, way_text, words
 from extractor.core.serialize import rule_json
+from extractor.products.extraction import extract
+from extractor.products.pages import page, render_site, source_link
+from extractor.products.words import Flags, solutions, way_text, words
 from extractor.sources.trees import path_tree
 
 from .conftest import FIXTURES
@@ -210,7 +211,7 @@ def test_cli_render_from_rules_and_from_source(tmp_path, capsys) -> None:
 
 @pytest.mark.network
 def test_real_release_pages_are_commonmark(tmp_path) -> None:
-    from extractor.check import release_rules
+    from extractor.products.rulesets import release_rules
 
     real = release_rules("0.5.23")
     render_site(real.rules, real.flags, real.source, tmp_path)

@@ -10,9 +10,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from extractor.core.serialize import dumps
 from extractor.products.extraction import extract
 from extractor.products.output import SCHEMA_DIR, InvalidDocument, extract_documents, load_schema, validate
-from extractor.core.serialize import dumps
 from extractor.sources.trees import path_tree
 
 from .conftest import FIXTURES

@@ -16,15 +16,16 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from .conditions import FIELD_KEY, Bound, Choice, Env, Scope, bind, dotted_name, is_alias, literal, normalize
 from ..core.errors import ParseError, SourceError
 from ..core.formula import atoms, conj, disj, fields_read, neg, render
+from ..core.model import TRUE, And, Atom, Flag, Formula, Lit, Not, Notice, Or, Rule, RuleKind, Term, TermKind
+from ..sources.trees import SourceTree
 from .guards import CallEvent, FunctionInfo, FunctionSummary, import_bindings, walk_function
 from .lines import iter_statements
-from ..core.model import TRUE, And, Atom, Flag, Formula, Lit, Not, Notice, Or, Rule, RuleKind, Term, TermKind
 from .modules import ModuleSummary, outline
+from .normalize import normalize
 from .pyast import literal as ast_literal
-from ..sources.trees import SourceTree
+from .scope import FIELD_KEY, Bound, Choice, Env, Scope, bind, dotted_name, is_alias, literal
 
 ENTRY_METHODS = ("__post_init__", "resolve_once", "check_server_args")
 ENTRY_FUNCTIONS = ("run_resolution_pipeline",)

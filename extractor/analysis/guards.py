@@ -9,7 +9,13 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from .conditions import (
+from ..core.formula import conj, disj, fields_read, literal_source, neg
+from ..core.model import FALSE, TRUE, Atom, Formula, RuleKind
+from .conditions import to_formula
+from .lines import Span, iter_statements
+from .normalize import classify, normalize, term_source, value_fields
+from .pyast import absolute_module, message_text
+from .scope import (
     ALIAS_PARAMS,
     FIELD_KEY,
     Bound,
@@ -22,21 +28,12 @@ from .conditions import (
     Value,
     bind,
     bound_string,
-    classify,
     code,
     dotted_name,
     field_of,
     is_alias,
     iter_expression,
-    normalize,
-    term_source,
-    to_formula,
-    value_fields,
 )
-from ..core.formula import conj, disj, fields_read, literal_source, neg
-from .lines import Span, iter_statements
-from ..core.model import FALSE, TRUE, Atom, Formula, RuleKind
-from .pyast import absolute_module, message_text
 
 # Functions that declare a resolved value for fields given as keywords: `declare_resolution(sa, "src", x=1)`.
 DECLARE_FUNCTIONS = frozenset({"declare_resolution", "declare_late_resolution"})

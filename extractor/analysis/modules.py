@@ -17,12 +17,12 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from .conditions import code
 from ..core.errors import ParseError
+from ..core.model import Lit, SourceProblem
 from .guards import FunctionInfo, function_aliases
 from .lines import Span, ast_blocks, child_blocks, statement_lines, statement_pairs
-from ..core.model import Lit, SourceProblem
 from .pyast import dotted, import_bindings, literal, segment, source_lines
+from .scope import code
 
 _ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
 AstFunction = ast.FunctionDef | ast.AsyncFunctionDef

@@ -80,7 +80,7 @@ def normalized_message(message: str) -> str:
     return " ".join(_PLACEHOLDER.sub("{}", message).split())
 
 
-def _function_key(qualname: str) -> str:
+def function_key(qualname: str) -> str:
     # `ServerArgs._handle_cache_compatibility` and `handle_cache_compatibility` are the same guard's home.
     return qualname.rsplit(".", 1)[-1].lstrip("_")
 
@@ -102,7 +102,7 @@ def assign_ids(rules: list[Rule], anchors: list[tuple[str, ...]] | None = None) 
     keys = [_identity(r) for r in rules]
     tests = anchors if anchors is not None else [fields_read(r.condition) for r in rules]
     refiners = (
-        lambda i: _function_key(rules[i].function),
+        lambda i: function_key(rules[i].function),
         lambda i: ",".join(tests[i]),
         None,  # order among the rest
     )

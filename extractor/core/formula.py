@@ -61,7 +61,7 @@ def _prune(items: list[Formula], in_or: bool) -> list[Formula]:
     result: list[Formula] = []
     for item in items:
         if facts and not _is_literal(item):
-            item = _assume(item, facts)
+            item = assume(item, facts)
             if item == neutral:
                 continue
         if _is_literal(item):
@@ -70,17 +70,17 @@ def _prune(items: list[Formula], in_or: bool) -> list[Formula]:
     return result
 
 
-def _assume(f: Formula, facts: set[Formula]) -> Formula:
+def assume(f: Formula, facts: set[Formula]) -> Formula:
     """The formula with every literal known from `facts` replaced by its truth value."""
     if f in facts:
         return TRUE
     if isinstance(f, (Atom, Not)) and neg(f) in facts:
         return FALSE
     if isinstance(f, Not):
-        inner = _assume(f.arg, facts)
+        inner = assume(f.arg, facts)
         return f if inner is f.arg else neg(inner)
     if isinstance(f, (And, Or)):
-        args = [_assume(a, facts) for a in f.args]
+        args = [assume(a, facts) for a in f.args]
         if all(a is b for a, b in zip(args, f.args)):
             return f
         return conj(*args) if isinstance(f, And) else disj(*args)

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..core.formula import _assume, apply_transforms, atoms, compare, render
+from ..core.formula import apply_transforms, assume, atoms, compare, render
 from ..core.model import FALSE, NEGATED_OP, SWAPPED_OP, TRUE, And, Atom, Const, Formula, Lit, Not, Or, Term, TermKind
 
 # Search steps (variable assignments tried) before giving up on the exact decision. Measured on the
@@ -140,7 +140,7 @@ def _obligations(a: Formula, b: Formula, plain: bool | None = None) -> list[tupl
     if a == b:
         return []
     facts = set(a.args) if isinstance(a, And) else {a}
-    reduced = _assume(b, facts)
+    reduced = assume(b, facts)
     if reduced == TRUE:
         return []
     if reduced != b:

@@ -8,15 +8,15 @@ import hashlib
 import time
 from dataclasses import dataclass
 
-from ..analysis.catalog import build_catalog
-from ..core.errors import ParseError, SourceError
 from ..analysis.callgraph import Program
-from ..graph import Relations, relations, with_related
-from ..sources.layout import Layout, find_layout
-from ..core.model import Flag, Notice, Rule, SourceProblem
+from ..analysis.catalog import build_catalog
 from ..analysis.modules import ModuleSummary, deep_recursion, summarize
 from ..analysis.rules import rules_of
+from ..core.errors import ParseError, SourceError
+from ..core.model import Flag, Notice, Rule, SourceProblem
+from ..sources.layout import Layout, find_layout
 from ..sources.trees import SourceInfo, SourceTree
+from .relations import Relations, relations, with_related
 from .witness import attach_witnesses
 
 

@@ -15,9 +15,7 @@ import jsonschema
 
 from .. import __version__
 from ..core.errors import InvalidDocument
-from .extraction import Extraction
 from ..core.formula import Spellings, atoms
-from ..graph import figures, graph_data, graph_documents
 from ..core.model import RuleKind, TermKind
 from ..core.serialize import (
     FLAGS_SCHEMA_ID,
@@ -28,6 +26,9 @@ from ..core.serialize import (
     problem_json,
     rule_json,
 )
+from .exports import graph_documents
+from .extraction import Extraction
+from .graph import figures, graph_data
 
 SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
 GENERATOR = {"name": "sglang-constraints", "version": __version__}

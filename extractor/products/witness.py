@@ -1,7 +1,7 @@
 """Witnesses: for a rule whose trigger reads only flags (and env vars), a minimal command line that
 triggers it and one fixed command line, each checked by the same evaluation as `check`.
 
-The triggering line comes from `logic.find_model` with every flag preferring its default (so only
+The triggering line comes from `logic.solver.find_model` with every flag preferring its default (so only
 the flags that matter are passed); the fixed line applies the first of the page's solutions that
 clears the rule without setting off a sibling guard of the same function, else a minimal change
 found by the solver that keeps the inherited path and falsifies the rule's own condition.
@@ -15,11 +15,15 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ..check import UNKNOWN, Context, RuleSet, check, computable, definitely_triggers, env_defaults, safe_eval, takes_list, value_type
+from ..analysis.environ import env_defaults
 from ..core.formula import atoms, conj, evaluate, neg
-from ..logic.solver import find_model
 from ..core.model import And, Example, Flag, Formula, Lit, Rule, RuleKind, Term, TermKind
-from ..render import Edit, Flags, solutions, split_condition
+from ..logic.evaluation import Context
+from ..logic.expressions import UNKNOWN, computable, safe_eval
+from ..logic.launch import parse_command, takes_list, value_type
+from ..logic.solver import find_model
+from .linter import RuleSet, check, definitely_triggers
+from .words import Edit, Flags, solutions, split_condition
 
 MODEL_PATH = "org/model"  # a stand-in for the required --model-path
 _REQUIRED_VALUE = {"model_path": MODEL_PATH}
@@ -301,8 +305,6 @@ class _Finder:
         return definitely_triggers(self.ruleset, argv, others)
 
     def _values(self, argv: list[str]) -> dict[str, object]:
-        from ..check import parse_command
-
         return {k: v for k, v in parse_command(argv, self.catalog).given.items() if v is not UNKNOWN}
 
     def _apply(self, argv: list[str], way: tuple[Edit, ...]) -> list[str] | None:

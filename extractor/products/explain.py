@@ -8,14 +8,11 @@ message found in several releases says in which.
 
 from __future__ import annotations
 
-import argparse
 import re
-import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .core.errors import UsageError
-from .core.model import Rule, RuleKind
+from ..core.model import Rule, RuleKind
 
 _MAX_TEXT = 20_000  # characters of pasted text looked at (the end, where the error is)
 _MIN_LITERAL = 10  # a template with less fixed text than this matches too much to mean anything
@@ -182,48 +179,3 @@ def _summary(c: Candidate) -> str:
 def _short(text: str, limit: int = 80) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-# ---- command -------------------------------------------------------------------------------------------
-
-
-def add_parser(commands) -> None:
-    parser = commands.add_parser("explain", help="find the rule behind an error line and show its page",
-                                 description="Paste an error line (log noise and `ValueError: ` are fine).")
-    parser.add_argument("text", nargs="+", help="the error text (quote it, or pass several words)")
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--release", action="append", help="look in this release (repeatable); default: every cached release")
-    where.add_argument("--rules", help="look in this rules.json")
-    parser.add_argument("--index-url", help="package index for --release")
-    parser.set_defaults(func=cmd_explain)
-
-
-def _rule_sets(args: argparse.Namespace) -> Iterable[tuple[str, object]]:
-    from .check import load_rules, release_rules
-    from .sources.trees import cached_releases
-
-    if args.rules:
-        ruleset = load_rules(args.rules)
-        return [(ruleset.label, ruleset)]
-    releases = args.release or cached_releases()
-    if not releases:
-        raise UsageError("no release in the cache yet: pass --release VERSION or --rules FILE")
-    return [(version, release_rules(version, args.index_url)) for version in releases]
-
-
-def cmd_explain(args: argparse.Namespace) -> int:
-    from .render import Flags, page
-
-    text = " ".join(args.text)
-    if text == "-":
-        text = sys.stdin.read()
-    loaded = list(_rule_sets(args))
-    by_label = {label: ruleset for label, ruleset in loaded}
-
-    def show(c: Candidate) -> str:
-        ruleset = by_label[c.label]
-        return page(c.rule, Flags(ruleset.flags), ruleset.source, {r.id: r for r in ruleset.rules})
-
-    answer, code = explain_text(text, [(label, rs.rules) for label, rs in loaded], show)
-    sys.stdout.write(answer)
-    return code

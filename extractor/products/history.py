@@ -1,7 +1,7 @@
 """History of the rules across releases or commits: parallel cached extractions, changes step by step.
 
 Each source is extracted in a worker process and cached by the content of the files it reads
-(`diff.extract_documents`), with a small outline of what the history needs of it; each step between
+(`cache.extract_documents`), with a small outline of what the history needs of it; each step between
 consecutive sources is diffed once, mostly in the worker that holds both sources, and cached by the
 two extraction keys. So a second run only hashes the inputs and reads outlines and steps, never the
 documents. The result, `history.json`, follows every rule through the steps (its first and last
@@ -26,25 +26,13 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from .diff import (
-    Snapshot,
-    Spec,
-    cache_key,
-    cache_paths,
-    code_fingerprint,
-    counts,
-    extract_documents,
-    extraction_cache,
-    find_changes,
-    load_cached,
-    match_rules,
-    open_spec,
-    prune_cache,
-)
-from .core.errors import EXIT_OK, EXIT_PARTIAL, LayoutError, ParseError, SourceError, UsageError
-from .sources.layout import ARG_GROUPS, SERVER_ARGS, find_layout
-from .core.serialize import SCHEMA_VERSION, dumps
-from .sources.trees import cached_releases, git_log, git_tree, release_versions
+from ..core.errors import LayoutError, ParseError, SourceError
+from ..core.serialize import SCHEMA_VERSION, dumps
+from ..sources.layout import ARG_GROUPS, SERVER_ARGS, find_layout
+from ..sources.trees import cached_releases, git_log, git_tree, release_versions
+from .cache import cache_key, cache_paths, code_fingerprint, extract_documents, extraction_cache, load_cached, prune_cache
+from .diff import counts, find_changes, match_rules
+from .sides import Snapshot, Spec, open_spec
 
 HISTORY_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/history.schema.json"
 
@@ -191,7 +179,7 @@ def _snapshot(folder: Path, key: str) -> Snapshot:
 
 
 def _store(path: Path, data: dict) -> None:
-    from .products.output import write_atomic
+    from .output import write_atomic
 
     write_atomic(path, dumps(data))
 
@@ -206,12 +194,12 @@ def _load(path: Path) -> dict | None:
 
 def _outline_path(folder: Path, key: str) -> Path:
     # Keyed by the history code too: an outline is this module's view of the documents.
-    digest = hashlib.sha256(f"{key}\n{code_fingerprint('history')}".encode()).hexdigest()
+    digest = hashlib.sha256(f"{key}\n{code_fingerprint('products.history')}".encode()).hexdigest()
     return folder / f"outline-{digest}.json"
 
 
 def _step_path(folder: Path, old_key: str, new_key: str, compare: str) -> Path:
-    digest = hashlib.sha256("\n".join((old_key, new_key, compare, code_fingerprint("history"))).encode())
+    digest = hashlib.sha256("\n".join((old_key, new_key, compare, code_fingerprint("products.history"))).encode())
     return folder / f"step-{digest.hexdigest()}.json"
 
 
@@ -436,7 +424,7 @@ def _label(result: Extracted) -> str:
 
 
 def history_document(history: History, compare: str = "trigger") -> dict:
-    from .products.output import GENERATOR
+    from .output import GENERATOR
 
     good = [s for s in history.sources if s.error is None]
     return {
@@ -560,59 +548,3 @@ def timeline_markdown(document: Mapping) -> str:
     for error in document["errors"]:
         lines.append(f"\n- {error['label']}: not extracted: {error['message']}")
     return "\n".join(lines) + "\n"
-
-
-# ---- the command --------------------------------------------------------------------------------------
-
-
-def add_parser(commands) -> None:
-    parser = commands.add_parser(
-        "history", help="follow the rules across releases or commits",
-        description="Extract every source (in parallel, cached by content) and write history.json and "
-                    "timeline.md: each rule's first and last source and its changes step by step.")
-    which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--releases", metavar="A..B|A,B,...", help="a range of releases on the index, or a list")
-    which.add_argument("--all", action="store_true", help="every release on the index")
-    which.add_argument("--revs", metavar="A..B", help="commits of --git from A to B that touch the read files")
-    parser.add_argument("--git", metavar="REPO", help="a local SGLang clone (with --revs)")
-    parser.add_argument("--pre", action="store_true", help="include pre-releases in a range or --all")
-    parser.add_argument("--index-url", help="package index (default: $PIP_INDEX_URL or PyPI)")
-    parser.add_argument("--include", action="append", metavar="GLOB", help="read these files instead of the layout's")
-    parser.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all cores)")
-    parser.add_argument("--compare", choices=("trigger", "condition"), default="trigger")
-    parser.add_argument("-o", "--output", default="out/history", help="folder for history.json and timeline.md")
-    parser.add_argument("--no-cache", action="store_true", help="extract and diff again even if seen before")
-    parser.set_defaults(func=cmd_history)
-
-
-def cmd_history(args) -> int:
-    from .products.output import write_documents
-
-    if args.revs and not args.git:
-        raise UsageError("--revs needs --git REPO")
-    if args.git and not args.revs:
-        raise UsageError("--git goes with --revs A..B")
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError("--jobs must be at least 1")
-    if args.revs:
-        specs = git_specs(args.git, args.revs, args.include)
-    else:
-        specs = release_specs(args.releases, all_releases=args.all, pre=args.pre, index_url=args.index_url)
-    history = run_history(specs, include=args.include, jobs=args.jobs, use_cache=not args.no_cache,
-                          compare=args.compare)
-    document = history_document(history, args.compare)
-    if not document["sources"]:
-        raise SourceError("no source could be extracted: " + "; ".join(e["message"] for e in document["errors"]))
-    folder = Path(args.output)
-    write_documents(folder, {
-        "history.json": (document, "history.schema.json"),
-        "timeline.md": ({"text": timeline_markdown(document)}, None),
-    })
-    totals = {k: n for k, n in counts(c for _, _, s in history.steps for c in s["changes"]).items() if n}
-    print(f"{len(document['sources'])} sources, {len(document['steps'])} steps, "
-          f"{len(document['rules'])} rule lineages; "
-          + (", ".join(f"{n} {k}" for k, n in totals.items()) or "no changes") + f" -> {folder}")
-    for error in document["errors"]:
-        print(f"warning: {error['label']}: {error['message']}", file=sys.stderr)
-    return EXIT_PARTIAL if document["errors"] else EXIT_OK
-

@@ -1,0 +1,285 @@
+"""What a function's expressions are read against: server-argument aliases, the values of locals, literals.
+
+The names that denote the server arguments, locals bound (or path-dependent, or unknown), module
+constants and Enums, literals, and a walk over the variables of an expression.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Callable, Container, Mapping
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ..core.formula import conj
+from ..core.model import Formula, Lit
+
+_CODEGEN = cst.Module(body=[])
+
+# Calls that return a view of the server arguments: `cfg = resolving_view(server_args)`.
+VIEW_FUNCTIONS = frozenset({"resolving_view", "resolved_view", "_resolved", "ResolvedView", "ResolvingConfig"})
+# Parameter names that hold the server arguments by convention.
+ALIAS_PARAMS = frozenset({"server_args", "args", "cfg", "view", "sargs"})
+MAX_CHOICES = 64
+
+
+# --- values of locals -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """A local bound to an expression, to be read in the environment (and scope) of its assignment."""
+
+    node: cst.BaseExpression
+    env: Mapping[str, Value]
+    scope: Scope | None = None  # set when the value crosses into another function (an argument)
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """A local whose value depends on the path: (condition, value) pairs, conditions disjoint."""
+
+    options: tuple[tuple[Formula, Value], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """A local whose value cannot be followed (set in a loop, unpacked, ...)."""
+
+    text: str
+    fields: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NonEmpty:
+    """A collection known to hold items (`problems.append(...)` ran)."""
+
+    text: str
+    fields: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Original:
+    """A field as the launch command set it: its value on a path where the function did not assign it."""
+
+    name: str
+
+    @property
+    def text(self) -> str:
+        return self.name
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return (self.name,)
+
+
+Value = Bound | Choice | Unknown | NonEmpty | Original
+Env = Mapping[str, Value]
+# Env keys of the fields a function assigns itself (`self.page_size = 64`): "@page_size". Reads of
+# the field after the assignment see the assigned value, path by path, as reads of a local do.
+FIELD_KEY = "@"
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What a function's expressions are read against."""
+
+    aliases: frozenset[str]  # local names that denote the server arguments
+    constants: Mapping[str, Lit]  # module-level names bound to literals
+    enums: Container[str] = field(default=frozenset(), compare=False, hash=False)  # `E.MEMBER` reads as "MEMBER"
+    methods: frozenset[str] = frozenset()  # methods and properties of ServerArgs: `self.x` of these is no field
+    # Inlines a call to a one-`return` predicate: gives (returned expression, its scope, its locals).
+    inline: Callable[[cst.Call, Env], tuple[cst.BaseExpression, Scope, Env] | None] | None = field(
+        default=None, compare=False, hash=False
+    )
+
+
+def code(node: cst.CSTNode) -> str:
+    return _CODEGEN.code_for_node(node)
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """`a.b.c` for a chain of names, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted_name(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+def is_alias(node: cst.BaseExpression, scope: Scope, env: Env) -> bool:
+    """Does the expression denote the server arguments (`self`, `server_args`, `resolving_view(x)`, ...)?"""
+    if isinstance(node, cst.Name):
+        return node.value in scope.aliases and node.value not in env
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
+        # `cfg = cfg or resolving_view(server_args)`: the caller's view, else a new one: a view either way.
+        return is_alias(node.left, scope, env) and is_alias(node.right, scope, env)
+    if isinstance(node, cst.Call):
+        name = dotted_name(node.func)
+        if name is None:
+            return False
+        last = name.rsplit(".", 1)[-1]
+        if last in VIEW_FUNCTIONS:
+            if isinstance(node.func, cst.Attribute):  # self._resolved()
+                return is_alias(node.func.value, scope, env)
+            return bool(node.args) and is_alias(node.args[0].value, scope, env)
+    return False
+
+
+def field_of(node: cst.BaseExpression, scope: Scope, env: Env) -> str | None:
+    """The field name if the expression reads one server argument directly."""
+    if isinstance(node, cst.Attribute) and is_alias(node.value, scope, env):
+        # `_raw_input`, `_cuda_graph_config_locked`: the record's bookkeeping, not a server argument;
+        # `LANGUAGE_MODEL_ONLY_ARCHITECTURES`: a class constant; a `@property` or method neither.
+        name = node.attr.value
+        return None if name.startswith("_") or name.isupper() or name in scope.methods else name
+    if isinstance(node, cst.Call) and dotted_name(node.func) == "getattr" and len(node.args) >= 2:
+        value = bound_string(node.args[1].value, env)  # `getattr(cfg, attr)` in `for attr in ("a", "b")`
+        if value is None or not is_alias(node.args[0].value, scope, env):
+            return None
+        return None if value.startswith("_") or value.isupper() or value in scope.methods else value
+    return None
+
+
+def bound_string(node: cst.BaseExpression, env: Env) -> str | None:
+    """A string literal, or a local bound to one (a loop over literal names, unrolled)."""
+    while isinstance(node, cst.Name) and isinstance(env.get(node.value), Bound):
+        bound = env[node.value]
+        node, env = bound.node, bound.env  # type: ignore[union-attr]
+    if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
+        return node.evaluated_value
+    return None
+
+
+# --- literals ----------------------------------------------------------------------------------
+
+
+class _NotLiteral(Exception):
+    pass
+
+
+def literal(node: cst.BaseExpression, scope: Scope | None = None) -> Lit | None:
+    try:
+        return Lit(_literal_value(node, scope))
+    except _NotLiteral:
+        return None
+
+
+def _literal_value(node: cst.BaseExpression, scope: Scope | None):
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        value = node.evaluated_value
+        if isinstance(value, bytes) or value is None:
+            raise _NotLiteral
+        return value
+    if isinstance(node, cst.Integer):
+        return node.evaluated_value
+    if isinstance(node, cst.Float):
+        return node.evaluated_value
+    if isinstance(node, cst.Name):
+        if node.value in ("True", "False", "None"):
+            return {"True": True, "False": False, "None": None}[node.value]
+        if scope is not None and node.value in scope.constants:
+            return scope.constants[node.value].value
+        raise _NotLiteral
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        value = _literal_value(node.expression, scope)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return -value
+        raise _NotLiteral
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        values = []
+        for element in node.elements:
+            if isinstance(element, cst.StarredElement):
+                raise _NotLiteral
+            values.append(_literal_value(element.value, scope))
+        return tuple(values)
+    raise _NotLiteral
+
+
+# --- the variables of an expression ----------------------------------------------------------
+
+
+def _top_names(node: cst.BaseExpression) -> list[str]:
+    """Variable names used in an expression (not attribute names, keywords or lambda bodies)."""
+    names: list[str] = []
+    for n in iter_expression(node):
+        if isinstance(n, cst.Name) and n.value not in names:
+            names.append(n.value)
+    return names
+
+
+# libcst's visitor machinery costs more than the parse on big files; this walk reads the dataclass
+# fields directly and skips whitespace and punctuation.
+_SKIPPED_FIELDS = frozenset({"lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators",
+                             "header", "footer", "equal", "colon", "star_tok", "operator", "dot"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    names = _CHILD_FIELDS.get(kind)
+    if names is None:
+        names = tuple(
+            f.name for f in dataclasses.fields(kind)
+            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
+        )
+        _CHILD_FIELDS[kind] = names
+    return names
+
+
+def iter_expression(node: cst.CSTNode):
+    """The nodes of an expression that hold variables: attribute names, keywords and lambdas left out."""
+    # `type(x) is` and plain-type tests: isinstance against libcst's abstract classes is slow.
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        kind = type(n)
+        if kind is cst.Attribute or kind is cst.Arg:
+            stack.append(n.value)  # type: ignore[attr-defined]
+            continue
+        if kind is cst.Lambda:
+            continue
+        for name in _child_fields(kind):
+            value = getattr(n, name)
+            if value is None or type(value) is str:
+                continue
+            if type(value) is list or type(value) is tuple:
+                stack.extend(v for v in reversed(value) if isinstance(v, cst.CSTNode))
+            elif isinstance(value, cst.CSTNode):
+                stack.append(value)
+
+
+def choice_names(node: cst.BaseExpression, env: Env, scope: Scope | None = None) -> list[str]:
+    """The path-dependent locals an expression reads, and (given the scope) the fields it reads that
+    the function assigned on some paths only."""
+    names = [n for n in _top_names(node) if isinstance(env.get(n), Choice)]
+    if scope is not None and any(type(v) is Choice and k.startswith(FIELD_KEY) for k, v in env.items()):
+        for n in iter_expression(node):
+            if type(n) is cst.Attribute or type(n) is cst.Call:
+                name = field_of(n, scope, env)
+                if name is not None and type(env.get(FIELD_KEY + name)) is Choice and FIELD_KEY + name not in names:
+                    names.append(FIELD_KEY + name)
+    return names
+
+
+def bind(node: cst.BaseExpression, env: Env, scope: Scope | None = None, reading: Scope | None = None) -> Value:
+    """The value of `name = node`: distributes over path-dependent locals (and assigned fields, read
+    in `reading`) so uses stay exact."""
+    names = choice_names(node, env, reading)
+    if not names:
+        return Bound(node, env, scope)
+    option_lists = [env[n].options for n in names]  # type: ignore[union-attr]
+    options: list[tuple[Formula, Value]] = []
+    for combo in itertools.product(*option_lists):
+        if len(options) >= MAX_CHOICES:
+            return Unknown(code(node), ())
+        local = dict(env)
+        guards = []
+        for name, (cond, value) in zip(names, combo):
+            local[name] = value
+            guards.append(cond)
+        options.append((conj(*guards), Bound(node, local, scope)))
+    return Choice(tuple(options))

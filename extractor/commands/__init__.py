@@ -1,0 +1,1 @@
+"""The subcommands: each a thin module of argparse setup and presentation over the products."""

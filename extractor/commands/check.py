@@ -1,0 +1,79 @@
+"""`check`: a launch command against the rules of a release or a rules.json; exit 1 on a definite error."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from ..core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from ..core.serialize import dumps
+from ..logic.launch import ENV_ASSIGNMENT
+from ..products.linter import RuleSet, check, report_json, report_text
+from ..products.pages import by_function
+from ..products.rulesets import load_rules, release_rules
+from ..products.words import Flags, fixes_for
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser(
+        "check", help="check a launch command against the rules",
+        description="Report the errors a launch command will (definite) or may (possible) hit. "
+                    "Give the launch arguments after `--`, or a whole pasted command as one string.")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--rules", help="rules.json (flags.json beside it)")
+    where.add_argument("--release", help="an SGLang release (extracted once, cached)")
+    parser.add_argument("--index-url", help="package index for --release")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="an environment variable")
+    parser.add_argument("--use-env", action="store_true", help="read environment variables from this shell")
+    parser.add_argument("--assume", action="append", default=[], metavar="'ATOM=true|false'",
+                        help="decide a platform, model or opaque condition, e.g. 'get_platform().is_npu=false'")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--definite-only", action="store_true", help="text output: leave out possible errors")
+    parser.add_argument("launch", nargs="*", help="launch arguments (after --)")
+    parser.set_defaults(func=cmd_check)
+
+
+def _pairs(items: Sequence[str], what: str, parse: Callable[[str], object]) -> dict[str, object]:
+    found = {}
+    for item in items:
+        key, eq, value = item.rpartition("=")
+        if not eq or not key.strip():
+            raise UsageError(f"{what} {item!r}: expected TEXT=VALUE")
+        found[key.strip()] = parse(value.strip())
+    return found
+
+
+def _truth_value(text: str) -> bool:
+    if text.lower() in ("true", "1", "yes"):
+        return True
+    if text.lower() in ("false", "0", "no"):
+        return False
+    raise UsageError(f"--assume: {text!r} is not true or false")
+
+
+def open_rules(args: argparse.Namespace) -> RuleSet:
+    if getattr(args, "rules", None):
+        return load_rules(args.rules)
+    return release_rules(args.release, getattr(args, "index_url", None))
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    launch = list(args.launch)
+    if launch[:1] == ["--"]:
+        launch = launch[1:]
+    if not launch:
+        raise UsageError("give the launch arguments after --, e.g. check --release 0.5.23 -- --model-path m")
+    if any(not ENV_ASSIGNMENT.match(item) for item in args.env):
+        raise UsageError("--env expects NAME=VALUE")
+    env = dict(item.split("=", 1) for item in args.env)
+    assume = _pairs(args.assume, "--assume", _truth_value)
+    ruleset = open_rules(args)
+    report = check(ruleset, launch, env=env, use_env=args.use_env, assume=assume)  # type: ignore[arg-type]
+    flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
+    fixes = lambda rule: fixes_for(rule, flags, groups[(rule.location.file, rule.function)])  # noqa: E731
+    if args.format == "json":
+        sys.stdout.write(dumps(report_json(report, fixes)))
+    else:
+        print(report_text(report, fixes, show_possible=not args.definite_only))
+    return EXIT_FINDINGS if report.definite or report.argument_errors else EXIT_OK

@@ -1,0 +1,54 @@
+"""`explain`: the rule behind a pasted error line, and its page, from a rules.json or the cached releases."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable
+
+from ..core.errors import UsageError
+from ..products.explain import Candidate, explain_text
+from ..products.pages import page
+from ..products.rulesets import load_rules, release_rules
+from ..products.words import Flags
+from ..sources.trees import cached_releases
+
+
+# ---- command -------------------------------------------------------------------------------------------
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser("explain", help="find the rule behind an error line and show its page",
+                                 description="Paste an error line (log noise and `ValueError: ` are fine).")
+    parser.add_argument("text", nargs="+", help="the error text (quote it, or pass several words)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--release", action="append", help="look in this release (repeatable); default: every cached release")
+    where.add_argument("--rules", help="look in this rules.json")
+    parser.add_argument("--index-url", help="package index for --release")
+    parser.set_defaults(func=cmd_explain)
+
+
+def _rule_sets(args: argparse.Namespace) -> Iterable[tuple[str, object]]:
+    if args.rules:
+        ruleset = load_rules(args.rules)
+        return [(ruleset.label, ruleset)]
+    releases = args.release or cached_releases()
+    if not releases:
+        raise UsageError("no release in the cache yet: pass --release VERSION or --rules FILE")
+    return [(version, release_rules(version, args.index_url)) for version in releases]
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    text = " ".join(args.text)
+    if text == "-":
+        text = sys.stdin.read()
+    loaded = list(_rule_sets(args))
+    by_label = {label: ruleset for label, ruleset in loaded}
+
+    def show(c: Candidate) -> str:
+        ruleset = by_label[c.label]
+        return page(c.rule, Flags(ruleset.flags), ruleset.source, {r.id: r for r in ruleset.rules})
+
+    answer, code = explain_text(text, [(label, rs.rules) for label, rs in loaded], show)
+    sys.stdout.write(answer)
+    return code

@@ -1,0 +1,36 @@
+"""`extract`: rules.json, flags.json and the graph files of one source into OUTPUT/<label>/."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..core.errors import EXIT_OK, EXIT_PARTIAL
+from .source import add_source_arguments, run_extract
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser("extract", help="extract rules.json and flags.json from one source")
+    add_source_arguments(parser)
+    parser.add_argument("-o", "--output", default="out", help="output root; files go to OUTPUT/<label>/")
+    parser.add_argument("--keep-going", action="store_true", help="skip files that fail to parse (exit 3)")
+    parser.set_defaults(func=cmd_extract)
+
+
+def cmd_extract(args: argparse.Namespace) -> int:
+    from ..products.output import extract_documents, output_dir, write_documents
+
+    ex = run_extract(args)
+    folder = output_dir(Path(args.output), ex.info.label)
+    documents = extract_documents(ex)  # rules.json, flags.json, graph.json, graph.graphml, graph.dot
+    write_documents(folder, documents)
+    counts = documents["rules.json"][0]["summary"]
+    print(
+        f"{ex.info.label}: {counts['rules']} rules ({counts['by_kind']['raise']} raise, {counts['by_kind']['assert']} assert, "
+        f"{counts['by_kind']['adjustment']} adjustment; {counts['reachable']} reachable), {counts['flags']} flags, "
+        f"{counts['unresolved_fields']} unresolved fields -> {folder}"
+    )
+    for problem in ex.problems:
+        print(f"error: {problem.file}:{problem.line}:{problem.column}: {problem.message}", file=sys.stderr)
+    return EXIT_PARTIAL if ex.problems else EXIT_OK

@@ -1,0 +1,38 @@
+"""`render`: the docs pages of a source (extracted like `extract`) or of a rules.json."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..core.errors import EXIT_OK, UsageError
+from ..products.pages import DEFAULT_SOURCE_URL, render_site
+from ..products.rulesets import load_rules
+from .source import add_source_arguments, run_extract
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser("render", help="write one Markdown page per rule and an index",
+                                 description="Docs pages from a source (like extract) or a rules.json.")
+    add_source_arguments(parser)
+    parser.add_argument("-o", "--output", default="docs", help="folder for the pages")
+    parser.add_argument("--source-url", default=DEFAULT_SOURCE_URL,
+                        help="link template with {commit}, {path}, {line} (default: GitHub, pinned)")
+    parser.add_argument("--keep-going", action="store_true", help="skip files that fail to parse")
+    parser.set_defaults(func=cmd_render)
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    if args.path and args.path.endswith(".json") and not (args.release or args.git):
+        ruleset = load_rules(args.path)
+        rules, flag_list, source = ruleset.rules, ruleset.flags, ruleset.source
+    else:
+        ex = run_extract(args)
+        rules, flag_list, source = ex.rules, ex.flags, ex.info.as_dict()
+    try:
+        args.source_url.format(commit="c", path="p", line=1, end_line=1)
+    except (KeyError, IndexError, ValueError) as error:
+        raise UsageError(f"--source-url: bad template ({error})") from None
+    written = render_site(rules, flag_list, source, Path(args.output), args.source_url)
+    print(f"{len(rules)} pages and index.md -> {args.output} ({len(written)} files)")
+    return EXIT_OK

@@ -1,0 +1,41 @@
+"""The source an extracting command names (PATH, --release, --git --rev, --include), opened or extracted."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from ..core.errors import UsageError
+from ..sources.trees import SourceTree, git_tree, path_tree, release_tree
+
+if TYPE_CHECKING:  # extract pulls in libcst: imported when a command extracts (history, diff, check on
+    from ..products.extraction import Extraction  # a rules.json or a warm cache never do)
+
+
+def add_source_arguments(parser: argparse.ArgumentParser, positional: bool = True) -> None:
+    if positional:
+        parser.add_argument("path", nargs="?", help="a local SGLang checkout, unpacked package, folder or file")
+    parser.add_argument("--release", help="an SGLang release on PyPI, e.g. 0.5.23")
+    parser.add_argument("--git", metavar="REPO", help="a local SGLang git clone (with --rev)")
+    parser.add_argument("--rev", help="a commit, tag or branch of --git")
+    parser.add_argument("--index-url", help="package index (default: $PIP_INDEX_URL or PyPI)")
+    parser.add_argument("--include", action="append", metavar="GLOB", help="read these files instead of the layout's")
+
+
+def open_source(args: argparse.Namespace) -> SourceTree:
+    chosen = [name for name in ("path", "release", "git") if getattr(args, name, None)]
+    if len(chosen) != 1:
+        raise UsageError("give exactly one source: PATH, --release VERSION or --git REPO --rev REV")
+    if args.release:
+        return release_tree(args.release, index_url=args.index_url)
+    if args.git:
+        if not args.rev:
+            raise UsageError("--git needs --rev")
+        return git_tree(args.git, args.rev)
+    return path_tree(args.path)
+
+
+def run_extract(args: argparse.Namespace) -> Extraction:
+    from ..products.extraction import extract
+
+    return extract(open_source(args), include=args.include, keep_going=args.keep_going)

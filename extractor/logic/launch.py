@@ -1,0 +1,281 @@
+"""A launch command parsed the way SGLang's argparse parser would, with the flag catalog.
+
+Unknown flags, bad choices and types, `=` and space forms, aliases, abbreviations, store_true and
+`--no-` forms, nargs lists; env assignments in front of the command are kept apart.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import shlex
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from ..core.formula import Spellings, flag_name
+from ..core.model import Alias, Flag
+from .expressions import UNKNOWN, Unknown, safe_eval
+
+ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+
+
+# ---- the flag catalog as argparse sees it ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option string: the flag it sets and how (`store` takes values; otherwise the constant)."""
+
+    flag: Flag
+    store: bool
+    const: object = None
+    stores_const: bool = False  # takes its values, then sets `const` (an alias such as `--monokernel-backend amd`)
+
+
+@dataclass(frozen=True)
+class ArgError:
+    """A problem argparse would reject the command line for."""
+
+    flag: str | None
+    message: str
+
+
+class Catalog:
+    """Option strings, value types and defaults of every flag."""
+
+    def __init__(self, flags: Iterable[Flag]) -> None:
+        self.flags = {f.name: f for f in flags}
+        self.spellings = Spellings.of(self.flags.values())
+        self.options: dict[str, Option] = {}
+        for flag in sorted(self.flags.values(), key=lambda f: f.name):
+            action = (flag.action or "").rsplit(".", 1)[-1]
+            aliases = {a.flag: a for a in flag.aliases}
+            for name in flag.flags:
+                if name in aliases:
+                    self.options.setdefault(name, _alias_option(flag, aliases[name]))
+                elif action == "BooleanOptionalAction":
+                    self.options.setdefault(name, Option(flag, False, True))
+                    if name.startswith("--"):
+                        self.options.setdefault("--no-" + name[2:], Option(flag, False, False))
+                elif action in ("store_true", "DeprecatedStoreTrueAction") or (action == "" and value_type(flag) == "bool"):
+                    self.options.setdefault(name, Option(flag, False, True))
+                elif action == "store_false":
+                    self.options.setdefault(name, Option(flag, False, False))
+                elif action == "DeprecatedAction":  # takes no value and leaves the field as it is
+                    self.options.setdefault(name, Option(flag, False, self.default(flag)))
+                else:
+                    self.options.setdefault(name, Option(flag, True))
+
+    def primary(self, field_name: str) -> str:
+        flag = self.flags.get(field_name)
+        return flag.flags[0] if flag and flag.flags else flag_name(field_name)
+
+    def default(self, flag: Flag) -> object:
+        if flag.default_is_literal:
+            return _typed(flag.default_value, flag)
+        if flag.default is None:
+            return UNKNOWN if "annotated-field" in flag.origins or "dataclass-field" in flag.origins else None
+        try:
+            return _typed(safe_eval(flag.default, {}), flag)
+        except Unknown:
+            return UNKNOWN
+
+    def defaults(self) -> dict[str, object]:
+        return {name: self.default(flag) for name, flag in self.flags.items()}
+
+    def required(self) -> list[Flag]:
+        # A field without a default cannot be left out: SGLang makes it a required option.
+        return [f for f in self.flags.values() if f.default is None and f.flags and f.action is None
+                and ("annotated-field" in f.origins or "dataclass-field" in f.origins)]
+
+    def resolve(self, text: str) -> tuple[Option | None, str | None]:
+        """The option a long option string (or unique prefix, as argparse allows) names, or an error."""
+        if text in self.options:
+            return self.options[text], None
+        matches = sorted(name for name in self.options if name.startswith(text))
+        if len(matches) == 1:
+            return self.options[matches[0]], None
+        if matches:
+            return None, f"ambiguous option: {text} could match {', '.join(matches[:6])}"
+        hint = difflib.get_close_matches(text, list(self.options), n=1)
+        return None, f"unrecognized arguments: {text}" + (f" (did you mean {hint[0]}?)" if hint else "")
+
+
+def _alias_option(flag: Flag, alias: Alias) -> Option:
+    """How an alias spelling parses: alone it stores its constant; with values, its own nargs and choices."""
+    const = alias.const_value if alias.const_is_literal else UNKNOWN
+    if not alias.takes_value:
+        return Option(flag, False, const)
+    return Option(replace(flag, nargs=alias.nargs, choices=alias.choices), True, const, alias.const is not None)
+
+
+def value_type(flag: Flag) -> str:
+    """The element type argparse converts with: bool, int, float, str or json."""
+    text = re.sub(r"\s+", "", flag.type or "")
+    while True:
+        m = re.fullmatch(r"(?:typing\.)?(?:Optional|List|list|Set|set|Tuple|tuple|Sequence)\[(.*)\]", text)
+        if m:
+            text = m.group(1).split(",")[0] if not text.startswith(("Optional", "typing.Optional")) else m.group(1)
+            continue
+        m = re.fullmatch(r"(?:typing\.)?Union\[(.*),None\]", text)
+        if m:
+            text = m.group(1)
+            continue
+        break
+    if text.startswith("Literal[") and flag.choices:
+        first = next((c for c in flag.choices if c is not None), "")
+        return "int" if isinstance(first, int) and not isinstance(first, bool) else "float" if isinstance(first, float) else "str"
+    if text in ("bool", "int", "float", "str"):
+        return text
+    if re.match(r"(?:typing\.)?(?:Dict|dict)\b", text) or "json" in text:
+        return "json"
+    return "str"
+
+
+def takes_list(flag: Flag) -> bool:
+    nargs = flag.nargs if flag.nargs not in (None, "None", "?") else None
+    return nargs is not None or bool(re.search(r"\b(List|list|Set|set|Tuple|tuple)\[", flag.type or ""))
+
+
+def _typed(value: object, flag: Flag) -> object:
+    # JSON keeps 1.0 as 1; a float flag's default is still a float.
+    if value_type(flag) == "float" and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def _convert(flag: Flag, option: str, text: str) -> tuple[object, str | None]:
+    kind = value_type(flag)
+    try:
+        value: object = {"int": int, "float": float}.get(kind, str)(text)
+    except ValueError:
+        return UNKNOWN, f"argument {option}: invalid {kind} value: {text!r}"
+    if kind == "json":
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = text
+    if flag.choices is not None and value not in flag.choices:
+        choices = ", ".join(repr(c) for c in flag.choices)
+        return UNKNOWN, f"argument {option}: invalid choice: {value!r} (choose from {choices})"
+    return value, None
+
+
+# ---- the command line ------------------------------------------------------------------------------
+
+
+@dataclass
+class CommandLine:
+    """What a launch command sets: field values given, env assignments in front, and errors."""
+
+    given: dict[str, object] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    errors: list[ArgError] = field(default_factory=list)
+
+
+def split_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """Launch arguments from a pasted command: program, `-m module` and `NAME=VALUE` prefixes dropped."""
+    tokens = list(argv)
+    if len(tokens) == 1 and (" " in tokens[0] or "\n" in tokens[0]):
+        tokens = shlex.split(tokens[0].replace("\\\n", " "))
+    tokens = [t for t in tokens if t.strip()]
+    env: dict[str, str] = {}
+    i = 0
+    while i < len(tokens) and (tokens[i] == "env" or ENV_ASSIGNMENT.match(tokens[i])):
+        if tokens[i] != "env":
+            name, _, value = tokens[i].partition("=")
+            env[name] = value
+        i += 1
+    if i < len(tokens) and not tokens[i].startswith("-"):
+        python = re.fullmatch(r"(?:.*/)?python[\d.]*", tokens[i]) is not None
+        i += 1
+        while i < len(tokens):
+            token = tokens[i]
+            if token == "-m" and i + 1 < len(tokens):
+                i += 2
+                continue
+            if python and re.fullmatch(r"-[a-zA-Z]+", token) and token not in ("-m",):
+                i += 2 if token in ("-X", "-W") else 1
+                continue
+            if not token.startswith("-"):
+                i += 1  # a subcommand such as `sglang serve`
+                continue
+            break
+    return tokens[i:], env
+
+
+def parse_command(argv: Sequence[str], catalog: Catalog) -> CommandLine:
+    """Parse launch arguments like argparse: values by field, argparse's errors, env assignments."""
+    tokens, env = split_command(argv)
+    result = CommandLine(env=env)
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        i += 1
+        if token == "--":
+            if tokens[i:]:
+                result.errors.append(ArgError(None, f"unrecognized arguments: {' '.join(tokens[i:])}"))
+            break
+        if not token.startswith("-") or _NUMBER.match(token):
+            result.errors.append(ArgError(None, f"unrecognized arguments: {token}"))
+            continue
+        name, eq, inline = token.partition("=")
+        option, error = catalog.resolve(name)
+        if option is None:
+            result.errors.append(ArgError(name, error or f"unrecognized arguments: {name}"))
+            if not eq:
+                while i < len(tokens) and not _is_option(tokens[i]):
+                    i += 1  # its values would only repeat the complaint
+            continue
+        flag = option.flag
+        if not option.store:
+            if eq:
+                result.errors.append(ArgError(name, f"argument {name}: ignored explicit argument {inline!r}"))
+            result.given[flag.name] = option.const
+            continue
+        values = [inline] if eq else []
+        nargs = flag.nargs if flag.nargs not in ("None",) else None
+        if not eq:
+            limit = 1 if nargs in (None, "?") else int(nargs) if str(nargs).isdigit() else len(tokens)
+            while i < len(tokens) and len(values) < limit and not _is_option(tokens[i]):
+                values.append(tokens[i])
+                i += 1
+        problem = _count_problem(name, nargs, len(values), takes_list(flag))
+        if problem:
+            result.errors.append(ArgError(name, problem))
+            result.given[flag.name] = UNKNOWN
+            continue
+        converted = []
+        for text in values:
+            value, problem = _convert(flag, name, text)
+            if problem:
+                result.errors.append(ArgError(name, problem))
+            converted.append(value)
+        if option.stores_const:
+            result.given[flag.name] = UNKNOWN if UNKNOWN in converted else option.const
+        elif nargs == "?" and not values:
+            result.given[flag.name] = None  # argparse's const, None unless the source says otherwise
+        elif takes_list(flag) and nargs not in (None, "?"):
+            result.given[flag.name] = UNKNOWN if UNKNOWN in converted else converted
+        else:
+            result.given[flag.name] = converted[0]
+    for flag in catalog.required():
+        if flag.name not in result.given:
+            result.errors.append(ArgError(flag.flags[0], f"the following arguments are required: {'/'.join(flag.flags)}"))
+    return result
+
+
+def _is_option(token: str) -> bool:
+    return token.startswith("-") and not _NUMBER.match(token) and token != "-"
+
+
+def _count_problem(option: str, nargs: str | None, count: int, is_list: bool) -> str | None:
+    if nargs is None or (nargs not in ("?", "*", "+") and not str(nargs).isdigit()):
+        return None if count == 1 else f"argument {option}: expected one argument"
+    if nargs == "+" and count == 0:
+        return f"argument {option}: expected at least one argument"
+    if str(nargs).isdigit() and count != int(nargs):
+        return f"argument {option}: expected {nargs} arguments"
+    return None

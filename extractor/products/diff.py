@@ -1,0 +1,338 @@
+"""Differences between two rule sets and flag catalogs, as typed changes that explain themselves.
+
+`find_changes(old, new)` yields the changes of `changes`: rules are paired by id first, then by
+best match among the rest, so a reworded message or a guard moved by a refactor reads as changed or
+moved, not as removed plus added. Conditions are compared as formulas (`logic.solver.implies`), not
+as text. The changes are reported as a JSON document, text or Markdown.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..analysis.rules import function_key, normalized_message
+from ..core.formula import Spellings, fields_read, render
+from ..core.model import Flag, Formula, Rule, RuleKind
+from ..core.serialize import SCHEMA_VERSION
+from ..logic.solver import implies
+from .changes import (
+    KIND_ALIASES,
+    KIND_ORDER,
+    KINDS,
+    TITLES,
+    AdjustmentAdded,
+    AdjustmentConditionChanged,
+    AdjustmentMoved,
+    AdjustmentNarrowed,
+    AdjustmentRemoved,
+    AdjustmentValueChanged,
+    AdjustmentWidened,
+    Added,
+    Change,
+    ConditionChanged,
+    ExceptionChanged,
+    FlagAdded,
+    FlagChange,
+    FlagChoicesChanged,
+    FlagDefaultChanged,
+    FlagRemoved,
+    MessageChanged,
+    Moved,
+    Relaxed,
+    Removed,
+    RuleChange,
+    Tightened,
+    canonical,
+)
+from .sides import Snapshot
+
+DIFF_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/diff.schema.json"
+
+
+# Matching thresholds (difflib ratios), strongest evidence first.
+
+
+# Matching thresholds (difflib ratios), strongest evidence first.
+_SAME_FUNCTION_MESSAGE = 0.6  # same function, message reworded
+_SAME_MESSAGE_CONDITION = 0.5  # same message that says little ("{reason}"): the condition must be alike
+_SIMILAR_MESSAGE = 0.85  # reworded and moved: needs a very close message and a shared field
+_REWRITTEN_MESSAGE = 0.6  # last resort: a shared field and a message still more alike than not
+
+
+# ---- matching --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    old: Rule
+    new: Rule
+    matched_by: str
+
+
+def match_rules(old: Sequence[Rule], new: Sequence[Rule]) -> tuple[list[Pair], list[Rule], list[Rule]]:
+    """Pairs of the same rule on both sides, then the unpaired old (removed) and new (added) rules."""
+    new_by_id = {r.id: r for r in new}
+    pairs = [Pair(r, new_by_id[r.id], "id") for r in old if r.id in new_by_id]
+    paired_ids = {p.old.id for p in pairs}
+    rest_old = [r for r in old if r.id not in paired_ids]
+    rest_new = [r for r in new if r.id not in paired_ids]
+    # Guards pair only with guards and adjustments with adjustments of the same field.
+    for guards in (True, False):
+        side_old = [r for r in rest_old if (r.kind is not RuleKind.ADJUSTMENT) == guards]
+        side_new = [r for r in rest_new if (r.kind is not RuleKind.ADJUSTMENT) == guards]
+        pairs += _best_pairs(side_old, side_new)
+    paired_old = {id(p.old) for p in pairs}
+    paired_new = {id(p.new) for p in pairs}
+    return (pairs, [r for r in old if id(r) not in paired_old], [r for r in new if id(r) not in paired_new])
+
+
+def _best_pairs(old: list[Rule], new: list[Rule]) -> list[Pair]:
+    """Greedy best match: strongest evidence first, then highest similarity, then source order."""
+    candidates: dict[tuple[int, int], tuple[int, float, str]] = {}
+
+    def offer(i: int, j: int, tier: int, score: float, how: str) -> None:
+        a, b = old[i], new[j]
+        if a.kind is RuleKind.ADJUSTMENT and a.target != b.target:
+            return
+        if (i, j) not in candidates or (tier, score) > candidates[(i, j)][:2]:
+            candidates[(i, j)] = (tier, score, how)
+
+    by_function: dict[str, list[int]] = defaultdict(list)
+    by_message: dict[str, list[int]] = defaultdict(list)
+    for j, b in enumerate(new):
+        by_function[function_key(b.function)].append(j)
+        by_message[normalized_message(b.message)].append(j)
+    for i, a in enumerate(old):
+        message = normalized_message(a.message)
+        for j in by_function.get(function_key(a.function), ()):
+            score = _ratio(message, normalized_message(new[j].message))
+            if score >= _SAME_FUNCTION_MESSAGE:
+                offer(i, j, 2, score, "function+message")
+        # An identical message is evidence enough, unless it says nothing ("{reason}"): then the
+        # condition must be alike too. Among several, the closest condition wins.
+        telling = len(re.sub(r"\W|\{\}", "", message)) >= 8
+        for j in by_message.get(message, ()):
+            score = _ratio(render(a.condition), render(new[j].condition))
+            if telling or score >= _SAME_MESSAGE_CONDITION:
+                offer(i, j, 2, score, "message+condition")
+    _similar_messages(old, new, offer)
+    ranked = sorted(candidates.items(), key=lambda item: (-item[1][0], -item[1][1], item[0]))
+    used_old: set[int] = set()
+    used_new: set[int] = set()
+    pairs = []
+    for (i, j), (_, _, how) in ranked:
+        if i not in used_old and j not in used_new:
+            used_old.add(i)
+            used_new.add(j)
+            pairs.append(Pair(old[i], new[j], how))
+    return pairs
+
+
+def _similar_messages(old: list[Rule], new: list[Rule], offer) -> None:
+    """Reworded and moved at once: a close message and a field read in common."""
+    old_fields = [set(fields_read(a.condition)) for a in old]
+    old_messages = [normalized_message(a.message) for a in old]
+    matcher = difflib.SequenceMatcher(None, autojunk=False)
+    for j, b in enumerate(new):
+        fields = set(fields_read(b.condition))
+        matcher.set_seq2(normalized_message(b.message))  # the expensive side, prepared once
+        for i, message in enumerate(old_messages):
+            if not (fields & old_fields[i] or not fields and not old_fields[i]):
+                continue
+            matcher.set_seq1(message)
+            if (matcher.real_quick_ratio() >= _REWRITTEN_MESSAGE and matcher.quick_ratio() >= _REWRITTEN_MESSAGE
+                    and (score := matcher.ratio()) >= _REWRITTEN_MESSAGE):
+                offer(i, j, 1 if score >= _SIMILAR_MESSAGE else 0, score, "similar-message")
+
+
+@lru_cache(maxsize=65536)
+def _ratio(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+# ---- changes between two snapshots ----------------------------------------------------------------
+
+
+def field_domains(*catalogs: Iterable[Flag]) -> dict[str, tuple[object, ...]]:
+    """Values each field can take on the command line, where the catalogs say (choices, booleans).
+
+    A field is restricted only if every catalog that has it restricts it; defaults count as values.
+    """
+    domains: dict[str, list[object]] = {}
+    open_fields: set[str] = set()
+    for catalog in catalogs:
+        for flag in catalog:
+            if flag.choices is not None:
+                values = list(flag.choices)
+            elif flag.action in ("store_true", "store_false"):
+                values = [False, True]
+            else:
+                open_fields.add(flag.name)
+                continue
+            if flag.default_is_literal:
+                values.append(flag.default_value)
+            known = domains.setdefault(flag.name, [])
+            known += [v for v in values if not any(type(v) is type(k) and v == k for k in known)]
+    return {name: tuple(values) for name, values in sorted(domains.items()) if name not in open_fields}
+
+
+def find_changes(old: Snapshot, new: Snapshot, compare: str = "trigger") -> Iterator[Change]:
+    """Every change from `old` to `new`, in a stable order: by kind, then by place."""
+    if compare not in ("trigger", "condition"):
+        raise ValueError(f"compare must be 'trigger' or 'condition', not {compare!r}")
+    changes: list[Change] = []
+    spellings = (Spellings.of(old.flags), Spellings.of(new.flags))
+    pairs, removed, added = match_rules(old.rules, new.rules)
+    for rule in removed:
+        gone = AdjustmentRemoved if rule.kind is RuleKind.ADJUSTMENT else Removed
+        changes.append(gone(rule, None, "", spellings=spellings))
+    for rule in added:
+        came = AdjustmentAdded if rule.kind is RuleKind.ADJUSTMENT else Added
+        changes.append(came(None, rule, "", spellings=spellings))
+    domains = field_domains(old.flags, new.flags)
+    for pair in pairs:
+        changes.extend(_pair_changes(pair, compare, domains, spellings))
+    changes.extend(_flag_changes(old.flags, new.flags))
+    yield from sorted(changes, key=_change_order)
+
+
+def _change_order(change: Change) -> tuple:
+    if isinstance(change, FlagChange):
+        return (KIND_ORDER[change.kind], change.flag.name, "", 0)
+    rule = change.rule
+    return (KIND_ORDER[change.kind], rule.location.file, rule.location.line, rule.id)
+
+
+def _pair_changes(pair: Pair, compare: str, domains: Mapping[str, Sequence[object]],
+                  spellings: tuple[Spellings, Spellings]) -> Iterator[RuleChange]:
+    a, b, how = pair.old, pair.new, pair.matched_by
+    adjustment = a.kind is RuleKind.ADJUSTMENT
+    if a.location.file != b.location.file or a.function != b.function:
+        yield (AdjustmentMoved if adjustment else Moved)(a, b, how, spellings=spellings)
+    if adjustment:
+        if " ".join((a.value or "").split()) != " ".join((b.value or "").split()):
+            yield AdjustmentValueChanged(a, b, how, spellings=spellings)
+    else:
+        if normalized_message(a.message) != normalized_message(b.message):
+            yield MessageChanged(a, b, how, spellings=spellings)
+        if a.exception != b.exception or a.kind != b.kind:
+            yield ExceptionChanged(a, b, how, spellings=spellings)
+    verdict = compare_conditions(a, b, compare, domains)
+    if verdict is not None:
+        kinds = {
+            "tightened": AdjustmentWidened if adjustment else Tightened,
+            "relaxed": AdjustmentNarrowed if adjustment else Relaxed,
+            "changed": AdjustmentConditionChanged if adjustment else ConditionChanged,
+        }
+        local = canonical(a.condition) != canonical(b.condition)
+        note = "" if compare == "condition" else (
+            "local condition changed" if local else
+            "local condition unchanged: earlier checks or the call path changed")
+        yield kinds[verdict](a, b, how, note, compare, spellings=spellings)
+
+
+def compare_conditions(a: Rule, b: Rule, compare: str = "trigger",
+                       domains: Mapping[str, Sequence[object]] | None = None) -> str | None:
+    """None when equivalent; "tightened" when b holds in more cases (more launches rejected by a
+    guard), "relaxed" when in fewer, "changed" when neither contains the other."""
+    fa: Formula = canonical(a.effective if compare == "trigger" else a.condition)
+    fb: Formula = canonical(b.effective if compare == "trigger" else b.condition)
+    if fa == fb:
+        return None
+    forward, backward = implies(fa, fb, domains), implies(fb, fa, domains)
+    if forward and backward:
+        return None
+    if forward:
+        return "tightened"
+    if backward:
+        return "relaxed"
+    return "changed"
+
+
+def _flag_changes(old: Iterable[Flag], new: Iterable[Flag]) -> Iterator[FlagChange]:
+    before = {f.name: f for f in old}
+    after = {f.name: f for f in new}
+    for name in sorted(before.keys() - after.keys()):
+        yield FlagRemoved(before[name], None)
+    for name in sorted(after.keys() - before.keys()):
+        yield FlagAdded(None, after[name])
+    for name in sorted(before.keys() & after.keys()):
+        a, b = before[name], after[name]
+        if " ".join(str(a.default).split()) != " ".join(str(b.default).split()):
+            yield FlagDefaultChanged(a, b)
+        if a.choices != b.choices:
+            yield FlagChoicesChanged(a, b)
+
+
+# ---- documents and reports -------------------------------------------------------------------------
+
+
+def counts(changes: Iterable[Change | Mapping]) -> dict[str, int]:
+    found = defaultdict(int)
+    for change in changes:
+        found[change["kind"] if isinstance(change, Mapping) else change.kind] += 1
+    return {kind: found.get(kind, 0) for kind in KINDS}
+
+
+def diff_document(old: Snapshot, new: Snapshot, changes: Sequence[Change], compare: str = "trigger") -> dict:
+    from .output import GENERATOR  # output imports the extractor; only documents need it
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "schema": DIFF_SCHEMA_ID,
+        "generator": GENERATOR,
+        "old": {"label": old.label, "source": dict(old.source), "rules": len(old.rules), "flags": len(old.flags)},
+        "new": {"label": new.label, "source": dict(new.source), "rules": len(new.rules), "flags": len(new.flags)},
+        "compare": compare,
+        "summary": counts(changes),
+        "changes": [c.as_dict() for c in changes],
+    }
+
+
+def render_text(old: Snapshot, new: Snapshot, changes: Sequence[Change]) -> str:
+    lines = [f"{old.label} -> {new.label}: " + _summary_line(changes)]
+    for kind, group in _grouped(changes):
+        lines += ["", f"{kind} ({len(group)}): {TITLES[kind]}"]
+        lines += [f"  {c.explain('text')}" for c in group]
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(old: Snapshot, new: Snapshot, changes: Sequence[Change]) -> str:
+    lines = [f"# Constraint changes: {old.label} → {new.label}", "", _summary_line(changes)]
+    for kind, group in _grouped(changes):
+        lines += ["", f"## {TITLES[kind]} ({len(group)})", ""]
+        lines += [f"- {c.explain('markdown')}" for c in group]
+    return "\n".join(lines) + "\n"
+
+
+def _summary_line(changes: Sequence[Change]) -> str:
+    found = {k: n for k, n in counts(changes).items() if n}
+    return ", ".join(f"{n} {k}" for k, n in found.items()) if found else "no changes"
+
+
+def _grouped(changes: Sequence[Change]) -> list[tuple[str, list[Change]]]:
+    groups: dict[str, list[Change]] = defaultdict(list)
+    for change in changes:
+        groups[change.kind].append(change)
+    return [(kind, groups[kind]) for kind in KINDS if groups.get(kind)]
+
+
+def parse_kinds(text: str) -> frozenset[str]:
+    """`added,tightened` (or `all`) to a set of kinds; ValueError names an unknown one."""
+    chosen = set()
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        if item == "all":
+            chosen |= set(KINDS)
+            continue
+        kind = KIND_ALIASES.get(item, item)
+        if kind not in KINDS:
+            raise ValueError(f"unknown change kind {item!r}; choose from all, {', '.join(KINDS)}")
+        chosen.add(kind)
+    return frozenset(chosen)

@@ -1,0 +1,222 @@
+"""Docs pages from the records alone: one CommonMark page per rule, its JSON beside it, and an index.
+
+Everything a page says is derived from the rule and the flag catalog: the meaning in words from
+the trigger (the rule's own condition first, then the path conditions it inherits), the ways to
+falsify it in flags as solutions, the witness command lines as the example fix. Pages are
+deterministic: the same records give the same bytes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import shlex
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from ..core.formula import render_flags, terms
+from ..core.model import And, Flag, Formula, Rule, RuleKind, TermKind
+from ..core.serialize import rule_json
+from ..logic.launch import ENV_ASSIGNMENT
+from .words import Flags, code, join_words, outside_terms, solutions, split_condition, way_text, words
+
+DEFAULT_SOURCE_URL = "https://github.com/sgl-project/sglang/blob/{commit}/python/{path}#L{line}"
+LAUNCH = ("python", "-m", "sglang.launch_server")
+_TITLE_LENGTH = 90
+_MAX_WORDS = 300
+_KIND_WORDS = {"env": "environment", "platform": "platform", "model": "model", "opaque": "other"}  # an inherited condition longer than this in words is summarized
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#&|~])")
+
+
+def escape(text: str) -> str:
+    """Plain text safe in CommonMark inline context (on one line)."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+
+
+# ---- pages ------------------------------------------------------------------------------------------------
+
+
+def source_link(rule: Rule, source: Mapping[str, object], template: str = DEFAULT_SOURCE_URL) -> str | None:
+    """A link to the line, pinned to the commit (git) or the release tag; None for an unpinned folder."""
+    commit = source.get("commit") or (f"v{source['release']}" if source.get("release") else None)
+    if not commit:
+        return None
+    return template.format(commit=commit, path=rule.location.file, line=rule.location.line,
+                           end_line=rule.location.end_line)
+
+
+def title(rule: Rule) -> str:
+    text = " ".join(rule.message.split())
+    return text if len(text) <= _TITLE_LENGTH else text[: _TITLE_LENGTH - 1].rstrip() + "…"
+
+
+def fence(text: str, info: str = "") -> str:
+    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2)
+    marks = "`" * (longest + 1)
+    return f"{marks}{info}\n{text.rstrip()}\n{marks}"
+
+
+def command_line(args: Sequence[str]) -> str:
+    """The launch command for witness arguments; leading `NAME=VALUE` env assignments go in front."""
+    env = list(itertools.takewhile(lambda a: ENV_ASSIGNMENT.match(a) is not None, args))
+    return shlex.join([*env, *LAUNCH, *args[len(env):]])
+
+
+def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[str, Rule] | None = None,
+         source_url: str = DEFAULT_SOURCE_URL) -> str:
+    """The Markdown page of one rule."""
+    rules = rules or {}
+    siblings = [r for r in rules.values() if r.function == rule.function and r.location.file == rule.location.file]
+    label = str(source.get("label", ""))
+    kind = rule.kind.value
+    out: list[str] = [f"# {escape(title(rule))}", ""]
+    facts = [code(rule.exception) if rule.exception else None, kind, code(rule.id), f"sglang {escape(label)}" if label else None]
+    out += [" · ".join(f for f in facts if f), ""]
+    out += ["## Error message" if kind != "adjustment" else "## What SGLang does", "", fence(rule.message, "text"), ""]
+    if not rule.message_static:
+        out += ["Parts in `{...}` are filled in at run time.", ""]
+
+    own, inherited = split_condition(rule, siblings)
+    out += ["## What it means", ""]
+    lead = "Rejected" if kind != "adjustment" else f"SGLang sets {code(flags.option(rule.target or ''))} to {code(rule.value or '')}"
+    own_words = words(And(tuple(own)) if len(own) > 1 else own[0], flags) if own else "always"
+    out += [f"{lead} when {own_words}." if own else f"{lead} whenever it is reached.", ""]
+    if inherited:
+        out += ["It is checked only when all of these hold:" if kind != "adjustment" else "This happens only when all of these hold:", ""]
+        out += [f"- {_bullet(part, flags)}" for part in inherited]
+        out.append("")
+    outside = outside_terms(rule)
+    if outside:
+        out += ["Conditions outside the command line:", ""]
+        out += [f"- {_KIND_WORDS[k]}: " + ", ".join(code(t) for t in texts) for k, texts in outside.items()]
+        out.append("")
+    if not rule.reachable:
+        out += ["Not reached from the server-argument entry points: the condition is the function's own.", ""]
+
+    out += ["## Source", ""]
+    where = f"{rule.location.file}:{rule.location.line}"
+    link = source_link(rule, source, source_url)
+    shown = f"[{code(where)}]({link})" if link else code(where)
+    out += [f"Thrown at {shown} in {code(rule.function)}." if kind != "adjustment" else f"Set at {shown} in {code(rule.function)}.", ""]
+    if rule.call_path:
+        out += ["Reached through " + " → ".join(code(step.split("::")[-1]) for step in rule.call_path) + ".", ""]
+    out += [fence(rule.snippet.text, "python"), ""]
+
+    out += ["## When it happens", "", fence(render_flags(rule.effective, flags.spellings), "text"), ""]
+    if rule.affected_by:
+        links = ", ".join(_rule_link(rules.get(a), a) for a in rule.affected_by)
+        out += [f"Adjustments that run earlier may change what it reads: {links}.", ""]
+
+    ways = solutions(rule, flags, siblings)
+    out += ["## Solutions", ""]
+    if ways:
+        out += [f"{i}. " + _capital(way_text(way, markdown=True)) + "." for i, way in enumerate(ways, 1)]
+    else:
+        out.append("No change of flags alone avoids it; see the conditions outside the command line above.")
+    out.append("")
+
+    if rule.example is not None:
+        before, after = (command_line(rule.example.before), command_line(rule.example.after))
+        out += ["## Example fix", "", fence(f"# before: {'rejected' if kind != 'adjustment' else 'adjusted'}\n{before}\n"
+                                              f"# after\n{after}", "sh"), ""]
+
+    if rule.related:
+        out += ["## Related errors", ""]
+        out += [f"- {_rule_link(rules.get(r.id), r.id, r.message)} ({escape(r.kind)})" for r in rule.related]
+        out.append("")
+
+    out += ["---", "", f"Generated by sglang-constraints from sglang {escape(label)}; do not edit. "
+                       f"Data as JSON: [{rule.id}.json]({rule.id}.json)."]
+    return "\n".join(out) + "\n"
+
+
+def _bullet(part: Formula, flags: Flags) -> str:
+    """One inherited condition in words, or a summary of what it reads when the words run too long."""
+    text = words(part, flags)
+    if len(text) <= _MAX_WORDS:
+        return text
+    names = sorted({flags.option(n) for t in terms(part) for n in t.fields if t.kind is TermKind.FIELD})
+    kinds = sorted({_KIND_WORDS[t.kind.value] for t in terms(part) if t.kind is not TermKind.FIELD})
+    reads = ", ".join(code(n) for n in names[:8]) + (" …" if len(names) > 8 else "")
+    also = ((" and " if names else "") + join_words(kinds, "and") + " conditions") if kinds else ""
+    return f"a longer condition over {reads}{also} (see “When it happens”)"
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _rule_link(rule: Rule | None, rule_id: str, message: str | None = None) -> str:
+    text = title(rule) if rule is not None else (message or rule_id)
+    return f"[{escape(text)}]({rule_id}.md)"
+
+
+def index(rules: Sequence[Rule], flags: Flags, source: Mapping[str, object]) -> str:
+    """index.md: the rules grouped by the flags of their own condition and by file, with counts."""
+    label = str(source.get("label", ""))
+    kinds = defaultdict(int)
+    for rule in rules:
+        kinds[rule.kind.value] += 1
+    by_flag: dict[str, list[Rule]] = defaultdict(list)
+    by_file: dict[str, list[Rule]] = defaultdict(list)
+    groups = by_function(rules)
+    for rule in rules:
+        by_file[rule.location.file].append(rule)
+        own, _ = split_condition(rule, groups[(rule.location.file, rule.function)])
+        names = sorted({flags.option(n) for part in own for t in terms(part) for n in t.fields if flags.settable(n)})
+        for name in names or ["(no flag)"]:
+            by_flag[name].append(rule)
+    out = [f"# SGLang {escape(label)} server-argument rules", "",
+           f"{len(rules)} rules: " + ", ".join(f"{kinds[k.value]} {k.value}" for k in RuleKind)
+           + f"; {sum(r.reachable for r in rules)} reachable from the entry points.", "",
+           "Generated by sglang-constraints; do not edit.", "", "## By flag", ""]
+    for name in sorted(by_flag, key=lambda n: (n == "(no flag)", n)):
+        out += [f"### {code(name) if name.startswith('-') else escape(name)} ({len(by_flag[name])})", ""]
+        out += [f"- {_rule_link(r, r.id)} — {code(f'{r.location.file}:{r.location.line}')}" for r in _ordered(by_flag[name])]
+        out.append("")
+    out += ["## By file", ""]
+    for path in sorted(by_file):
+        out += [f"### {code(path)} ({len(by_file[path])})", ""]
+        out += [f"- {_rule_link(r, r.id)} — line {r.location.line}" for r in _ordered(by_file[path])]
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def by_function(rules: Iterable[Rule]) -> dict[tuple[str, str], list[Rule]]:
+    groups: dict[tuple[str, str], list[Rule]] = defaultdict(list)
+    for rule in rules:
+        groups[(rule.location.file, rule.function)].append(rule)
+    return groups
+
+
+def _ordered(rules: Iterable[Rule]) -> list[Rule]:
+    return sorted(rules, key=lambda r: (r.location.file, r.location.line, r.id))
+
+
+def render_site(rules: Sequence[Rule], flag_list: Sequence[Flag], source: Mapping[str, object], folder: Path,
+                source_url: str = DEFAULT_SOURCE_URL) -> list[Path]:
+    """Write `<id>.md`, `<id>.json` and `index.md` into `folder`; returns the files written."""
+    flags = Flags(flag_list)
+    by_id = {r.id: r for r in rules}
+    files: dict[str, str] = {"index.md": index(rules, flags, source)}
+    for rule in rules:
+        files[f"{rule.id}.md"] = page(rule, flags, source, by_id, source_url)
+        # Compact, sorted: byte-stable, and the C encoder is 20 times faster than indenting.
+        files[f"{rule.id}.json"] = json.dumps(rule_json(rule), sort_keys=True, ensure_ascii=False,
+                                              separators=(",", ":")) + "\n"
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in sorted(files):
+        _replace(folder / name, files[name])
+        written.append(folder / name)
+    return written
+
+
+def _replace(path: Path, text: str) -> None:
+    """Each page whole or not at all (temp file + rename); no fsync per page, it is a rebuildable folder."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8", newline="\n")
+    os.replace(tmp, path)

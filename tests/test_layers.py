@@ -1,0 +1,141 @@
+"""The package's layers (`extractor.LAYERS`): every import points down or stays in its layer, no module
+imports itself back through others, each module imports alone, and no private name crosses modules.
+
+Module-level, function-local and TYPE_CHECKING imports all count: a lazy import is still an import.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import extractor
+from extractor import LAYERS
+
+PACKAGE = Path(extractor.__file__).resolve().parent
+
+
+def module_names() -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by the name of its `__init__`)."""
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = ("extractor", *path.relative_to(PACKAGE).with_suffix("").parts)
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+MODULES = module_names()
+
+
+def layer(module: str) -> int:
+    """The layer's rank: the package root lowest, then `LAYERS` in order; `__main__` stands with `cli`."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return -1
+    name = "cli" if parts[1] == "__main__" else parts[1]
+    return LAYERS.index(name)
+
+
+def imports(module: str) -> list[tuple[str, list[str]]]:
+    """The package modules `module` imports, each with the names taken, wherever the import stands."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(a.name, []) for a in node.names if a.name.split(".")[0] == "extractor"]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "extractor":
+                continue
+            names = [a.name for a in node.names]
+            submodules = [f"{target}.{n}" for n in names if f"{target}.{n}" in MODULES]
+            found += [(s, []) for s in submodules]
+            if len(submodules) < len(names):
+                found.append((target, [n for n in names if f"{target}.{n}" not in MODULES]))
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    edges: dict[str, set[str]] = {m: set() for m in MODULES}
+    for module in MODULES:
+        for target, _ in imports(module):
+            assert target in MODULES, f"{module} imports {target}, which is no module of the package"
+            if target != module:
+                edges[module].add(target)
+    return edges
+
+
+def test_every_package_folder_is_a_known_layer() -> None:
+    for module in MODULES:
+        layer(module)  # ValueError names a folder that LAYERS does not
+
+
+def test_no_import_points_up() -> None:
+    upward = [f"{m} ({LAYERS[layer(m)] if layer(m) >= 0 else 'root'}) -> {t} ({LAYERS[layer(t)]})"
+              for m, targets in graph().items() for t in sorted(targets) if layer(t) > layer(m)]
+    assert upward == []
+
+
+def test_no_import_cycle() -> None:
+    edges = graph()
+    state: dict[str, int] = {}  # 1 on the stack, 2 done
+    stack: list[str] = []
+
+    def visit(module: str) -> list[str] | None:
+        state[module] = 1
+        stack.append(module)
+        for target in sorted(edges[module]):
+            if state.get(target) == 1:
+                return stack[stack.index(target):] + [target]
+            if target not in state:
+                cycle = visit(target)
+                if cycle:
+                    return cycle
+        stack.pop()
+        state[module] = 2
+        return None
+
+    for module in sorted(edges):
+        if module not in state:
+            cycle = visit(module)
+            assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_no_private_name_crosses_modules() -> None:
+    crossing = [f"{m} takes {n} from {t}" for m in MODULES for t, names in imports(m)
+                for n in names if n.startswith("_") and not n.startswith("__")]
+    assert crossing == []
+
+
+def test_every_module_starts_with_a_line_saying_its_purpose() -> None:
+    for module, path in MODULES.items():
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+        assert doc and doc.split("\n")[0].strip(), f"{module} has no opening docstring"
+
+
+def test_each_module_imports_alone() -> None:
+    """Each module imported first, in a fresh package state: an order-dependent cycle would fail here."""
+    script = (
+        "import importlib, sys\n"
+        "for name in sys.argv[1:]:\n"
+        "    for loaded in [m for m in sys.modules if m == 'extractor' or m.startswith('extractor.')]:\n"
+        "        del sys.modules[loaded]\n"
+        "    importlib.import_module(name)\n"
+    )
+    names = [m for m in MODULES if not m.endswith("__main__")]  # __main__ runs the CLI
+    result = subprocess.run([sys.executable, "-c", script, *names], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("name", LAYERS)
+def test_each_layer_is_a_package_or_the_cli(name: str) -> None:
+    assert (PACKAGE / name / "__init__.py").is_file() or (PACKAGE / f"{name}.py").is_file()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -51,6 +52,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SourceError, LayoutError, DocumentError, FileNotFoundError, IsADirectoryError, NotADirectoryError) as error:
         print(f"sglang-constraints: error: {error}", file=sys.stderr)
         return EXIT_INPUT
+    except BrokenPipeError:
+        # `check ... | head`: the reader has all it wants. Not an error; say nothing more, and keep
+        # Python from complaining when it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
     except KeyboardInterrupt:
         print("sglang-constraints: interrupted", file=sys.stderr)
         return 130

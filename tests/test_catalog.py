@@ -9,7 +9,7 @@ import pytest
 from extractor.analysis.catalog import build_catalog
 from extractor.analysis.modules import outline
 from extractor.core.model import Flag
-from extractor.core.serialize import dumps, flag_from_json, flag_json
+from extractor.core.serialize import SCHEMA_VERSION, dumps, flag_from_json, flag_json
 from extractor.logic.expressions import UNKNOWN
 from extractor.logic.launch import Catalog, parse_command
 from extractor.products.output import validate
@@ -378,7 +378,7 @@ def test_aliases_round_trip_and_validate():
     data = flag_json(flag)
     assert flag_from_json(data) == flag
     assert dumps(flag_json(flag_from_json(data))) == dumps(data)
-    document = {"schema_version": "1.0.0", "schema": "https://github.com/sglang-constraints/schemas/flags.schema.json",
+    document = {"schema_version": SCHEMA_VERSION, "schema": "https://github.com/sglang-constraints/schemas/flags.schema.json",
                 "generator": {"name": "t", "version": "0"}, "source": {"kind": "path", "label": "t"}, "warnings": [],
                 "flags": [data]}
     validate(document, "flags.schema.json")

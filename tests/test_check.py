@@ -129,10 +129,17 @@ def test_defaults_typed_from_the_catalog(ruleset) -> None:
 # ---- evaluation -------------------------------------------------------------------------------------
 
 
+def first_errors(ruleset, argv, **kwargs) -> list[str]:
+    """The definite errors in the order the launch meets them: the first is where it stops."""
+    return [f.rule.message for f in check(ruleset, argv, **kwargs).definite]
+
+
 def test_definite(ruleset) -> None:
     found = outcome(ruleset, ["--model-path", "m", "--disaggregation-mode", "prefill", "--offload-kvcache"])
     assert found[OFFLOAD] == "definite"
-    assert BACKEND not in found  # its path needs --disaggregation-mode decode
+    # The launch stops at the first; once it is fixed, the missing storage backend is next.
+    assert first_errors(ruleset, ["--model-path", "m", "--disaggregation-mode", "prefill", "--offload-kvcache"]) == [
+        OFFLOAD, BACKEND]
 
 
 def test_possible_on_an_unknown_platform(ruleset) -> None:
@@ -140,9 +147,9 @@ def test_possible_on_an_unknown_platform(ruleset) -> None:
     found = outcome(ruleset, argv)
     assert found[ROCM] == "possible" and OFFLOAD not in found and BACKEND not in found
     assert ROCM not in outcome(ruleset, argv, assume={"get_platform().is_hip": False})
-    # On ROCm the platform adjustment sets page_size = 128 first, so the page-size guard fires instead.
-    on_rocm = outcome(ruleset, [*argv, "--page-size", "16"], assume={"get_platform().is_hip": True})
-    assert on_rocm[PAGE] == "definite" and ROCM not in on_rocm
+    # On ROCm the platform adjustment sets page_size = 128 first, so the page-size guard fires first.
+    on_rocm = first_errors(ruleset, [*argv, "--page-size", "16"], assume={"get_platform().is_hip": True})
+    assert on_rocm == [PAGE, ROCM]
 
 
 def test_clear(ruleset) -> None:

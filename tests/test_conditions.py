@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from extractor.core.formula import render, terms
-from extractor.core.model import Rule, RuleKind, TermKind
+from extractor.core.model import Const, Rule, RuleKind, TermKind
 from extractor.products.extraction import extract
 from extractor.sources.trees import path_tree
 
@@ -64,7 +64,8 @@ CONDITIONS = [
         """,
         {
             "first": 'model_path.lower() not in ["none", "dummy"] and a',
-            "second": 'model_path.lower() not in ["none", "dummy"] and not a and b',
+            # an earlier raise ends the launch: a later guard's condition need not say it did not fire
+            "second": 'model_path.lower() not in ["none", "dummy"] and b',
         },
         id="early-return-and-raise",
     ),
@@ -83,7 +84,7 @@ CONDITIONS = [
         """,
         {
             "bad item": 'item in items and item != "skip" and item != "stop" and item == "bad"',
-            "retrying": 'not (item in items and item != "skip" and item != "stop" and item == "bad") and retries > 0',
+            "retrying": "retries > 0",
         },
         id="loop-continue-break",
     ),
@@ -103,7 +104,7 @@ CONDITIONS = [
         {
             "a and tp": 'mode == "a" and tp_size > 1',
             "neither": 'mode != "a" and mode != "b"',
-            "after the chain": 'not (mode == "a" and tp_size > 1 or mode != "a")',
+            "after the chain": 'not (mode != "a" and mode == "b")',  # only the `return` leaves
         },
         id="exits-in-every-branch",
     ),
@@ -126,7 +127,7 @@ CONDITIONS = [
         """,
         {
             "chained": "z > 1 and z <= 3",
-            "literal on the left": "not (z > 1 and z <= 3) and (w == 2 or v < 0)",
+            "literal on the left": "w == 2 or v < 0",
         },
         id="comparisons",
     ),
@@ -140,7 +141,7 @@ CONDITIONS = [
         """,
         {
             "membership": 'y in ["p", "q"] and "x" not in names',
-            "identity": 'not (y in ["p", "q"] and "x" not in names) and (x is None or u is not None)',
+            "identity": 'x is None or u is not None',
         },
         id="in-and-is-none",
     ),
@@ -241,7 +242,7 @@ CONDITIONS = [
         """,
         {
             "tuple": "(tp_size, pp_size) < (1, 1)",
-            "set": '(tp_size, pp_size) >= (1, 1) and set(backends) <= {"a", "b"} and mode in ["x", "y"]',
+            "set": 'set(backends) <= {"a", "b"} and mode in ["x", "y"]',
         },
         id="container-literals-keep-their-type",
     ),
@@ -255,7 +256,7 @@ CONDITIONS = [
         """,
         {
             "not both one": "not (tp_size == 1 and pp_size == 1)",
-            "x on two": 'tp_size == 1 and pp_size == 1 and mode == "x" and dp_size == 2',
+            "x on two": 'mode == "x" and dp_size == 2',
         },
         id="tuple-equality-item-by-item",
     ),
@@ -274,8 +275,7 @@ CONDITIONS = [
         """,
         {
             "{feature} is not supported": "enable_tbo or pp_size > 1",
-            "after the loops": 'not (enable_tbo or pp_size > 1) and not (attention_backend == "dsv4"'
-                               ' or decode_backend == "dsv4")',
+            "after the loops": 'not (attention_backend == "dsv4" or decode_backend == "dsv4")',
         },
         id="loops-over-literal-tuples-unrolled",
     ),
@@ -470,14 +470,18 @@ def test_message(tmp_path: Path, statement: str, exception: str | None, message:
     assert rule.kind is (RuleKind.ASSERT if exception == "AssertionError" else RuleKind.RAISE)
 
 
-def test_assert_without_message_is_no_rule_but_guards_what_follows(tmp_path: Path) -> None:
+def test_assert_without_message_is_a_rule_and_later_guards_do_not_negate_it(tmp_path: Path) -> None:
+    # The launch stops at the first failed assert, message or not; the guard after it is
+    # reached only when the assert held, and that is the run order's business, not its trigger's.
     src = """
     def f(server_args):
         assert server_args.a
         if server_args.b:
             raise ValueError("after the assert")
     """
-    assert conditions(tmp_path, src) == {"after the assert": "a and b"}
+    found = conditions(tmp_path, src)
+    assert found["AssertionError without a message: assert server_args.a"] == "not a"
+    assert found["after the assert"] == "b"
 
 
 def test_every_guard_of_every_function_is_found(tmp_path: Path) -> None:
@@ -567,3 +571,67 @@ def test_id_is_kept(tmp_path: Path, before: dict[str, str], after: dict[str, str
 def test_ids_differ_by_message(tmp_path: Path) -> None:
     changed = METHOD.replace("decode side.", "decode side only.")
     assert ids(tmp_path / "a", {"a.py": METHOD}) != ids(tmp_path / "b", {"a.py": changed})
+
+
+# ---- rendering bugs of the triggers issue: each expectation failed on the old output ----------------
+
+
+def test_negated_set_comparison_stays_negated(tmp_path: Path) -> None:
+    # `<=` of sets is "subset of": `not (a <= b)` is not `a > b` (proper superset)
+    src = """
+    def f(server_args):
+        if not (set(server_args.names) <= {"a", "b"}):
+            raise ValueError("subset")
+        if not (server_args.tp_size <= 3):
+            raise ValueError("number")
+    """
+    found = conditions(tmp_path, src)
+    assert found["subset"] == 'not (set(names) <= {"a", "b"})'
+    assert found["number"] == "tp_size > 3"  # numbers are totally ordered: the flip is right
+
+
+def test_identity_with_a_str_enum_member_is_equality(tmp_path: Path) -> None:
+    src = """
+    from enum import Enum
+
+    class Mode(str, Enum):
+        STATIC = "static"
+        COMPACT = "compact"
+
+    def f(server_args):
+        if server_args.mode is not Mode.STATIC:
+            raise ValueError("not static")
+        if server_args.other is Mode.COMPACT:
+            raise ValueError("compact")
+    """
+    found = conditions(tmp_path, src)
+    assert found["not static"] == 'mode != "static"'
+    assert found["compact"] == 'other == "compact"'
+
+
+def test_a_list_filled_in_a_loop_is_not_empty(tmp_path: Path) -> None:
+    # 0.5.10's LoRA check: the list starts empty and a loop appends the adapters; reading it as still
+    # empty made `len(paths) > max_loaded_loras` never fire.
+    src = """
+    def f(server_args):
+        paths = []
+        for p in server_args.lora_paths:
+            paths.append(p)
+        if len(paths) > server_args.max_loaded_loras:
+            raise ValueError("too many")
+    """
+    rule = next(r for r in guards(tmp_path, {"guards.py": src}) if r.message == "too many")
+    assert rule.condition != Const(False)
+    assert "max_loaded_loras" in {n for t in terms(rule.condition) for n in t.fields}
+
+
+def test_a_string_local_inside_an_f_string_keeps_it_python(tmp_path: Path) -> None:
+    # substituting `"index.json"` into `f"{path}/{name}"` would end the f-string early (0.5.23 model_hook)
+    src = """
+    import os
+    def f(server_args):
+        name = "index.json"
+        if not os.path.exists(f"{server_args.model_path}/{name}"):
+            raise ValueError("missing")
+    """
+    assert conditions(tmp_path, src)["missing"] == 'not os.path.exists(f"{model_path}/{name}")'

@@ -1,9 +1,9 @@
-"""Whole-program triggers: resolve calls from the entry points, inline predicates, compose path conditions.
+"""The program: modules loaded on demand, names and calls resolved, memoized walks, inlined helpers.
 
-A rule's trigger is its in-function condition AND the condition under which its function is reached
-from an entry point (`ServerArgs.__post_init__` / `resolve_once` / `check_server_args`), over every
-call path found (disjunction). Calls are followed into any module of the package on demand, so the
-dispatch through `SpeculativeAlgorithm.handle_server_args` in `speculative/spec_info.py` counts.
+Calls are followed into any module of the package on demand, so the dispatch through
+`SpeculativeAlgorithm.handle_server_args` in `speculative/spec_info.py` counts; the run
+(`analysis.run`) enters functions in execution order from the entry points found here
+(`ServerArgs.__post_init__` / `resolve_once` / `check_server_args`).
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ import ast
 import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import libcst as cst
 
 from ..core.errors import ParseError, SourceError
 from ..core.formula import atoms, conj, disj, fields_read, neg, render
-from ..core.model import TRUE, And, Atom, Flag, Formula, Lit, Not, Notice, Or, Rule, RuleKind, Term, TermKind
+from ..core.model import FALSE, TRUE, And, Atom, Flag, Formula, Lit, Not, Notice, Or, Rule, Term, TermKind
 from ..sources.trees import SourceTree
 from .guards import CallEvent, FunctionInfo, FunctionSummary, import_bindings, walk_function
 from .lines import iter_statements
@@ -29,16 +29,8 @@ from .scope import FIELD_KEY, Bound, Choice, Env, Scope, bind, dotted_name, is_a
 
 ENTRY_METHODS = ("__post_init__", "resolve_once", "check_server_args")
 ENTRY_FUNCTIONS = ("run_resolution_pipeline",)
-MAX_DEPTH = 12  # call-chain length followed from an entry point
-MAX_PATHS = 4  # call paths kept per function; a trigger names the others with one opaque atom
 MAX_INLINE = 6  # nested predicate inlining
-
-
-@dataclass(frozen=True, slots=True)
-class Reach:
-    condition: Formula
-    path: tuple[str, ...]
-    summary: FunctionSummary
+MAX_RETURNS = 8  # a helper read as the values it returns has at most this many `return`s
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +41,7 @@ class DynamicCall:
     condition: Formula
     path: tuple[str, ...]
     arguments: tuple[str | None, ...]  # positional arguments: a plain name, or None for anything else
+    site: tuple[str, int] = ("", 0)  # the calling function's key and the call's line
 
     def loops_over(self, names: frozenset[str]) -> bool:
         """Is the call inside a loop over one of these module-level containers?"""
@@ -95,10 +88,16 @@ class Program:
         self._function_imports: dict[str, dict[str, str]] = {}
         self._may_load = True
         self._enum_classes: dict[str, bool] = {}
-        self.reach: dict[str, list[Reach]] = {}
-        self.more_paths: set[str] = set()  # functions reached by more than MAX_PATHS paths
-        self.dynamic_calls: list[DynamicCall] = []
-        self.order: dict[tuple[str, int, str], int] = {}
+        self._writes: dict[str, frozenset[str]] = {}
+        self._writing: set[str] = set()
+        self._registered: list[FunctionInfo] | None = None
+        self._inlining: set[str] = set()  # helpers whose returns are being read (a cycle stops there)
+        # Registered functions by the dynamic call that runs them: (caller key, call line) -> functions.
+        self.run_at: dict[tuple[str, int], list[FunctionInfo]] = {}
+        self.unsited: list[tuple[FunctionInfo, Formula, str]] = []  # registered, run by no call found
+        self._sited = False
+        self._containers: dict[str, frozenset[str]] = {}
+        self._all_containers: frozenset[str] | None = None
         self.entry_points = self._entry_points()
         # Methods and properties of ServerArgs: `self.modelexpress_url` is a computed value, not a flag.
         self.server_args_methods = frozenset(
@@ -158,8 +157,14 @@ class Program:
         def inline(call: cst.Call, env: Env):
             return self._inline(info, holder[0], call, env, depth)
 
+        def call_writes(call: cst.Call, env: Env) -> frozenset[str]:
+            return self.call_writes(info, holder[0], call, env)
+
+        def inline_cases(call: cst.Call, env: Env):
+            return self._inline_cases(info, holder[0], call, env, depth)
+
         scope = Scope(info.aliases | extra_aliases, module.constants, _Enums(self, info), inline=inline,
-                      methods=self.server_args_methods)
+                      methods=self.server_args_methods, call_writes=call_writes, inline_cases=inline_cases)
         holder.append(scope)
         return scope
 
@@ -374,7 +379,7 @@ class Program:
             if is_alias(arg, caller_scope, env):
                 aliases.add(param)
             elif param not in target.aliases:
-                callee_env[param] = Bound(arg, env, caller_scope)
+                callee_env[param] = bind(arg, env, caller_scope, reading=caller_scope)
         key = tuple(sorted((p, _value_key(v, caller_scope)) for p, v in callee_env.items()))
         return callee_env, key, frozenset(aliases - target.aliases)
 
@@ -422,6 +427,7 @@ class Program:
             return None
         assignments, expr = found
         callee_env, _, aliases = self._bindings(info, scope, target, call, env, implicit, isinstance(call.func, cst.Attribute))
+        callee_env = {**_assigned_fields(env, scope), **callee_env}
         callee_scope = self.scope(target, aliases, depth + 1)
         for name, value in assignments:
             if name in callee_scope.aliases and is_alias(value, callee_scope, callee_env):
@@ -429,38 +435,163 @@ class Program:
             callee_env = {**callee_env, name: bind(value, callee_env)}
         return expr, callee_scope, callee_env
 
+    def _inline_cases(self, info: FunctionInfo, scope: Scope, call: cst.Call, env: Env, depth: int):
+        """A call to a small pure helper with several returns (`_resolve_alias(cfg.algo, ...)`), as the
+        values it returns, each with when: [(condition, returned expression, its scope, its locals)]."""
+        if depth >= MAX_INLINE or len(self._inlining) >= MAX_INLINE:
+            return None
+        with self._loading(self._reaches_arguments(call, scope, env)):
+            resolved = self.resolve(info, call.func, env)
+        if resolved is None:
+            return None
+        target, implicit = resolved
+        if target.key in self._inlining or not target.returns_value or target.straight_return is not None:
+            return None
+        callee_env, key, aliases = self._bindings(info, scope, target, call, env, implicit,
+                                                  isinstance(call.func, cst.Attribute))
+        assigned = _assigned_fields(env, scope)
+        if assigned:
+            callee_env = {**assigned, **callee_env}
+            key = (*key, ("<fields>", _value_key_of(assigned, scope)))
+        self._inlining.add(target.key)
+        try:
+            summary = self.summary(target, callee_env, key, aliases)
+        except RecursionError:
+            return None
+        finally:
+            self._inlining.discard(target.key)
+        if summary.writes or any(c.writes for c in summary.calls) or not summary.returns \
+                or len(summary.returns) > MAX_RETURNS:
+            return None  # not a pure helper: its value is not one of a few expressions over its inputs
+        cases = [(r.condition, r.node if r.node is not None else cst.Name("None"), summary.scope, r.env)
+                 for r in summary.returns if r.condition != FALSE]
+        rest = neg(disj(*(r.condition for r in summary.returns)))
+        if rest != FALSE:
+            cases.append((rest, cst.Name("None"), summary.scope, {}))  # it falls off its end
+        return cases
+
+    # --- what calls may write ------------------------------------------------------------------
+
+    def call_writes(self, info: FunctionInfo, scope: Scope, call: cst.Call, env: Env) -> frozenset[str]:
+        """The server-argument fields a call may write: through the function it calls, the functions it
+        is handed (`run_hook(step, server_args)`), or the registered functions a call of a variable runs."""
+        with self._loading(self._reaches_arguments(call, scope, env)):
+            targets = [target for target, _ in self._call_targets(info, scope, call, env)]
+        if not targets and isinstance(call.func, cst.Name) and (call.func.value in info.params or call.func.value in env):
+            targets = [fn for fn in self.registered() if _runs(call, fn)]
+        found: set[str] = set()
+        for target in targets:
+            found |= self.writes_of(target)
+        return frozenset(found)
+
+    def _call_targets(self, info: FunctionInfo, scope: Scope, call: cst.Call, env: Env):
+        resolved = self.resolve(info, call.func, env)
+        if resolved is not None:
+            yield resolved
+        for arg in call.args:
+            if isinstance(arg.value, (cst.Name, cst.Attribute)) and not is_alias(arg.value, scope, env):
+                if isinstance(arg.value, cst.Name) and arg.value.value in env:
+                    continue
+                passed = self.resolve(info, arg.value, env)
+                if passed is not None and passed[0] is not (resolved[0] if resolved else None):
+                    yield passed
+
+    def writes_of(self, fn: FunctionInfo) -> frozenset[str]:
+        """Every field the function, or a function it calls, may write (a cycle adds nothing)."""
+        found = self._writes.get(fn.key)
+        if found is not None:
+            return found
+        if fn.key in self._writing:
+            return frozenset()
+        self._writing.add(fn.key)
+        try:
+            summary = self.summary(fn)
+            names = {w.field for w in summary.writes if not w.field.startswith("_")}
+            for call in summary.calls:
+                names |= call.writes
+        except RecursionError:
+            names = set()
+        finally:
+            self._writing.discard(fn.key)
+        found = frozenset(names)
+        self._writes[fn.key] = found
+        return found
+
+    def registered(self) -> list[FunctionInfo]:
+        """Functions of the read modules that a decorator puts in a registry, in file order."""
+        if self._registered is None:
+            self._registered = [
+                fn for dotted in self.read for fn in self.modules[dotted].functions.values() if _registry(fn) is not None
+            ]
+        return self._registered
+
     # --- whole program -------------------------------------------------------------------------
 
-    def analyse(self) -> None:
-        if self.reach:
+    def registry_sites(self) -> None:
+        """Where each function a decorator registers runs (`@_register_for("GptOssForCausalLM")`,
+        `@register_post_process`): no call names it; a loop over the registry calls a variable with
+        the arguments it takes (`fn(server_args, hf_config)` for `def _x(server_args, hf_config)`).
+        Of several such calls, those that loop over the container its decorator fills
+        (`_MODEL_OVERRIDE_FNS`, not `_PREDICATE_OVERRIDE_FNS`). Found over the read functions' own
+        walks, before the run, so the run can enter each where its loop calls it."""
+        if self._sited:
             return
-        for entry in self.entry_points:
-            self._visit(entry, {}, (), frozenset(), TRUE, (_label(entry),))
-        # Functions put in a registry by a decorator (`@_register_for("DeepseekV3ForCausalLM")`,
-        # `@register_post_process`) are run by a loop over the registry that no call names; they
-        # run for the listed model architectures, or always when the decorator lists none.
-        # Where the program calls a function held in a variable with the arguments the registered function
-        # takes (`fn(server_args, hf_config)` for `def _x_overrides(server_args, hf_config)`), that call is
-        # where it runs: its path and condition are the registered function's.
+        self._sited = True
+        sites = []
         for dotted in self.read:
             for fn in self.modules[dotted].functions.values():
-                if fn.key in self.reach:
+                try:
+                    summary = self.summary(fn)
+                except RecursionError:
                     continue
-                registry = _registry(fn)
-                if registry is None:
-                    continue
-                name, condition = registry
-                sites = [site for site in self.dynamic_calls if site.runs(fn)]
-                # Of several, those that loop over the container this decorator fills (`_MODEL_OVERRIDE_FNS`,
-                # not `_PREDICATE_OVERRIDE_FNS`).
-                containers = self._registry_containers(fn)
-                sites = [site for site in sites if site.loops_over(containers)] or sites
-                for site in sites:
-                    # `fn in _MODEL_OVERRIDE_FNS.get(arch)`, the loop over the registry, is what `condition` says.
-                    reached = conj(_without_loop_items(site.condition), condition)
-                    self._visit(fn, {}, (), frozenset(), reached, site.path + (_label(fn),))
-                if not sites:
-                    self._visit(fn, {}, (), frozenset(), condition, (f"<registry {name}>", _label(fn)))
+                for call in summary.calls:
+                    if calls_variable(summary, call):
+                        arguments = tuple(
+                            a.value.value if isinstance(a.value, cst.Name) and a.keyword is None and not a.star else None
+                            for a in call.node.args
+                        )
+                        sites.append(DynamicCall(call.condition, (), arguments, (fn.key, call.line)))
+        for fn in self.registered():
+            name, condition = _registry(fn)  # type: ignore[misc]
+            candidates = [site for site in sites if site.runs(fn)]
+            containers = self._containers_of(fn)
+            candidates = [site for site in candidates if site.loops_over(containers)] or candidates
+            for site in candidates:
+                runs_here = self.run_at.setdefault(site.site, [])
+                if fn not in runs_here:
+                    runs_here.append(fn)
+            if not candidates:
+                self.unsited.append((fn, condition, name))
+
+    def runs_in_loop(self, fn: FunctionInfo, condition: Formula) -> bool:
+        """May a call of a variable reached under `condition` run `fn`? Not when the loops around it
+        (its callers' too) go over another decorator's registry only."""
+        containers = self._containers_of(fn)
+        others = self._every_container() - containers
+        site = DynamicCall(condition, (), ())
+        if site.loops_over(containers):
+            return True
+        return not (others and site.loops_over(others))
+
+    def _containers_of(self, fn: FunctionInfo) -> frozenset[str]:
+        found = self._containers.get(fn.key)
+        if found is None:
+            found = self._containers[fn.key] = self._registry_containers(fn)
+        return found
+
+    def _every_container(self) -> frozenset[str]:
+        """Every module-level container a registering function fills (`_BY_PREDICATE.append(...)` in
+        `register_predicate`), whether or not a read function is registered into it."""
+        if self._all_containers is None:
+            found: set[str] = set()
+            for fn in self.registered():
+                found |= self._containers_of(fn)
+            for dotted in self.read:
+                for fn in self.modules[dotted].functions.values():
+                    if "register" in fn.name:
+                        found |= _filled_directly(fn)
+            self._all_containers = frozenset(found)
+        return self._all_containers
 
     def _registry_containers(self, fn: FunctionInfo) -> frozenset[str]:
         """Module-level names the registering decorators of `fn` add it to, through other registrars too."""
@@ -487,58 +618,6 @@ class Program:
                 callee = callee.func
             if "register" in (dotted_name(callee) or "").rsplit(".", 1)[-1]:
                 self._filled_by(target, callee, found, depth + 1)
-
-    def _visit(self, info: FunctionInfo, env: dict, key: tuple, aliases: frozenset, condition: Formula,
-               path: tuple[str, ...]) -> None:
-        entries = self.reach.setdefault(info.key, [])
-        if len(entries) >= MAX_PATHS:
-            self.more_paths.add(info.key)
-            return
-        summary = self.summary(info, env, key, aliases)
-        entries.append(Reach(condition, path, summary))
-        events = sorted(
-            [(g.order, "guard", g) for g in summary.guards]
-            + [(w.order, "write", w) for w in summary.writes]
-            + [(c.order, "call", c) for c in summary.calls]
-        , key=lambda e: e[0])
-        for _, kind, event in events:
-            if kind != "call":
-                self.order.setdefault((info.key, event.line, kind), len(self.order))
-                continue
-            if len(path) >= MAX_DEPTH:
-                continue
-            targets = list(self.callees(summary, event))
-            if not targets and _calls_variable(summary, event):
-                arguments = tuple(
-                    a.value.value if isinstance(a.value, cst.Name) and a.keyword is None and not a.star else None
-                    for a in event.node.args
-                )
-                self.dynamic_calls.append(DynamicCall(conj(condition, event.condition), path, arguments))
-            for target, callee_env, callee_key, callee_aliases in targets:
-                label = _label(target)
-                if label in path:
-                    continue  # recursion: the cycle adds nothing a first pass did not
-                self._visit(target, callee_env, callee_key, callee_aliases, conj(condition, event.condition), path + (label,))
-
-    def apply(self, rules: list[Rule]) -> list[Rule]:
-        """Rules with trigger, call path, reachability and the adjustments that may change what they read."""
-        self.analyse()
-        updated = []
-        for rule in rules:
-            key = f"{_dotted(rule.location.file)}:{rule.function}"
-            kind = "write" if rule.kind is RuleKind.ADJUSTMENT else "guard"
-            entries = self.reach.get(key, [])
-            if not entries:
-                updated.append(replace(rule, trigger=rule.condition, reachable=False, call_path=()))
-                continue
-            trigger = disj(*(conj(e.condition, _local_condition(e.summary, rule, kind)) for e in entries))
-            if key in self.more_paths:
-                # The paths not followed still lead here: an atom no launch command decides keeps the
-                # trigger from claiming the rule fires only on the paths listed.
-                trigger = disj(trigger, Atom(Term(TermKind.OPAQUE, f"reached_by_other_calls({rule.function!r})",
-                                                  f"reached_by_other_calls({rule.function!r})")))
-            updated.append(replace(rule, trigger=trigger, reachable=True, call_path=entries[0].path))
-        return _affected_by(updated, self.order)
 
     def notices(self, rules: list[Rule], flags: Iterable[Flag]) -> list[Notice]:
         """Field atoms with no flag in the catalog, one notice per field name."""
@@ -579,16 +658,16 @@ def _registry(fn: FunctionInfo) -> tuple[str, Formula] | None:
 _LOOP_ITEM = re.compile(r"^\(?[A-Za-z_]\w*(?:, [A-Za-z_]\w*)*\)? in ")
 
 
-def _without_loop_items(f: Formula) -> Formula:
+def without_loop_items(f: Formula) -> Formula:
     """A path condition without the `item in iterable` contexts of the loops it passes through."""
     if isinstance(f, Atom):
         return TRUE if f.op == "truthy" and f.term.kind is not TermKind.FIELD and _LOOP_ITEM.match(f.term.text) else f
     if isinstance(f, Not):
-        return neg(_without_loop_items(f.arg))
+        return neg(without_loop_items(f.arg))
     if isinstance(f, And):
-        return conj(*(_without_loop_items(a) for a in f.args))
+        return conj(*(without_loop_items(a) for a in f.args))
     if isinstance(f, Or):
-        return disj(*(_without_loop_items(a) for a in f.args))
+        return disj(*(without_loop_items(a) for a in f.args))
     return f
 
 
@@ -613,7 +692,45 @@ def _defaults(info: FunctionInfo, env: Env, aliases: frozenset[str]) -> dict[str
     }
 
 
-def _calls_variable(summary: FunctionSummary, call: CallEvent) -> bool:
+def _assigned_fields(env: Env, scope: Scope) -> dict:
+    """The fields the caller assigned or had rewritten, for a helper it hands the arguments to."""
+    return {k: _with_scope(v, scope) for k, v in env.items() if k.startswith(FIELD_KEY)}
+
+
+def _value_key_of(values: dict, scope: Scope) -> str:
+    return ";".join(f"{k}={_value_key(v, scope)}" for k, v in sorted(values.items()))
+
+
+def _runs(call: cst.Call, fn: FunctionInfo) -> bool:
+    """Could this call of a variable run `fn`? As `DynamicCall.runs`: its parameters passed by their names."""
+    arguments = [a.value.value if isinstance(a.value, cst.Name) and a.keyword is None and not a.star else None
+                 for a in call.args]
+    return len(arguments) == len(fn.params) and any(a == p for a, p in zip(arguments, fn.params)) and all(
+        a is None or a == p for a, p in zip(arguments, fn.params))
+
+
+def _filled_directly(fn: FunctionInfo) -> frozenset[str]:
+    """Names the function adds to with `NAME.append(...)`-like calls."""
+    return frozenset(
+        node.func.value.value for node in _descendants(fn.node)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in _REGISTERING_METHODS and isinstance(node.func.value, cst.Name)
+    )
+
+
+def registry_name(fn: FunctionInfo) -> str:
+    """The decorator that registers the function (`register_for`), or "" when none does."""
+    found = _registry(fn)
+    return found[0] if found is not None else ""
+
+
+def registry_condition(fn: FunctionInfo) -> Formula:
+    """The condition a registered function runs under (its architectures), TRUE when it is not registered."""
+    found = _registry(fn)
+    return found[1] if found is not None else TRUE
+
+
+def calls_variable(summary: FunctionSummary, call: CallEvent) -> bool:
     """A call of a parameter or local (`fn(...)`, `step(...)`) the program could not resolve."""
     func = call.node.func
     return isinstance(func, cst.Name) and (func.value in summary.info.params or func.value in call.env)
@@ -640,42 +757,5 @@ def _value_key(value, scope: Scope) -> str:
     return repr(value)
 
 
-def _label(info: FunctionInfo) -> str:
+def label(info: FunctionInfo) -> str:
     return f"{info.file}::{info.qualname}"
-
-
-def _dotted(path: str) -> str:
-    return path.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
-
-
-def _local_condition(summary: FunctionSummary, rule: Rule, kind: str) -> Formula:
-    events = summary.writes if kind == "write" else summary.guards
-    for event in events:
-        if event.line == rule.location.line and (kind == "guard" or event.field == rule.target):
-            return event.condition
-    return rule.condition
-
-
-def _affected_by(rules: list[Rule], order: dict[tuple[str, int, str], int]) -> list[Rule]:
-    """For each rule: the adjustments that run before it and write a field its trigger reads."""
-    def position(rule: Rule) -> int | None:
-        kind = "write" if rule.kind is RuleKind.ADJUSTMENT else "guard"
-        return order.get((f"{_dotted(rule.location.file)}:{rule.function}", rule.location.line, kind))
-
-    writes: dict[str, list[tuple[int, str]]] = {}
-    for rule in rules:
-        at = position(rule)
-        if rule.kind is RuleKind.ADJUSTMENT and rule.target and at is not None:
-            writes.setdefault(rule.target, []).append((at, rule.id))
-    result = []
-    for rule in rules:
-        at = position(rule)
-        if at is None:
-            result.append(rule)
-            continue
-        ids = sorted({
-            rid for name in fields_read(rule.trigger or rule.condition) for pos, rid in writes.get(name, ())
-            if pos < at and rid != rule.id
-        })
-        result.append(replace(rule, affected_by=tuple(ids)) if ids else rule)
-    return result

@@ -21,6 +21,7 @@ from .scope import (
     Env,
     NonEmpty,
     Original,
+    Rewritten,
     Scope,
     Unknown,
     Value,
@@ -171,13 +172,15 @@ def _enum_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit |
 def _transformed(inner: Term | Lit, transform: str) -> Term | None:
     if isinstance(inner, Term) and inner.kind in (TermKind.FIELD, TermKind.ENV):
         text = f"{transform}({inner.text})" if transform in _BUILTIN_TRANSFORMS else f"{inner.text}.{transform}()"
-        return Term(inner.kind, inner.name, text, inner.fields, inner.transforms + (transform,))
+        return Term(inner.kind, inner.name, text, inner.fields, inner.transforms + (transform,), inner.after)
     return None
 
 
 def _value_term(name: str, value: Value, scope: Scope) -> Term | Lit:
     if isinstance(value, Original):
         return Term(TermKind.FIELD, value.name, value.name, (value.name,))
+    if isinstance(value, Rewritten):
+        return Term(TermKind.FIELD, value.name, value.name, (value.name,), after=value.call)
     if isinstance(value, Bound):
         return to_term(value.node, value.scope or scope, value.env)
     if isinstance(value, (Unknown, NonEmpty)):
@@ -240,7 +243,16 @@ def to_formula(node: cst.BaseExpression, scope: Scope, env: Env) -> Formula:
     term = to_term(node, scope, env)
     if isinstance(term, Lit):
         return Const(bool(term.value))
+    if isinstance(node, cst.Call) and term.kind is not TermKind.FIELD and term.kind is not TermKind.ENV:
+        returned = _returned(node, scope, env)
+        if returned is not None:  # a helper with several returns: true when what it returns is
+            return disj(*(conj(when, to_formula(expr, s, e)) for when, expr, s, e in returned))
     return Atom(term)
+
+
+def _returned(node: cst.Call, scope: Scope, env: Env):
+    """The (when, expression, scope, locals) a small pure helper may return, or None."""
+    return scope.inline_cases(node, env) if scope.inline_cases is not None else None
 
 
 def _assigned_field(node: cst.BaseExpression, scope: Scope, env: Env) -> Value | None:
@@ -275,7 +287,7 @@ def _truth_test(node: cst.Comparison, scope: Scope, env: Env) -> Formula | None:
     for this, other in ((node.left, target.comparator), (target.comparator, node.left)):
         if isinstance(other, cst.Name) and other.value in ("True", "False") and other.value not in env:
             inner, inner_scope, inner_env = _resolved(this, scope, env)
-            if inner is this or not _bool_valued(inner, inner_scope, inner_env):
+            if inner is this or not bool_valued(inner, inner_scope, inner_env):
                 return None
             truth = to_formula(inner, inner_scope, inner_env)
             wanted = (other.value == "True") == (op in ("==", "is"))
@@ -283,14 +295,14 @@ def _truth_test(node: cst.Comparison, scope: Scope, env: Env) -> Formula | None:
     return None
 
 
-def _bool_valued(node: cst.BaseExpression, scope: Scope, env: Env) -> bool:
+def bool_valued(node: cst.BaseExpression, scope: Scope, env: Env) -> bool:
     """Does the expression evaluate to True or False? Comparisons and `not` do; `a and b` does when both
     parts do; a field compared with True/False is taken for a boolean flag (store_true)."""
     node, scope, env = _resolved(node, scope, env)
     if isinstance(node, cst.Comparison) or (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not)):
         return True
     if isinstance(node, cst.BooleanOperation):
-        return _bool_valued(node.left, scope, env) and _bool_valued(node.right, scope, env)
+        return bool_valued(node.left, scope, env) and bool_valued(node.right, scope, env)
     if isinstance(node, cst.Name) and node.value in ("True", "False") and node.value not in env:
         return True
     return field_of(node, scope, env) is not None
@@ -312,8 +324,8 @@ def _comparison(node: cst.Comparison, scope: Scope, env: Env) -> Formula:
     left_node = node.left
     for target in node.comparisons:
         op = _COMPARE_OPS[type(target.operator)]
-        left_cases = _operand_cases(left_node, scope, env, False)
-        right_cases = _operand_cases(target.comparator, scope, env, op in ("in", "not in"))
+        left_cases = operand_cases(left_node, scope, env, False)
+        right_cases = operand_cases(target.comparator, scope, env, op in ("in", "not in"))
         parts.append(disj(*(
             conj(when_left, when_right, _compare(left, op, right, node, scope, env))
             for when_left, left in left_cases
@@ -338,7 +350,7 @@ def _elementwise(node: cst.Comparison) -> list[tuple[cst.BaseExpression, cst.Bas
 _MAX_OPERAND_CASES = 8
 
 
-def _operand_cases(
+def operand_cases(
     node: cst.BaseExpression, scope: Scope, env: Env, container_ok: bool
 ) -> list[tuple[Formula, Term | Lit]]:
     """The values a compared operand takes, each with when it takes it.
@@ -353,39 +365,81 @@ def _operand_cases(
     start = node
     node, scope, env = _resolved(node, scope, env)
     cases: list[tuple[Formula, Term | Lit]]
+    choice = _choice_of(node, scope, env)
+    if choice is not None:
+        # A local or field that holds one value per path: the operand on each path.
+        key, options = choice
+        cases = [(conj(when, w), v) for when, option in options
+                 for w, v in operand_cases(node, scope, {**env, key: option}, container_ok)]
+        cases = [(w, v) for w, v in cases if w != FALSE]
+        if len(cases) <= _MAX_OPERAND_CASES:
+            return cases
+        return [(TRUE, opaque(node, scope, env))]
     transform, inner = _transform_of(node)
     if inner is not None and _resolved(inner, scope, env)[0] is not inner:
         # `mode.upper()` where the function assigned `mode = a if t else "x"`: the transform of each value.
-        inner_cases = _operand_cases(inner, scope, env, container_ok)
+        inner_cases = operand_cases(inner, scope, env, container_ok)
         transformed = [(w, _transformed_value(v, transform)) for w, v in inner_cases]  # type: ignore[arg-type]
         if all(v is not None for _, v in transformed):
             return transformed  # type: ignore[return-value]
     if isinstance(node, cst.IfExp):
         test = to_formula(node.test, scope, env)
-        cases = [(conj(test, w), v) for w, v in _operand_cases(node.body, scope, env, container_ok)]
-        cases += [(conj(neg(test), w), v) for w, v in _operand_cases(node.orelse, scope, env, container_ok)]
+        cases = [(conj(test, w), v) for w, v in operand_cases(node.body, scope, env, container_ok)]
+        cases += [(conj(neg(test), w), v) for w, v in operand_cases(node.orelse, scope, env, container_ok)]
     elif isinstance(node, cst.BooleanOperation):
         # `a or b` is a when a is truthy, else b; `a and b` is a when a is falsy, else b.
         first = to_formula(node.left, scope, env)
         keep_first = isinstance(node.operator, cst.Or)
         cases = [
             (conj(w, _truth(v) if keep_first else neg(_truth(v))), v)
-            for w, v in _operand_cases(node.left, scope, env, container_ok)
+            for w, v in operand_cases(node.left, scope, env, container_ok)
         ]
         cases += [
             (conj(neg(first) if keep_first else first, w), v)
-            for w, v in _operand_cases(node.right, scope, env, container_ok)
+            for w, v in operand_cases(node.right, scope, env, container_ok)
         ]
+    elif is_boolean(node):
+        # `not x`, `a > b`: True or False by its form, each with when.
+        truth = to_formula(node, scope, env)
+        cases = [(truth, Lit(True)), (neg(truth), Lit(False))]
     else:
         term = to_term(node, scope, env)
         if isinstance(term, Lit) and isinstance(term.value, tuple):
             if not container_ok or any(isinstance(v, tuple) for v in term.value):
                 term = opaque(node, scope, env)
-        return [(TRUE, term)]
+        returned = None
+        if isinstance(node, cst.Call) and isinstance(term, Term) and term.kind not in (TermKind.FIELD, TermKind.ENV):
+            returned = _returned(node, scope, env)
+        if returned is None:
+            return [(TRUE, term)]
+        # `_resolve_alias(cfg.algo, ...)`: each value the helper may return, with when it does.
+        cases = [(conj(when, w), v) for when, expr, s, e in returned for w, v in operand_cases(expr, s, e, container_ok)]
     cases = [(w, v) for w, v in cases if w != FALSE]
     if len(cases) > _MAX_OPERAND_CASES:
         return [(TRUE, to_term(start, scope, env) if start is node else opaque(node, scope, env))]
     return cases
+
+
+def _choice_of(node: cst.BaseExpression, scope: Scope, env: Env):
+    """(env key, options) when the expression is a local, or a field the function assigned, whose value
+    depends on the path; else None."""
+    if isinstance(node, cst.Name):
+        value = env.get(node.value)
+        return (node.value, value.options) if isinstance(value, Choice) else None
+    if env and isinstance(node, (cst.Attribute, cst.Call)):
+        name = field_of(node, scope, env)
+        value = env.get(FIELD_KEY + name) if name is not None else None
+        return (FIELD_KEY + name, value.options) if isinstance(value, Choice) else None  # type: ignore[operator]
+    return None
+
+
+def is_boolean(node: cst.BaseExpression) -> bool:
+    """An expression whose value is True or False by its form: a comparison, `not`, `and`/`or` of those."""
+    if isinstance(node, cst.Comparison) or isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        return True
+    if isinstance(node, cst.BooleanOperation):
+        return is_boolean(node.left) and is_boolean(node.right)
+    return isinstance(node, cst.Name) and node.value in ("True", "False")
 
 
 def _transform_of(node: cst.BaseExpression) -> tuple[str | None, cst.BaseExpression | None]:
@@ -416,6 +470,10 @@ def _truth(value: Term | Lit) -> Formula:
 
 
 def _compare(left: Term | Lit, op: str, right: Term | Lit, node: cst.Comparison, scope: Scope, env: Env) -> Formula:
+    if op in ("is", "is not") and any(isinstance(side, Lit) and isinstance(side.value, str) for side in (left, right)):
+        # `mode is not RaggedVerifyMode.STATIC`: members are singletons, so identity is equality of
+        # what they stand for (`mode != "static"`), never "always true" as for a fresh string.
+        op = "==" if op == "is" else "!="
     if isinstance(left, Lit) and isinstance(right, Lit):
         from ..core.formula import compare
 

@@ -23,6 +23,7 @@ from .scope import (
     Env,
     NonEmpty,
     Original,
+    Rewritten,
     Scope,
     Unknown,
     Value,
@@ -67,6 +68,7 @@ class CallEvent:
     env: Env
     line: int
     order: int  # position among all events of the function, for dispatch order
+    writes: frozenset[str] = frozenset()  # the fields the functions it leads to may write
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +83,9 @@ class WriteEvent:
     enclosing: tuple[int, ...]
     order: int
     anchor: tuple[str, ...] = ()
+    # The written expression and the locals it is read in: the run turns it into launch values.
+    node: cst.BaseExpression | None = field(default=None, compare=False, hash=False)
+    env: Env = field(default_factory=dict, compare=False, hash=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +112,7 @@ class FunctionInfo:
     aliases: frozenset[str]
     node: cst.FunctionDef = field(compare=False, hash=False)
     declares: bool = False  # returns {"field": value} decisions (post-process passes, model overrides)
+    returns_value: bool = False  # has a `return <value>` (and no `yield`): a helper read by what it returns
 
     @property
     def straight_return(self) -> tuple[tuple[tuple[str, cst.BaseExpression], ...], cst.BaseExpression] | None:
@@ -120,6 +126,8 @@ class FunctionInfo:
             if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
                 return None
             small = stmt.body[0]
+            if isinstance(small, (cst.Import, cst.ImportFrom)):
+                continue  # `from x import helper` then `return helper(cfg)`: the call resolves through it
             if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
                 assignments.append((small.targets[0].target.value, small.value))
             elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
@@ -215,7 +223,9 @@ class _Walker:
         return fields_read(conj(*self.tests, *more))
 
     # Each walk returns (return_exit, loop_exit, env): the conditions, relative to the block's entry,
-    # under which it leaves the function (return/raise/failed assert) or the loop (break/continue).
+    # under which it returns from the function or leaves the loop (break/continue). A raise or a failed
+    # assert is no exit here: it ends the launch, so whatever runs after it runs only if it did not
+    # fire, and a condition need not say so (the run's order says which error comes first).
     def block(self, stmts, ctx: Formula, env: Env, nest: tuple[int, ...]) -> tuple[Formula, Formula, Env]:
         ret: Formula = FALSE
         brk: Formula = FALSE
@@ -243,7 +253,7 @@ class _Walker:
             return self.try_(node, ctx, env, nest)
         if isinstance(node, cst.With):
             for item in node.items:
-                self.calls_in(item.item, ctx, env)
+                env = self.calls_in(item.item, ctx, env)
                 if item.asname is not None:
                     env = _assign_unknown(env, item.asname.name, self.scope)
             return self.suite(node.body, ctx, env, nest)
@@ -254,6 +264,8 @@ class _Walker:
         return self.small(node, ctx, env, nest)
 
     def if_(self, node: cst.If, ctx: Formula, env: Env, nest: tuple[int, ...]):
+        # The calls of the test run before either branch (their raises are the launch's too).
+        env = self.calls_in(node.test, ctx, env)
         test = to_formula(node.test, self.scope, env)
         env = self.walrus(node.test, env)
         line = self.spans[id(node)][0]
@@ -287,7 +299,7 @@ class _Walker:
             target = code(node.target)
             if isinstance(node.target, cst.Tuple) and not node.target.lpar:
                 target = f"({target})"
-            self.calls_in(node.iter, ctx, env)
+            env = self.calls_in(node.iter, ctx, env)
             context = Atom(classify(f"{target} in {iter_text}", fields))
         else:
             context = to_formula(node.test, self.scope, env)
@@ -298,8 +310,9 @@ class _Walker:
             fields = value_fields(env[name], self.scope) if name in env else ()
             loop_env[name] = Unknown(name, fields)
         with self.within(context):
-            r, _, _ = self.suite(node.body, conj(ctx, context), loop_env, nest)
+            r, _, body_env = self.suite(node.body, conj(ctx, context), loop_env, nest)
         ret = conj(context, r)
+        loop_env = _fields_after_loop(loop_env, body_env, context)
         if node.orelse is not None:
             r2, _, _ = self.suite(node.orelse.body, ctx, loop_env, nest)
             ret = disj(ret, r2)
@@ -317,16 +330,18 @@ class _Walker:
         running: Formula = TRUE
         # Walked relative to the loop's entry, so the disjunction over items does not repeat `ctx` in
         # each disjunct; the loop's context is put in front of every new event afterwards.
+        after = dict(env)
         for bindings in items:
-            r, _, _ = self.suite(node.body, running, {**env, **bindings}, nest)
+            r, _, item_env = self.suite(node.body, running, {**after, **bindings}, nest)
             ret = disj(ret, conj(running, r))
             running = conj(running, neg(r))
+            after = _fields_after_loop(after, item_env, TRUE)
         summary.guards[start["guards"]:] = _merged(summary.guards[start["guards"]:], lambda g: (g.line, g.kind, g.exception, g.message))
         summary.writes[start["writes"]:] = _merged(summary.writes[start["writes"]:], lambda w: (w.line, w.field, w.value))
         for name, events in self._event_lists().items():
             first = start.get(name, 0)
             events[first:] = [_within(event, ctx) for event in events[first:]]
-        loop_env = dict(env)
+        loop_env = dict(after)
         for name in _assigned_names(node):
             loop_env[name] = Unknown(name, value_fields(env[name], self.scope) if name in env else ())
         return ret, FALSE, loop_env
@@ -393,7 +408,7 @@ class _Walker:
             if node.exc is not None:
                 self.calls_in(node.exc, ctx, env)
             self.raise_(node, ctx, env, nest, line, end_line)
-            return TRUE, FALSE, env
+            return FALSE, FALSE, env
         if isinstance(node, cst.Return):
             if node.value is not None:
                 self.calls_in(node.value, ctx, env)
@@ -407,35 +422,37 @@ class _Walker:
             failed = neg(to_formula(node.test, self.scope, env))
             if node.msg is not None:
                 message, static = message_of(node.msg, self.scope, env)
-                self.order += 1
-                self.summary.guards.append(
-                    GuardEvent(
-                        RuleKind.ASSERT, "AssertionError", message, static, line, end_line, conj(ctx, failed), nest,
-                        self.order, self.anchor(failed),
-                    )
+            else:  # the launch fails with a bare AssertionError at this line: say so, with what it asserts
+                message, static = f"AssertionError without a message: assert {' '.join(code(node.test).split())}", True
+            self.order += 1
+            self.summary.guards.append(
+                GuardEvent(
+                    RuleKind.ASSERT, "AssertionError", message, static, line, end_line, conj(ctx, failed), nest,
+                    self.order, self.anchor(failed),
                 )
-            return failed, FALSE, env
+            )
+            return FALSE, FALSE, env
         if isinstance(node, (cst.Break, cst.Continue)):
             return FALSE, TRUE, env
         if isinstance(node, cst.Assign):
-            self.calls_in(node.value, ctx, env)
+            env = self.calls_in(node.value, ctx, env)
             for target in node.targets:
                 env = self.assign(target.target, node.value, ctx, env, nest, line, end_line)
             return FALSE, FALSE, env
         if isinstance(node, cst.AnnAssign):
             if node.value is not None:
-                self.calls_in(node.value, ctx, env)
+                env = self.calls_in(node.value, ctx, env)
                 env = self.assign(node.target, node.value, ctx, env, nest, line, end_line)
             return FALSE, FALSE, env
         if isinstance(node, cst.AugAssign):
-            self.calls_in(node.value, ctx, env)
+            env = self.calls_in(node.value, ctx, env)
             operator = node.operator
             binary = cst.BinaryOperation(
                 left=node.target, operator=_BINARY_OF_AUGMENTED[type(operator)](), right=node.value  # type: ignore[operator]
             )
             return FALSE, FALSE, self.assign(node.target, binary, ctx, env, nest, line, end_line)
         if isinstance(node, cst.Expr):
-            self.calls_in(node.value, ctx, env)
+            env = self.calls_in(node.value, ctx, env)
             return FALSE, FALSE, self.effect(node.value, ctx, env, nest, line, end_line)
         if isinstance(node, (cst.Import, cst.ImportFrom)):
             self.summary.imports.update(import_bindings(node, self.summary.info.file))
@@ -490,7 +507,7 @@ class _Walker:
         name = field_of(target, self.scope, env) if isinstance(target, cst.Attribute) else None
         if name is not None:
             text, _ = normalize(value, self.scope, env)
-            self.write(name, text, ctx, nest, line, end_line)
+            self.write(name, text, ctx, nest, line, end_line, value, env)
             return {**env, FIELD_KEY + name: bind(value, env, reading=self.scope)}
         if isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
@@ -503,32 +520,44 @@ class _Walker:
         return env
 
     def stage(self, local: str, key: str, value, ctx: Formula, env: Env, nest, line: int, end_line: int) -> None:
-        self.staged[local].append((key, normalize(value, self.scope, env)[0], ctx, nest, line, end_line))
+        self.staged[local].append((key, normalize(value, self.scope, env)[0], ctx, nest, line, end_line, value, env))
 
     def declared(self, node: cst.Dict, ctx: Formula, env: Env, nest, line: int, end_line: int) -> None:
         """`return {"page_size": 64}` from a pass whose result is declared onto the arguments."""
         for element in node.elements:
             key = getattr(element, "key", None)
             if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
-                self.write(key.evaluated_value, normalize(element.value, self.scope, env)[0], ctx, nest, line, end_line)
+                self.write(key.evaluated_value, normalize(element.value, self.scope, env)[0], ctx, nest, line, end_line,
+                           element.value, env)
 
-    def write_staged(self, local: str, ctx: Formula) -> None:
+    def write_staged(self, local: str, ctx: Formula, env: Env | None = None) -> Env:
         """A built-up dict declared (passed as `**fields`, or returned by a pass): each entry is written
-        under the condition it was staged in and the declaring statement's."""
-        for key, text, staged_ctx, staged_nest, at, end in self.staged[local]:
+        under the condition it was staged in and the declaring statement's. Given `env`, the fields
+        declared read back as declared after it."""
+        for key, text, staged_ctx, staged_nest, at, end, node, staged_env in self.staged[local]:
             condition = conj(ctx, staged_ctx)
             place = (key, text, at)
             index = self.staged_writes.get(place)
             if index is None:  # the first declaration of this entry
                 self.staged_writes[place] = len(self.summary.writes)
-                self.write(key, text, condition, staged_nest, at, end)
+                self.write(key, text, condition, staged_nest, at, end, node, staged_env)
             else:  # the same entry declared again (the dict returned from several places): one write, either way
                 event = self.summary.writes[index]
                 self.summary.writes[index] = replace(event, condition=disj(event.condition, condition))
+            if env is not None:
+                value = bind(node, staged_env, reading=self.scope)
+                if staged_ctx != TRUE and condition != ctx:
+                    # Staged on some paths only: elsewhere the field keeps what it held.
+                    before = env.get(FIELD_KEY + key) or Original(key)
+                    value = Choice(tuple(_options(staged_ctx, value) + _options(neg(staged_ctx), before)))
+                env = {**env, FIELD_KEY + key: value}
+        return env if env is not None else {}
 
-    def write(self, name: str, value: str, ctx: Formula, nest, line: int, end_line: int) -> None:
+    def write(self, name: str, value: str, ctx: Formula, nest, line: int, end_line: int,
+              node: cst.BaseExpression | None = None, env: Env | None = None) -> None:
         self.order += 1
-        self.summary.writes.append(WriteEvent(name, value, line, end_line, ctx, nest, self.order, self.anchor()))
+        self.summary.writes.append(WriteEvent(name, value, line, end_line, ctx, nest, self.order, self.anchor(),
+                                              node, env or {}))
 
     def effect(self, node: cst.BaseExpression, ctx: Formula, env: Env, nest, line: int, end_line: int) -> Env:
         """What a bare call statement does to arguments and locals."""
@@ -539,14 +568,20 @@ class _Walker:
         if func == "setattr" and len(node.args) >= 3 and is_alias(node.args[0].value, self.scope, env):
             key = bound_string(node.args[1].value, env)
             if key is not None:
-                self.write(key, normalize(node.args[2].value, self.scope, env)[0], ctx, nest, line, end_line)
+                self.write(key, normalize(node.args[2].value, self.scope, env)[0], ctx, nest, line, end_line,
+                           node.args[2].value, env)
                 return {**env, FIELD_KEY + key: bind(node.args[2].value, env, reading=self.scope)}
         elif last in DECLARE_FUNCTIONS and node.args and is_alias(node.args[0].value, self.scope, env):
+            # A declaration is read back by every later read through a live view (`resolving_view`).
+            before = env
             for arg in node.args:
                 if arg.keyword is not None:
-                    self.write(arg.keyword.value, normalize(arg.value, self.scope, env)[0], ctx, nest, line, end_line)
+                    self.write(arg.keyword.value, normalize(arg.value, self.scope, before)[0], ctx, nest, line, end_line,
+                               arg.value, before)
+                    env = {**env, FIELD_KEY + arg.keyword.value: bind(arg.value, before, reading=self.scope)}
                 elif arg.star == "**" and isinstance(arg.value, cst.Name) and arg.value.value in self.staged:
-                    self.write_staged(arg.value.value, ctx)
+                    env = self.write_staged(arg.value.value, ctx, env)
+            return env
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
             owner = node.func.value.value
             method = node.func.attr.value
@@ -564,11 +599,17 @@ class _Walker:
                 env = {**env, n.target.value: bind(n.value, env)}
         return env
 
-    def calls_in(self, node: cst.BaseExpression, ctx: Formula, env: Env) -> None:
+    def calls_in(self, node: cst.BaseExpression, ctx: Formula, env: Env) -> Env:
+        """Record the calls of an expression; fields they may write read, after them, as they leave them."""
+        written: dict[str, Rewritten] = {}
         for n in iter_expression(node):
             if isinstance(n, cst.Call):
                 self.order += 1
-                self.summary.calls.append(CallEvent(ctx, n, env, 0, self.order))
+                writes = self.scope.call_writes(n, env) if self.scope.call_writes is not None else frozenset()
+                self.summary.calls.append(CallEvent(ctx, n, env, 0, self.order, writes))
+                for name in writes:
+                    written[FIELD_KEY + name] = Rewritten(name, self.order)
+        return {**env, **written} if written else env
 
 
 _BINARY_OF_AUGMENTED = {
@@ -614,6 +655,25 @@ def _literal_items(node: cst.For, env: Env) -> list[Env] | None:
         else:
             return None
     return items
+
+
+def _fields_after_loop(before: Env, body: Env, context: Formula) -> Env:
+    """The fields a loop body assigned or had rewritten, as they read after the loop.
+
+    A field a call in the body may write reads as that call left it; one the body assigns holds the
+    assigned value if the body ran (`context`), else what it held before.
+    """
+    changed = {k: v for k, v in body.items() if k.startswith(FIELD_KEY) and before.get(k) is not v}
+    if not changed:
+        return before
+    after = dict(before)
+    for key, value in changed.items():
+        if isinstance(value, Rewritten) or context == TRUE:
+            after[key] = value
+        else:
+            previous = before.get(key) or Original(key[len(FIELD_KEY):])
+            after[key] = Choice(tuple(_combine(_options(context, value) + _options(neg(context), previous))))
+    return after
 
 
 def _within(event, ctx: Formula):

@@ -10,6 +10,7 @@ asked for: all functions of the files the layout reads, a few of the modules cal
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -306,11 +307,17 @@ def _function_info(summary: ModuleSummary, key: str, qualname: str, class_name: 
     first = body[0] if body else None
     inner = first.body[0] if isinstance(first, cst.SimpleStatementLine) else first
     body_line = summary.spans.get(id(inner), (line, 0))[0]
+    text = "\n".join(summary.lines[line - 1 : end_line])
+    returns_value = bool(_RETURNS_VALUE.search(text)) and not _YIELDS.search(text)
     info = FunctionInfo(
         f"{summary.dotted}:{qualname}", qualname, node.name.value, class_name, summary.path, summary.dotted,
-        line, end_line, body_line, params, aliases, node, _declares(node, aliases),
+        line, end_line, body_line, params, aliases, node, _declares(node, aliases), returns_value,
     )
     return info if key == qualname else replace(info, key=f"{summary.dotted}:{key}")
+
+
+_RETURNS_VALUE = re.compile(r"^\s*return\s+[^\s#;]", re.M)
+_YIELDS = re.compile(r"^[^#]*\byield\b", re.M)
 
 
 def _declares(node: cst.FunctionDef, aliases: frozenset[str]) -> bool:

@@ -52,6 +52,15 @@ class _Normalizer(cst.CSTTransformer):
         self.env = env
         self.fields: set[str] = set()
         self.methods: set[int] = set()
+        self.quotes: list[str] = []  # the quotes of the f-strings we are inside, innermost last
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> bool:
+        self.quotes.append(node.quote)
+        return True
+
+    def leave_FormattedString(self, original_node: cst.FormattedString, updated_node: cst.FormattedString) -> cst.BaseExpression:
+        self.quotes.pop()
+        return updated_node
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         return False  # the attribute name is not a variable; the value is rewritten in leave_Attribute
@@ -88,6 +97,8 @@ class _Normalizer(cst.CSTTransformer):
         if isinstance(value, Bound):
             inner = _Normalizer(value.scope or self.scope, value.env)
             rewritten = value.node.visit(inner)
+            if self.quotes and any(q[0] in code(rewritten) for q in self.quotes):
+                return updated_node  # inside an f-string its quotes would end it (before Python 3.12)
             self.fields |= inner.fields
             return _parenthesize(rewritten)
         self.fields.update(value_fields(value, self.scope))

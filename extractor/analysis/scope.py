@@ -75,7 +75,27 @@ class Original:
         return (self.name,)
 
 
-Value = Bound | Choice | Unknown | NonEmpty | Original
+@dataclass(frozen=True, slots=True)
+class Rewritten:
+    """A field as a call of the function may have left it: read after that call, in the run's order.
+
+    `handle_defaults(server_args)` may declare `page_size`; a later `cfg.page_size` in the caller
+    reads what the store holds after the call, which the run fills in (`Term.after`).
+    """
+
+    name: str
+    call: int  # the walk's order of the call event
+
+    @property
+    def text(self) -> str:
+        return self.name
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return (self.name,)
+
+
+Value = Bound | Choice | Unknown | NonEmpty | Original | Rewritten
 Env = Mapping[str, Value]
 # Env keys of the fields a function assigns itself (`self.page_size = 64`): "@page_size". Reads of
 # the field after the assignment see the assigned value, path by path, as reads of a local do.
@@ -94,6 +114,10 @@ class Scope:
     inline: Callable[[cst.Call, Env], tuple[cst.BaseExpression, Scope, Env] | None] | None = field(
         default=None, compare=False, hash=False
     )
+    # The server-argument fields a call may write, through the functions it leads to (`run_hook(h, sa)`).
+    call_writes: Callable[[cst.Call, Env], frozenset[str]] | None = field(default=None, compare=False, hash=False)
+    # Reads a call to a small pure helper as the values it returns: [(when, expression, its scope, its locals)].
+    inline_cases: Callable[[cst.Call, Env], list | None] | None = field(default=None, compare=False, hash=False)
 
 
 def code(node: cst.CSTNode) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 
 from ..core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from ..core.serialize import dumps
+from ..logic.facts import ModelFacts, find_platform, local_model
 from ..logic.launch import ENV_ASSIGNMENT
 from ..products.linter import RuleSet, check, report_json, report_text
 from ..products.pages import by_function
@@ -28,8 +29,19 @@ def add_parser(commands) -> None:
     parser.add_argument("--use-env", action="store_true", help="read environment variables from this shell")
     parser.add_argument("--assume", action="append", default=[], metavar="'ATOM=true|false'",
                         help="decide a platform, model or opaque condition, e.g. 'get_platform().is_npu=false'")
+    facts = parser.add_argument_group("platform and model facts")
+    facts.add_argument("--platform", "--gpu", metavar="NAME",
+                       help="a platform profile: cpu, cuda-sm80/89/90/100/120, rocm-mi300/325/355, npu, xpu, mps, "
+                            "cpu-engine, or a GPU name such as H100, A100, B200, MI300X")
+    model = facts.add_mutually_exclusive_group()
+    model.add_argument("--model-config", metavar="FILE", help="the model's config.json (default: the config.json "
+                       "of --model-path when it names a local folder)")
+    model.add_argument("--model-arch", metavar="NAME", help="the model's architecture alone, e.g. LlamaForCausalLM")
     parser.add_argument("--format", choices=("text", "json"), default="text")
-    parser.add_argument("--definite-only", action="store_true", help="text output: leave out possible errors")
+    parser.add_argument("--show-possible", action="store_true",
+                        help="text output: list each possible error with what would decide it (default: one "
+                             "summary line per kind of missing fact)")
+    parser.add_argument("--definite-only", action="store_true", help=argparse.SUPPRESS)  # the default now
     parser.add_argument("launch", nargs="*", help="launch arguments (after --)")
     parser.set_defaults(func=cmd_check)
 
@@ -52,6 +64,16 @@ def _truth_value(text: str) -> bool:
     raise UsageError(f"--assume: {text!r} is not true or false")
 
 
+def _local_model(launch: Sequence[str]) -> object:
+    """The model folder `--model-path` names, when it is a local folder with a config.json."""
+    for index, item in enumerate(launch):
+        path = item.split("=", 1)[1] if item.startswith("--model-path=") else (
+            launch[index + 1] if item == "--model-path" and index + 1 < len(launch) else None)
+        if path is not None:
+            return local_model(path)
+    return None
+
+
 def open_rules(args: argparse.Namespace) -> RuleSet:
     if getattr(args, "rules", None):
         return load_rules(args.rules)
@@ -68,12 +90,17 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError("--env expects NAME=VALUE")
     env = dict(item.split("=", 1) for item in args.env)
     assume = _pairs(args.assume, "--assume", _truth_value)
+    platform = find_platform(args.platform) if args.platform else None
+    model = ModelFacts.from_file(args.model_config) if args.model_config else (
+        ModelFacts.from_architecture(args.model_arch) if args.model_arch else None)
     ruleset = open_rules(args)
-    report = check(ruleset, launch, env=env, use_env=args.use_env, assume=assume)  # type: ignore[arg-type]
+    report = check(ruleset, launch, env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
+                   platform=platform, model=model)
     flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
     fixes = lambda rule: fixes_for(rule, flags, groups[(rule.location.file, rule.function)])  # noqa: E731
     if args.format == "json":
         sys.stdout.write(dumps(report_json(report, fixes)))
     else:
-        print(report_text(report, fixes, show_possible=not args.definite_only))
+        given = frozenset(k for k, v in (("platform", platform), ("model", model or _local_model(launch))) if v)
+        print(report_text(report, fixes, show_possible=args.show_possible and not args.definite_only, given=given))
     return EXIT_FINDINGS if report.definite or report.argument_errors else EXIT_OK

@@ -13,6 +13,7 @@ from .model import (
     Atom,
     Const,
     Formula,
+    Lit,
     Not,
     Or,
     Term,
@@ -144,13 +145,28 @@ def neg(f: Formula) -> Formula:
         return Const(not f.value)
     if isinstance(f, Not):
         return f.arg
-    if isinstance(f, Atom) and f.op in NEGATED_OP:
+    if isinstance(f, Atom) and f.op in NEGATED_OP and (f.op not in _ORDERING or _totally_ordered(f)):
         return Atom(f.term, NEGATED_OP[f.op], f.other)
     return Not(f)
 
 
+_ORDERING = frozenset({"<", "<=", ">", ">="})
+_SET_TEXT = ("set(", "frozenset(", "{")
+
+
+def _totally_ordered(atom: Atom) -> bool:
+    """`not (a <= b)` is `a > b` for numbers and strings, not for sets (`<=` is "subset of" there)."""
+    for side in (atom.term, atom.other):
+        if isinstance(side, Lit) and not (isinstance(side.value, (int, float, str)) and not isinstance(side.value, bool)):
+            return False
+        if isinstance(side, Term) and side.text.lstrip("(").startswith(_SET_TEXT):
+            return False
+    return True
+
+
+@lru_cache(maxsize=65536)
 def formula_size(f: Formula) -> int:
-    """Number of atoms, counted with repeats."""
+    """Number of atoms, counted with repeats (memoized: resolved triggers share deep subformulas)."""
     if isinstance(f, Atom):
         return 1
     if isinstance(f, Not):
@@ -248,9 +264,12 @@ def render_flags(f: Formula, spellings: Spellings = CONVENTION) -> str:
 
 
 def flag_term_text(term: Term, spellings: Spellings = CONVENTION) -> str:
-    if term.kind is not TermKind.FIELD:
+    if term.kind is TermKind.RESOLVED:
+        text = f"resolved({spellings.text(term.name)})"
+    elif term.kind is not TermKind.FIELD:
         return term.text
-    text = spellings.text(term.name)
+    else:
+        text = spellings.text(term.name)
     for t in term.transforms:
         text = f"{t}({text})" if t in ("int", "float", "str", "len", "bool", "abs") else f"{text}.{t}()"
     return text
@@ -315,32 +334,56 @@ def literal_source(value: object) -> str:
 # --- three-valued evaluation (Kleene): True, False or None for unknown ---------------------------
 
 
-def evaluate(f: Formula, value_of: Callable[[Term], object]) -> bool | None:
-    """Evaluate with `value_of(term)` giving a term's value or raising LookupError when unknown."""
+def evaluate(f: Formula, value_of: Callable[[Term], object], memo: dict | None = None) -> bool | None:
+    """Evaluate with `value_of(term)` giving a term's value or raising LookupError when unknown.
+
+    With `memo` (one per set of values), each distinct subformula is evaluated once: triggers share
+    large subformulas (a resolved field's writes), and a document read back interns them.
+    """
     if isinstance(f, Const):
         return f.value
+    if memo is not None:
+        found = memo.get(f, _MISSING)
+        if found is not _MISSING:
+            return found  # type: ignore[return-value]
     if isinstance(f, Not):
-        v = evaluate(f.arg, value_of)
-        return None if v is None else not v
-    if isinstance(f, And):
-        result: bool | None = True
+        v = evaluate(f.arg, value_of, memo)
+        result: bool | None = None if v is None else not v
+    elif isinstance(f, And):
+        result = True
         for arg in f.args:
-            v = evaluate(arg, value_of)
+            v = evaluate(arg, value_of, memo)
             if v is False:
-                return False
+                result = False
+                break
             if v is None:
                 result = None
-        return result
-    if isinstance(f, Or):
+    elif isinstance(f, Or):
         result = False
         for arg in f.args:
-            v = evaluate(arg, value_of)
+            v = evaluate(arg, value_of, memo)
             if v is True:
-                return True
+                result = True
+                break
             if v is None:
                 result = None
-        return result
-    return _evaluate_atom(f, value_of)
+    else:
+        result = _evaluate_atom(f, value_of)
+    if memo is not None:
+        memo[f] = result
+    return result
+
+
+_MISSING = object()
+
+
+class OneOf:
+    """A term's value known only as one of several (a resolved field whose last writes are undecided)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: Iterable[object]) -> None:
+        self.values = tuple(values)
 
 
 def _evaluate_atom(atom: Atom, value_of: Callable[[Term], object]) -> bool | None:
@@ -349,10 +392,18 @@ def _evaluate_atom(atom: Atom, value_of: Callable[[Term], object]) -> bool | Non
         right = value_of(atom.other) if isinstance(atom.other, Term) else (atom.other.value if atom.other else None)
     except LookupError:
         return None
-    try:
-        return compare(left, atom.op, right)
-    except (TypeError, ValueError):
-        return None
+    lefts = left.values if isinstance(left, OneOf) else (left,)
+    rights = right.values if isinstance(right, OneOf) else (right,)
+    results = set()
+    for a in lefts:
+        for b in rights:
+            try:
+                results.add(bool(compare(a, atom.op, b)))
+            except (TypeError, ValueError, AttributeError):
+                return None
+            if len(results) > 1:
+                return None  # the values it may hold disagree
+    return results.pop() if results else None
 
 
 def compare(left: object, op: str, right: object) -> bool:

@@ -15,6 +15,9 @@ class TermKind(str, Enum):
     PLATFORM = "platform"  # the hardware / runtime platform
     MODEL = "model"  # the model's config (architecture, hf_config, ...)
     OPAQUE = "opaque"  # anything else, kept as source text
+    # a field as the run left it after its first `version` writes, where spelling that out in the
+    # trigger would be too large: rules.json's `resolution` table holds those writes
+    RESOLVED = "resolved"
 
 
 class RuleKind(str, Enum):
@@ -57,6 +60,11 @@ class Term:
     text: str  # normalized Python source of the whole term, e.g. `model_path.lower()`
     fields: tuple[str, ...] = ()  # server-argument fields it reads
     transforms: tuple[str, ...] = ()  # for a field or env term: applied to its value in order
+    # For a field read in a function's own condition: the walk order of the call after which it is
+    # read (a call that may write it), 0 for its value when the function was entered. The run
+    # replaces every field term by its value at that point, so triggers never carry it.
+    after: int = 0
+    version: int = 0  # a resolved field: how many of its writes (in run order) the value has seen
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -189,10 +197,27 @@ class Rule:
     affected_by: tuple[str, ...] = ()
     related: tuple[Related, ...] = ()
     example: Example | None = None
+    order: int | None = None  # place in the run's execution order (1 = first); None when unreachable
+    # adjustments: the value written, over launch values: (when, literal or term) cases
+    assigns: tuple[tuple[Formula, Lit | Term], ...] = ()
 
     @property
     def effective(self) -> Formula:
         return self.trigger if self.trigger is not None else self.condition
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """One write of the launch run, for reading a resolved field: `field` holds one of `cases` when
+    `when` holds (both over launch values), else what it held before. The `version`-th write of a
+    field in run order is what `Term(RESOLVED, field, version=k)` has seen last when k == version."""
+
+    field: str
+    version: int  # 1 for the field's first write in the run
+    order: int  # place in the run (as Rule.order)
+    rule: str  # the adjustment's id
+    when: Formula
+    cases: tuple[tuple[Formula, Lit | Term], ...]
 
 
 @dataclass(frozen=True, slots=True)

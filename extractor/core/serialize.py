@@ -27,9 +27,10 @@ from .model import (
     SourceProblem,
     Term,
     TermKind,
+    Write,
 )
 
-SCHEMA_VERSION = "1.0.0"
+SCHEMA_VERSION = "1.1.0"  # 1.1.0: rules carry `order`, adjustments `assigns`; unmessaged asserts are rules
 RULES_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/rules.schema.json"
 FLAGS_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/flags.schema.json"
 
@@ -85,7 +86,9 @@ def term_json(term: Term, spellings: Spellings = CONVENTION) -> dict:
         data["fields"] = list(term.fields)
     if term.transforms:
         data["transforms"] = list(term.transforms)
-    flag = spellings.flag(term.name) if term.kind is TermKind.FIELD else None
+    if term.kind is TermKind.RESOLVED:
+        data["version"] = term.version
+    flag = spellings.flag(term.name) if term.kind in (TermKind.FIELD, TermKind.RESOLVED) else None
     if flag is not None:  # none for a field the command line cannot set
         data["flag"] = flag
     return data
@@ -95,7 +98,7 @@ def term_from_json(data: dict) -> Term:
     kind = TermKind(data["kind"])
     default_fields = (data["name"],) if kind is TermKind.FIELD else ()
     return Term(kind, data["name"], data.get("text", data["name"]), tuple(data.get("fields", default_fields)),
-                tuple(data.get("transforms", ())))
+                tuple(data.get("transforms", ())), version=data.get("version", 0))
 
 
 def formula_json(f: Formula, cache: dict | None = None, spellings: Spellings = CONVENTION) -> dict:
@@ -120,20 +123,24 @@ def formula_json(f: Formula, cache: dict | None = None, spellings: Spellings = C
     return data
 
 
-def formula_from_json(data: dict) -> Formula:
+def formula_from_json(data: dict, intern: dict | None = None) -> Formula:
+    """The formula of a JSON tree; with `intern` (one per document), equal subformulas become one object:
+    a document writes shared subformulas out in full, and evaluating them is memoized by identity."""
     kind = data["type"]
     if kind == "const":
         return Const(data["value"])
     if kind == "not":
-        return Not(formula_from_json(data["arg"]))
-    if kind in ("and", "or"):
-        args = tuple(formula_from_json(a) for a in data["args"])
-        return And(args) if kind == "and" else Or(args)
-    if kind == "atom":
-        return Atom(term_from_json(data))
-    right = data["right"]
-    other: Lit | Term = Lit(_literal_from_json(right["value"])) if right["type"] == "literal" else term_from_json(right)
-    return Atom(term_from_json(data["left"]), data["op"], other)
+        f: Formula = Not(formula_from_json(data["arg"], intern))
+    elif kind in ("and", "or"):
+        args = tuple(formula_from_json(a, intern) for a in data["args"])
+        f = And(args) if kind == "and" else Or(args)
+    elif kind == "atom":
+        f = Atom(term_from_json(data))
+    else:
+        right = data["right"]
+        other: Lit | Term = Lit(_literal_from_json(right["value"])) if right["type"] == "literal" else term_from_json(right)
+        f = Atom(term_from_json(data["left"]), data["op"], other)
+    return f if intern is None else intern.setdefault(f, f)
 
 
 # --- rules -------------------------------------------------------------------------------------
@@ -167,16 +174,21 @@ def rule_json(rule: Rule, cache: dict | None = None, spellings: Spellings = CONV
         data["trigger_source"] = render(rule.trigger)
         data["trigger_cli"] = render_flags(rule.trigger, spellings)
         data["trigger_flags"] = spellings.flags(fields_read(rule.trigger))
+    if rule.order is not None:
+        data["order"] = rule.order
     if rule.kind is RuleKind.ADJUSTMENT:
         data["target"] = rule.target
         data["target_flag"] = spellings.text(rule.target or "")
         data["value"] = rule.value
+        if rule.assigns:
+            data["assigns"] = [{"when": formula_json(when, cache, spellings), "value": _operand_json(value, spellings)}
+                               for when, value in rule.assigns]
     if rule.example is not None:
         data["example"] = {"before": list(rule.example.before), "after": list(rule.example.after)}
     return data
 
 
-def rule_from_json(data: dict) -> Rule:
+def rule_from_json(data: dict, intern: dict | None = None) -> Rule:
     loc = data["location"]
     snip = data["snippet"]
     example = data.get("example")
@@ -189,9 +201,9 @@ def rule_from_json(data: dict) -> Rule:
         location=Location(loc["file"], loc["line"], loc["end_line"]),
         function=data["function"],
         snippet=Snippet(snip["start_line"], snip["end_line"], snip["text"]),
-        condition=formula_from_json(data["condition"]),
+        condition=formula_from_json(data["condition"], intern),
         enclosing=tuple(data.get("enclosing", ())),
-        trigger=formula_from_json(data["trigger"]) if "trigger" in data else None,
+        trigger=formula_from_json(data["trigger"], intern) if "trigger" in data else None,
         call_path=tuple(data.get("call_path", ())),
         reachable=data.get("reachable", False),
         target=data.get("target"),
@@ -199,7 +211,39 @@ def rule_from_json(data: dict) -> Rule:
         affected_by=tuple(data.get("affected_by", ())),
         related=tuple(Related(r["id"], r["message"], r["kind"], r["score"]) for r in data.get("related", ())),
         example=Example(tuple(example["before"]), tuple(example["after"])) if example else None,
+        order=data.get("order"),
+        assigns=tuple((formula_from_json(a["when"], intern), _operand_from_json(a["value"]))
+                      for a in data.get("assigns", ())),
     )
+
+
+def write_json(write: Write, cache: dict | None = None, spellings: Spellings = CONVENTION) -> dict:
+    """One write of the run's `resolution` table."""
+    cache = {} if cache is None else cache
+    return {
+        "field": write.field,
+        "version": write.version,
+        "order": write.order,
+        "rule": write.rule,
+        "when": formula_json(write.when, cache, spellings),
+        "cases": [{"when": formula_json(when, cache, spellings), "value": _operand_json(value, spellings)}
+                  for when, value in write.cases],
+    }
+
+
+def write_from_json(data: dict, intern: dict | None = None) -> Write:
+    return Write(data["field"], data["version"], data["order"], data["rule"], formula_from_json(data["when"], intern),
+                 tuple((formula_from_json(c["when"], intern), _operand_from_json(c["value"])) for c in data["cases"]))
+
+
+def _operand_json(value: Lit | Term, spellings: Spellings) -> dict:
+    if isinstance(value, Term):
+        return term_json(value, spellings)
+    return {"type": "literal", "value": _literal_json(value.value)}
+
+
+def _operand_from_json(data: dict) -> Lit | Term:
+    return Lit(_literal_from_json(data["value"])) if data["type"] == "literal" else term_from_json(data)
 
 
 # --- flags -------------------------------------------------------------------------------------
@@ -315,8 +359,18 @@ def records_of(rules_document: dict, flags_document: dict | None,
     """The model records of read documents (`where` names them in errors); a malformed record is a
     DocumentError, not a crash."""
     try:
-        rules = tuple(rule_from_json(r) for r in rules_document["rules"])
+        intern: dict = {}
+        rules = tuple(rule_from_json(r, intern) for r in rules_document["rules"])
         flags = tuple(flag_from_json(f) for f in (flags_document or {}).get("flags", ()))
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise DocumentError(f"{where}: malformed record ({error.__class__.__name__}: {error})") from None
     return rules, flags
+
+
+def resolution_of(rules_document: dict, where: str = "rules.json") -> tuple[Write, ...]:
+    """The `resolution` table of a read rules.json (empty for documents written before it existed)."""
+    try:
+        intern: dict = {}
+        return tuple(write_from_json(w, intern) for w in rules_document.get("resolution", ()))
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise DocumentError(f"{where}: malformed resolution record ({error.__class__.__name__}: {error})") from None

@@ -2,24 +2,21 @@
 
 Field atoms take the command line's values and the defaults; environment variables are unset
 unless given, `envs.X.get()` reads its declared default; platform, model and other opaque atoms are
-unknown unless assumed. Adjustments that run earlier and may fire make the fields they write
-uncertain, so a guard they can change is at most undecided.
+unknown unless assumed or decided by a platform profile and the model's config.json (`logic.facts`).
+Triggers already read each field as the run resolved it.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from ..core.formula import CONVENTION, Spellings, apply_transforms, atoms, evaluate, render, render_flags, terms
-from ..core.model import And, Atom, Const, Formula, Not, Or, Rule, Term, TermKind
+from ..core.formula import CONVENTION, OneOf, Spellings, apply_transforms, atoms, evaluate, render, render_flags
+from ..core.model import And, Atom, Const, Formula, Not, Or, Rule, Term, TermKind, Write
 from .environment import EnvVar, env_default, parse_env
+from .facts import Facts
 from .expressions import UNKNOWN, Unknown, safe_eval
-
-_MAX_COMBINATIONS = 64  # value combinations tried when adjustments may rewrite several fields
-
 
 # ---- values of terms ---------------------------------------------------------------------------------
 
@@ -33,6 +30,14 @@ class Context:
     envs: Mapping[str, EnvVar] | None = None
     assume: Mapping[str, bool] = field(default_factory=dict)  # normalized atom or term text -> truth
     spellings: Spellings = CONVENTION  # how the catalog spells each field's flag
+    writes: Mapping[str, Sequence[Write]] = field(default_factory=dict)  # the resolution table by field
+    facts: Facts | None = None  # the platform profile and the model, when known
+    _resolved: dict[tuple[str, int], tuple[object, ...]] = field(default_factory=dict, init=False, repr=False)
+    memo: dict = field(default_factory=dict, init=False, repr=False)  # truths of subformulas under these values
+
+    def truth(self, f: Formula) -> bool | None:
+        """The three-valued truth of a formula under what is known."""
+        return evaluate(f, self.value_of, self.memo)
 
     def value_of(self, term: Term) -> object:
         """A term's value, or LookupError when the command line does not decide it."""
@@ -42,16 +47,76 @@ class Context:
                 if value is UNKNOWN:
                     raise Unknown(term.name)
                 return apply_transforms(value, term.transforms)
+            if term.kind is TermKind.RESOLVED:
+                values = self.resolved(term.name, term.version)
+                if len(values) == 1:
+                    return apply_transforms(values[0], term.transforms)
+                return OneOf(apply_transforms(v, term.transforms) for v in values)
             key = assumption_key(term.text)
             if key in self.assume:
                 return self.assume[key]
             if term.kind in (TermKind.PLATFORM, TermKind.MODEL):
-                raise Unknown(term.text)
-            return safe_eval(term.text, self.values, self._env_value)
+                if self.facts is None:
+                    raise Unknown(term.text)
+                return self.facts.value(term.text, self._fields_of(term))
+            try:
+                return safe_eval(term.text, self.values, self._env_value)
+            except Unknown:
+                if self.facts is None or term.kind is not TermKind.OPAQUE:
+                    raise
+                return self.facts.value(term.text, self._fields_of(term))
         except LookupError:
             raise
         except Exception as error:  # Unknown, or the expression fails on these values
             raise LookupError(term.text) from error
+
+    def _fields_of(self, term: Term) -> dict[str, object]:
+        return {name: self.values[name] for name in term.fields if self.values.get(name, UNKNOWN) is not UNKNOWN}
+
+    def resolved(self, name: str, version: int) -> tuple[object, ...]:
+        """The values a field may hold after its first `version` writes of the run; Unknown when one of
+        them is unknown. Memoized per launch, the unknown answers too: chains share their writes."""
+        key = (name, version)
+        found = self._resolved.get(key)
+        if found is None:
+            try:
+                found = self._resolve(name, version)
+            except LookupError:
+                found = _UNDECIDED
+            self._resolved[key] = found
+        if found is _UNDECIDED:
+            raise Unknown(f"resolved({name})")
+        return found
+
+    def _resolve(self, name: str, version: int) -> tuple[object, ...]:
+        writes = self.writes.get(name, ())
+        if version > len(writes):
+            raise Unknown(f"resolved({name})")  # a table that does not reach this far
+        if version == 0:
+            typed = self.values.get(name, UNKNOWN)
+            if typed is UNKNOWN:
+                raise Unknown(name)
+            return (typed,)
+        write = writes[version - 1]
+        when = self.truth(write.when)
+        earlier = () if when is True else self.resolved(name, version - 1)
+        written = () if when is False else self._written(write)
+        return _distinct((*written, *earlier))
+
+    def _written(self, write: Write) -> tuple[object, ...]:
+        values: list[object] = []
+        for when, value in write.cases:
+            holds = self.truth(when)
+            if holds is False:
+                continue
+            if isinstance(value, Term):
+                got = self.value_of(value)
+                values.extend(got.values if isinstance(got, OneOf) else (got,))
+            else:
+                values.append(value.value)
+            if holds is True:
+                break
+        return tuple(values)
 
     def _env_value(self, name: str, how: str) -> object:
         var = (self.envs or {}).get(name)
@@ -67,6 +132,17 @@ class Context:
         return env_default(var) if text is None else parse_env(var, text)
 
 
+_UNDECIDED: tuple = (object(),)  # a memoized "unknown"
+
+
+def _distinct(values: Sequence[object]) -> tuple[object, ...]:
+    found: list[object] = []
+    for value in values:
+        if not any(type(value) is type(v) and value == v for v in found):
+            found.append(value)
+    return tuple(found)
+
+
 def assumption_key(text: str) -> str:
     return re.sub(r"\s+", " ", text.strip())
 
@@ -75,7 +151,11 @@ def assumption_key(text: str) -> str:
 
 
 class Evaluator:
-    """Three-valued truth of rule triggers for one command line, adjustments taken into account."""
+    """Three-valued truth of rule triggers for one command line.
+
+    A trigger already reads every field as the run resolved it (earlier writes composed), so it is
+    evaluated over the launch values directly.
+    """
 
     def __init__(self, rules: Sequence[Rule] | Mapping[str, Rule], context: Context) -> None:
         self.context = context
@@ -83,116 +163,78 @@ class Evaluator:
         self._firing: dict[str, bool | None] = {}
 
     def fires(self, adjustment_id: str) -> bool | None:
-        """Whether an adjustment runs (on the command-line values; its own writes come after)."""
+        """Whether an adjustment runs."""
         if adjustment_id not in self._firing:
             rule = self.rules.get(adjustment_id)
             self._firing[adjustment_id] = None if rule is None else (
-                evaluate(rule.effective, self.context.value_of) if rule.reachable else False)
+                self.context.truth(rule.effective) if rule.reachable else False)
         return self._firing[adjustment_id]
 
     def truth(self, rule: Rule) -> tuple[bool | None, tuple[str, ...]]:
-        """The trigger's truth, and the adjustments that made it uncertain."""
-        formula = rule.effective
-        writers = [self.rules[a] for a in rule.affected_by if a in self.rules and self.fires(a) is not False]
-        if not writers:
-            return evaluate(formula, self.context.value_of), ()
-        plain = evaluate(formula, self.context.value_of)
-        formula = _freeze(formula, rule, writers, self.context)
-        choices: dict[str, list[object]] = {}
-        for target in sorted({w.target for w in writers if w.target}):
-            options: list[object] = []
-            by = [w for w in writers if w.target == target]
-            if not any(self.fires(w.id) for w in by):
-                options.append(self.context.values.get(target, UNKNOWN))
-            for w in by:
-                options.append(self._new_value(w.value))
-            choices[target] = _unique(options)
-        names = sorted(choices)
-        combos = list(itertools.islice(itertools.product(*(choices[n] for n in names)), _MAX_COMBINATIONS + 1))
-        if len(combos) > _MAX_COMBINATIONS:
-            combos = [tuple(UNKNOWN for _ in names)]
-        results = set()
-        for combo in combos:
-            values = dict(self.context.values)
-            values.update(zip(names, combo))
-            results.add(evaluate(formula, replace(self.context, values=values).value_of))
-        truth = results.pop() if len(results) == 1 else None
-        changed = tuple(w.id for w in writers) if truth != plain else ()
+        """The trigger's truth, and the earlier adjustments that write what it reads and may run."""
+        truth = self.context.truth(rule.effective)
+        changed = tuple(a for a in rule.affected_by if a in self.rules and self.fires(a) is not False) \
+            if truth is None else ()
         return truth, changed
 
-    def unknown_atoms(self, rule: Rule) -> tuple[str, ...]:
-        """Undecided atoms that would decide the trigger either way (what the user could pin down)."""
-        found: list[str] = []
+    def undecided(self, rule: Rule) -> tuple[tuple[str, str], ...]:
+        """The undecided atoms that would decide the trigger either way (what the user could pin down),
+        each as (flag-spelled text, what it is missing: `MISSING_KINDS`)."""
+        found: dict[str, str] = {}
         formula = rule.effective
         for atom in dict.fromkeys(atoms(formula)):
-            if evaluate(atom, self.context.value_of) is not None:
+            if self.context.truth(atom) is not None:
                 continue
-            if_true = evaluate(_replace_atom(formula, atom, Const(True)), self.context.value_of)
-            if_false = evaluate(_replace_atom(formula, atom, Const(False)), self.context.value_of)
-            if if_true != if_false:
-                text = render_flags(atom, self.context.spellings)
-                if text not in found:
-                    found.append(text)
-        return tuple(found)
+            # The atom forced either way through the memo: no rebuilt formula, shared parts once.
+            if evaluate(formula, self.context.value_of, {atom: True}) == evaluate(formula, self.context.value_of, {atom: False}):
+                continue
+            found.setdefault(render_flags(atom, self.context.spellings), self.missing(atom))
+        return tuple(found.items())
 
-    def _new_value(self, text: str | None) -> object:
-        """An adjustment's new value when it is a literal or computable from the flags (`x.upper()`)."""
-        if text is None:
-            return UNKNOWN
-        try:
-            return safe_eval(text, self.context.values, self.context._env_value)
-        except Exception:  # Unknown, or the expression fails on these values
-            return UNKNOWN
+    def unknown_atoms(self, rule: Rule) -> tuple[str, ...]:
+        return tuple(text for text, _ in self.undecided(rule))
+
+    def missing(self, atom: Atom) -> str:
+        """What an undecided atom waits for, the most specific first: platform, model, environment, code."""
+        kinds = self._atom_kinds(atom, set())
+        return next((k for k in MISSING_KINDS if k in kinds), "code")
+
+    def _atom_kinds(self, atom: Atom, seen: set) -> set[str]:
+        kinds: set[str] = set()
+        for term in (atom.term, atom.other):
+            if isinstance(term, Term):
+                try:
+                    self.context.value_of(term)
+                except LookupError:
+                    kinds |= self._term_kinds(term, seen)
+        return kinds
+
+    def _term_kinds(self, term: Term, seen: set) -> set[str]:
+        if term.kind is TermKind.RESOLVED:
+            key = (term.name, term.version)
+            if key in seen:
+                return set()
+            seen.add(key)
+            kinds: set[str] = set()
+            for write in self.context.writes.get(term.name, ())[:term.version]:
+                for f in (write.when, *(when for when, _ in write.cases)):
+                    for atom in atoms(f):
+                        if self.context.truth(atom) is None:
+                            kinds |= self._atom_kinds(atom, seen)
+                for _, value in write.cases:
+                    if isinstance(value, Term):
+                        kinds |= self._atom_kinds(Atom(value), seen)
+            typed = self.context.values.get(term.name)
+            return kinds or ({"code"} if typed is UNKNOWN else set())
+        return {_MISSING_OF.get(term.kind, "code")}
 
 
-def _replace_atom(f: Formula, atom: Atom, by: Formula) -> Formula:
-    if f == atom:
-        return by
-    if isinstance(f, Not):
-        return Not(_replace_atom(f.arg, atom, by))
-    if isinstance(f, (And, Or)):
-        return type(f)(tuple(_replace_atom(a, atom, by) for a in f.args))
-    return f
-
-
-def _unique(options: list[object]) -> list[object]:
-    result: list[object] = []
-    for option in options:
-        if option is UNKNOWN:
-            return [UNKNOWN]
-        if not any(type(option) is type(o) and option == o for o in result):
-            result.append(option)
-    return result
+MISSING_KINDS = ("platform", "model", "environment", "code")
+_MISSING_OF = {TermKind.PLATFORM: "platform", TermKind.MODEL: "model", TermKind.ENV: "environment"}
 
 
 def top_conjuncts(f: Formula) -> tuple[Formula, ...]:
     return f.args if isinstance(f, And) else (f,)
-
-
-def _freeze(formula: Formula, rule: Rule, writers: Sequence[Rule], context: Context) -> Formula:
-    """Fix the atoms read before the adjustments ran to their command-line truth.
-
-    A top-level conjunct that the guard shares with an adjustment's own trigger belongs to the path
-    both inherit (the dispatcher's `model_path` check, say): it was read before the adjustment ran.
-    A conjunct of the guard's own function condition is read after, so it is left alone.
-    """
-    own = set(top_conjuncts(rule.condition))
-    shared = set()
-    for writer in writers:
-        mine = set(top_conjuncts(writer.effective))
-        for part in top_conjuncts(formula):
-            if part in mine and part not in own and writer.target in {n for t in terms(part) for n in t.fields}:
-                shared.add(part)
-    if not shared:
-        return formula
-    parts = []
-    for part in top_conjuncts(formula):
-        if part in shared:
-            truth = evaluate(part, context.value_of)
-            parts.append(part if truth is None else Const(truth))
-        else:
-            parts.append(part)
-    return And(tuple(parts)) if len(parts) > 1 else parts[0]
 
 
 def substitute_assumptions(f: Formula, assume: Mapping[str, bool],

@@ -106,12 +106,7 @@ def _eval(node: ast.AST, values: Mapping[str, object], env) -> object:
             raise Unknown("dict unpacking")
         return {ev(k): ev(v) for k, v in zip(node.keys, node.values)}
     if isinstance(node, ast.BoolOp):
-        result = None
-        for operand in node.values:
-            result = ev(operand)
-            if isinstance(node.op, ast.And) and not result or isinstance(node.op, ast.Or) and result:
-                return result
-        return result
+        return boolean_operation(node, ev)
     if isinstance(node, ast.UnaryOp):
         operand = ev(node.operand)
         return {ast.Not: lambda v: not v, ast.USub: lambda v: -v, ast.UAdd: lambda v: +v,
@@ -181,3 +176,13 @@ def _env_read(node: ast.Call) -> tuple[str, str, object] | None:
         default = node.args[1].value if len(node.args) > 1 and isinstance(node.args[1], ast.Constant) else None
         return str(node.args[0].value), "environ", default
     return None
+
+
+def boolean_operation(node: ast.BoolOp, ev: Callable[[ast.AST], object]) -> object:
+    """`a and b` / `a or b` as Python evaluates it: the operand that decides, evaluated left to right."""
+    result: object = None
+    for operand in node.values:
+        result = ev(operand)
+        if isinstance(node.op, ast.And) and not result or isinstance(node.op, ast.Or) and result:
+            return result
+    return result

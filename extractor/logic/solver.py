@@ -26,13 +26,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..core.formula import apply_transforms, assume, atoms, compare, render
+from ..core.formula import apply_transforms, assume, atoms, compare, formula_size, render
 from ..core.model import FALSE, NEGATED_OP, SWAPPED_OP, TRUE, And, Atom, Const, Formula, Lit, Not, Or, Term, TermKind
 
 # Search steps (variable assignments tried) before giving up on the exact decision. Measured on the
 # releases 0.5.10 to 0.5.23: the 20,028 trigger implications of matched rules take at most 109
 # steps, find_model on every 0.5.23 trigger at most 1,809 (tests/test_diff.py checks 0.5.18/0.5.19).
 BUDGET = 20_000
+# Formulas larger than this (atoms with repeats) are not searched at all: each step of the search
+# rewrites the whole tree, so the step budget alone would not bound the time.
+MAX_SEARCHED_ATOMS = 3_000
 _POSITIVE_OPS = frozenset({"==", "<", ">", "in", "contains", "is"})
 _CASE_TRANSFORMS = frozenset({"lower", "upper", "strip", "casefold"})
 _FRESH_STRING = "__other__"
@@ -82,7 +85,7 @@ def satisfiable(f: Formula, domains: Mapping[str, Sequence[object]] | None = Non
     found = _decide(lambda s: s.satisfiable(s.node(f)), (f,), domains, False)
     if found is None:
         found = _decide(lambda s: s.satisfiable(s.node(f)), (f,), domains, True)
-    return bool(found)
+    return True if found is None else found  # too large to search: it may hold
 
 
 def find_model(
@@ -102,6 +105,8 @@ def find_model(
     (and None if even that search runs out).
     """
     prefer = prefer or {}
+    if formula_size(f) > MAX_SEARCHED_ATOMS:
+        return None
     try:
         space = _Space((f,), prefer, domains or {}, False)
         root = space.node(f)
@@ -159,6 +164,8 @@ def _implication(a: Formula, b: Formula):
 
 
 def _decide(question, formulas: tuple[Formula, ...], domains, independent: bool) -> bool | None:
+    if sum(formula_size(f) for f in formulas) > MAX_SEARCHED_ATOMS:
+        return None
     try:
         return question(_Space(formulas, {}, domains or {}, independent))
     except _OverBudget:

@@ -9,11 +9,12 @@ import time
 from dataclasses import dataclass
 
 from ..analysis.callgraph import Program
+from ..analysis.run import Run
 from ..analysis.catalog import build_catalog
 from ..analysis.modules import ModuleSummary, deep_recursion, summarize
 from ..analysis.rules import rules_of
 from ..core.errors import ParseError, SourceError
-from ..core.model import Flag, Notice, Rule, SourceProblem
+from ..core.model import Flag, Notice, Rule, SourceProblem, Write
 from ..sources.layout import Layout, find_layout
 from ..sources.trees import SourceInfo, SourceTree
 from .relations import Relations, relations, with_related
@@ -38,6 +39,7 @@ class Extraction:
     problems: tuple[SourceProblem, ...]
     entry_points: tuple[str, ...]
     relations: Relations | None = None  # how the rules relate; the graph exports are built from it
+    resolution: tuple[Write, ...] = ()  # the writes that `resolved(...)` terms of the rules read
 
 
 def read_modules(tree: SourceTree, paths, keep_going: bool) -> tuple[list[ModuleSummary], list[FileInfo], list[SourceProblem]]:
@@ -45,8 +47,7 @@ def read_modules(tree: SourceTree, paths, keep_going: bool) -> tuple[list[Module
     files: list[FileInfo] = []
     problems: list[SourceProblem] = []
     for path in paths:
-        data = tree.read_bytes(path)
-        files.append(FileInfo(path, hashlib.sha256(data).hexdigest(), data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)))
+        files.append(_file_info(tree, path))
         try:
             modules.append(summarize(path, tree.read_text(path)))
         except ParseError as error:
@@ -58,6 +59,23 @@ def read_modules(tree: SourceTree, paths, keep_going: bool) -> tuple[list[Module
                 raise
             problems.append(SourceProblem(path, 0, 0, str(error)))
     return modules, files, problems
+
+
+def _followed(program: Program, run: Run):
+    """Functions outside the read files that the launch calls into (`kernel_plugins/*/binding.py`'s
+    hooks, `SpeculativeAlgorithm.from_string`): their guards and writes are the launch's too."""
+    for dotted in sorted(program.modules):
+        if dotted in program.read:
+            continue
+        module = program.modules[dotted]
+        for fn in module.functions.values():
+            if fn.key in run.entered:
+                yield module, program.summary(fn)
+
+
+def _file_info(tree: SourceTree, path: str) -> FileInfo:
+    data = tree.read_bytes(path)
+    return FileInfo(path, hashlib.sha256(data).hexdigest(), data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1))
 
 
 def _summaries(program: Program, modules: list[ModuleSummary], keep_going: bool, problems: list[SourceProblem]):
@@ -117,10 +135,15 @@ def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stag
     flags = build_catalog(modules)
     program = Program(tree, modules)
     with deep_recursion():
-        rules = program.apply(rules_of(_summaries(program, modules, keep_going, problems)))
+        read = list(_summaries(program, modules, keep_going, problems))
+        run = Run(program).execute()
+        followed = list(_followed(program, run))
+        rules = run.apply(rules_of(read + followed))
+        resolution = run.resolution(rules)
+        files.extend(_file_info(tree, path) for path in sorted({module.path for module, _ in followed}))
     notices = program.notices(rules, flags)
     stages.done("walk")
-    rules = attach_witnesses(rules, flags, tree)  # example command lines, verified like `check`
+    rules = attach_witnesses(rules, flags, tree, resolution)  # example command lines, verified like `check`
     stages.done("witnesses")
     related = relations(rules)
     rules = with_related(rules, related)
@@ -135,4 +158,5 @@ def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stag
         problems=tuple(problems),
         entry_points=tuple(program.entry_points),
         relations=related,
+        resolution=resolution,
     )

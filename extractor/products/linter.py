@@ -9,13 +9,16 @@ command), with `envs.X.get()` defaults read from the source's environ.py when it
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from ..core.model import Flag, Rule, RuleKind
+from ..core.formula import terms
+from ..core.model import Atom, Flag, Rule, RuleKind, Term, TermKind, Write
 from ..logic.environment import EnvVar
-from ..logic.evaluation import Context, Evaluator, assumption_key, substitute_assumptions
+from ..logic.evaluation import MISSING_KINDS, Context, Evaluator, assumption_key, substitute_assumptions
+from ..logic.facts import Facts, ModelFacts, Platform, local_model
 from ..logic.launch import ArgError, Catalog, CommandLine, parse_command
 
 
@@ -27,6 +30,51 @@ class RuleSet:
     flags: tuple[Flag, ...]
     source: Mapping[str, object]
     envs: Mapping[str, EnvVar] | None = None  # None: environ.py was not at hand
+    resolution: tuple[Write, ...] = ()  # the writes that resolved terms of triggers read
+
+    @cached_property
+    def readers(self) -> dict[str, tuple[Rule, ...]]:
+        """The reachable guards that read each field or env var (`env:NAME`), through resolved fields
+        too, in run order: a command line that sets none of them cannot change their truth."""
+        found: dict[str, list[Rule]] = {}
+        chains: dict[tuple[str, int], frozenset[str]] = {}
+        for rule in self.rules:
+            if rule.reachable and rule.kind is not RuleKind.ADJUSTMENT:
+                for name in self._reads(rule.effective, chains):
+                    found.setdefault(name, []).append(rule)
+        return {name: tuple(sorted(rules, key=_position)) for name, rules in found.items()}
+
+    def _reads(self, f, chains: dict) -> frozenset[str]:
+        names: set[str] = set()
+        for term in terms(f):
+            if term.kind is TermKind.ENV:
+                names.add(f"env:{term.name}")
+            elif term.kind is TermKind.RESOLVED:
+                names |= self._chain_reads(term.name, term.version, chains)
+            names.update(term.fields)
+        return frozenset(names)
+
+    def _chain_reads(self, name: str, version: int, chains: dict) -> frozenset[str]:
+        key = (name, version)
+        if key not in chains:
+            chains[key] = frozenset({name})  # a cycle adds nothing
+            found = {name}
+            for write in self.writes.get(name, ())[:version]:
+                found |= self._reads(write.when, chains)
+                for when, value in write.cases:
+                    found |= self._reads(when, chains)
+                    if isinstance(value, Term):
+                        found |= self._reads(Atom(value), chains)
+            chains[key] = frozenset(found)
+        return chains[key]
+
+    @cached_property
+    def writes(self) -> dict[str, tuple[Write, ...]]:
+        """The resolution table by field, in version order."""
+        found: dict[str, list[Write]] = {}
+        for write in sorted(self.resolution, key=lambda w: (w.field, w.version)):
+            found.setdefault(write.field, []).append(write)
+        return {name: tuple(writes) for name, writes in found.items()}
 
     @property
     def label(self) -> str:
@@ -56,6 +104,12 @@ class Finding:
     certainty: str
     unknown: tuple[str, ...] = ()  # conditions the command line does not decide
     changed_by: tuple[str, ...] = ()  # adjustments that may rewrite a field the rule reads
+    needs: tuple[str, ...] = ()  # what would decide it: platform, model, environment, code (`MISSING_KINDS`)
+
+    @property
+    def waits_for(self) -> str:
+        """The one kind of fact a possible finding is counted under: the first of `MISSING_KINDS` it needs."""
+        return next((k for k in MISSING_KINDS if k in self.needs), "code")
 
 
 @dataclass
@@ -79,11 +133,20 @@ def check(
     use_env: bool = False,
     assume: Mapping[str, bool] | None = None,
     only: Iterable[str] | None = None,
+    platform: Platform | None = None,
+    model: ModelFacts | None = None,
 ) -> Report:
-    """Findings for a launch command: argparse errors, then every reachable guard that may fire."""
+    """Findings for a launch command: argparse errors, then every reachable guard that may fire.
+
+    `platform` and `model` decide platform and model atoms; without `model`, a `--model-path` that
+    names a local folder with a config.json is read.
+    """
     command = parse_command(argv, ruleset.catalog)
     assumed = {assumption_key(k): v for k, v in (assume or {}).items()}
-    context = _context(ruleset, command, env, use_env, assumed)
+    if model is None:
+        model = local_model(command.given.get("model_path"))
+    facts = Facts(platform, model) if platform is not None or model is not None else None
+    context = _context(ruleset, command, env, use_env, assumed, facts)
     rules = list(ruleset.rules)
     used: set[str] = set()
     if assumed:
@@ -107,29 +170,51 @@ def check(
         if truth is False:
             continue
         certainty = "definite" if truth else "possible"
-        unknown = () if truth else evaluator.unknown_atoms(rule)
-        findings.append(Finding(rule, certainty, unknown, changed))
-    findings.sort(key=lambda f: (f.certainty != "definite", f.rule.location.file, f.rule.location.line, f.rule.id))
+        undecided = () if truth else evaluator.undecided(rule)
+        needs = tuple(k for k in MISSING_KINDS if any(kind == k for _, kind in undecided))
+        findings.append(Finding(rule, certainty, tuple(text for text, _ in undecided), changed, needs))
+    # In execution order: the first definite error is where the launch stops.
+    findings.sort(key=lambda f: (f.certainty != "definite", _position(f.rule), f.rule.location.file,
+                                 f.rule.location.line, f.rule.id))
     adjustments = [] if wanted is not None else [
         r for r in rules if r.kind is RuleKind.ADJUSTMENT and r.reachable and evaluator.fires(r.id)]
     return Report(findings, command.errors, adjustments, sorted(set(assumed) - used), checked, ruleset.label)
 
 
-def definitely_triggers(ruleset: RuleSet, argv: Sequence[str], ids: Iterable[str]) -> bool:
-    """Whether the command line sets off one of these guards for sure: `check` that stops at the first."""
-    evaluator = Evaluator(ruleset.by_id, _context(ruleset, parse_command(argv, ruleset.catalog)))
-    rules = (ruleset.by_id[i] for i in ids if i in ruleset.by_id)
-    return any(evaluator.truth(r)[0] is True for r in rules if r.reachable and r.kind is not RuleKind.ADJUSTMENT)
+def _position(rule: Rule) -> int:
+    return rule.order if rule.order is not None else 1 << 30
+
+
+def definite_errors(ruleset: RuleSet, argv: Sequence[str], reading: Iterable[str] | None = None,
+                    before: int | None = None) -> list[Rule]:
+    """The guards the command line sets off for sure, in run order: those that read one of `reading`
+    (fields, `env:NAME`) when given, and only those that run before order `before` when given."""
+    command = parse_command(argv, ruleset.catalog)
+    evaluator = Evaluator(ruleset.by_id, _context(ruleset, command))
+    if reading is None:
+        candidates = sorted((r for r in ruleset.rules if r.reachable and r.kind is not RuleKind.ADJUSTMENT),
+                            key=_position)
+    else:
+        chosen = {r.id: r for name in reading for r in ruleset.readers.get(name, ())}
+        candidates = sorted(chosen.values(), key=_position)
+    found = []
+    for rule in candidates:
+        if before is not None and _position(rule) >= before:
+            break
+        if evaluator.truth(rule)[0] is True:
+            found.append(rule)
+    return found
 
 
 def _context(ruleset: RuleSet, command: CommandLine, env: Mapping[str, str] | None = None, use_env: bool = False,
-             assumed: Mapping[str, bool] | None = None) -> Context:
+             assumed: Mapping[str, bool] | None = None, facts: Facts | None = None) -> Context:
     values = dict(ruleset.defaults)
     values.update(command.given)
     environment = dict(os.environ) if use_env else {}
     environment.update(command.env)
     environment.update(env or {})
-    return Context(values, environment, ruleset.envs, dict(assumed or {}), ruleset.catalog.spellings)
+    return Context(values, environment, ruleset.envs, dict(assumed or {}), ruleset.catalog.spellings, ruleset.writes,
+                   facts)
 
 
 def report_json(report: Report, fixes: Callable[[Rule], list[str]]) -> dict:
@@ -141,12 +226,15 @@ def report_json(report: Report, fixes: Callable[[Rule], list[str]]) -> dict:
                 "id": f.rule.id,
                 "message": f.rule.message,
                 "certainty": f.certainty,
+                "first": index == 0 and f.certainty == "definite",
+                "order": f.rule.order,
                 "location": {"file": f.rule.location.file, "line": f.rule.location.line},
                 "fix": fixes(f.rule),
                 "unknown": list(f.unknown),
+                "needs": list(f.needs),
                 "changed_by": list(f.changed_by),
             }
-            for f in report.findings
+            for index, f in enumerate(report.findings)
         ],
         "adjustments": [
             {"id": r.id, "message": r.message, "location": {"file": r.location.file, "line": r.location.line}}
@@ -162,27 +250,64 @@ def report_json(report: Report, fixes: Callable[[Rule], list[str]]) -> dict:
     }
 
 
-def report_text(report: Report, fixes: Callable[[Rule], list[str]], show_possible: bool = True) -> str:
+# What to pass for each kind of missing fact (the quiet text report's summary lines).
+_WAITING = {
+    "platform": "depend on the GPU or platform: pass --platform NAME (e.g. cuda-sm90, H100, rocm-mi300, cpu)",
+    "model": "depend on the model: pass --model-path DIR (a folder with its config.json), --model-config FILE "
+             "or --model-arch NAME",
+    "environment": "depend on environment variables: pass --env NAME=VALUE or --use-env",
+    "code": "depend on values only the running code computes (files, helpers, run-time state)",
+}
+_WAITING_GIVEN = {  # the facts were given but do not decide these
+    "platform": "depend on platform facts the profile does not set: decide them with --assume 'ATOM=true|false'",
+    "model": "depend on model facts its config.json does not hold: decide them with --assume 'ATOM=true|false'",
+}
+
+
+def report_text(report: Report, fixes: Callable[[Rule], list[str]], show_possible: bool = False,
+                given: frozenset[str] = frozenset()) -> str:
+    """Definite errors in run order (the first marked as where the launch stops); possible ones as one
+    summary line per kind of missing fact, or each with what would decide it when `show_possible`.
+    `given`: the kinds of facts the user passed (platform, model), so the summary asks for the right thing."""
     lines = []
     for error in report.argument_errors:
         lines.append(f"error[argument] {error.message}")
-    for finding in report.findings:
+    definite = report.definite
+    for index, finding in enumerate(report.findings):
         if finding.certainty == "possible" and not show_possible:
             continue
         rule = finding.rule
         lines.append(f"{'error' if finding.certainty == 'definite' else 'warning'}[{finding.certainty}] "
-                     f"{rule.location.file}:{rule.location.line}: {rule.message}")
+                     f"{rule.location.file}:{rule.location.line}: {shown_message(rule)}")
+        if finding.certainty == "definite" and len(definite) > 1:
+            lines.append("  the launch stops here" if index == 0 else "  then, once that is fixed")
         fix = fixes(rule)
         if fix:
             lines.append("  fix: " + "; or ".join(fix))
         if finding.unknown:
             shown = ", ".join(finding.unknown[:3]) + (" ..." if len(finding.unknown) > 3 else "")
-            lines.append(f"  undecided: {shown}")
+            needs = f" (needs {', '.join(finding.needs)})" if finding.needs else ""
+            lines.append(f"  undecided{needs}: {shown}")
         if finding.changed_by:
             lines.append(f"  may be changed by adjustments: {', '.join(finding.changed_by[:3])}")
+    possible = [f for f in report.findings if f.certainty == "possible"]
+    if possible and not show_possible:
+        waiting = Counter(f.waits_for for f in possible)
+        for kind in MISSING_KINDS:
+            if waiting.get(kind):
+                words = (_WAITING_GIVEN.get(kind) if kind in given else None) or _WAITING[kind]
+                lines.append(f"{waiting[kind]} more {words}")
     for text in report.unused_assumptions:
         lines.append(f"note: --assume {text!r} matched no condition")
-    possible = len(report.findings) - len(report.definite)
-    lines.append(f"{report.label}: {len(report.definite)} definite, {possible} possible, "
+    listed = " (--show-possible lists them)" if possible and not show_possible else ""
+    lines.append(f"{report.label}: {len(definite)} definite, {len(possible)} possible{listed}, "
                  f"{len(report.argument_errors)} argument error(s); {report.checked} guards checked")
     return "\n".join(lines)
+
+
+def shown_message(rule: Rule) -> str:
+    """The message as the user would see it; never empty (a bare `raise` re-raises what it caught)."""
+    if rule.message.strip():
+        return rule.message
+    return f"{rule.exception or 'an exception'} re-raised (`raise` without a message)" if rule.kind is RuleKind.RAISE \
+        else f"{rule.exception or 'AssertionError'} without a message"

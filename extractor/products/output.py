@@ -25,6 +25,7 @@ from ..core.serialize import (
     flag_json,
     problem_json,
     rule_json,
+    write_json,
 )
 from .exports import graph_documents
 from .extraction import Extraction
@@ -97,9 +98,14 @@ def _check(check: Callable[[object], object], value: object, schema: str) -> Non
 
 
 def _formula_nodes(document: dict):
-    """Every distinct formula node (by identity) under the rules' condition and trigger."""
+    """Every distinct formula node (by identity) under the rules' condition, trigger and assigned cases,
+    and under the `resolution` table's writes."""
     seen: set[int] = set()
     stack = [r[key] for r in document.get("rules", ()) for key in ("condition", "trigger") if key in r]
+    stack += [case["when"] for r in document.get("rules", ()) for case in r.get("assigns", ()) if "when" in case]
+    for write in document.get("resolution", ()):
+        stack += [write["when"]] if "when" in write else []
+        stack += [case["when"] for case in write.get("cases", ()) if "when" in case]
     while stack:
         node = stack.pop()
         if id(node) in seen:
@@ -152,6 +158,7 @@ def rules_document(ex: Extraction, extra: dict | None = None) -> dict:
         ],
         "errors": [problem_json(p) for p in ex.problems],
         "rules": [rule_json(r, cache, spellings) for r in ex.rules],
+        "resolution": [write_json(w, cache, spellings) for w in ex.resolution],
     }
     document.update(extra or {})
     return document

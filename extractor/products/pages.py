@@ -27,7 +27,8 @@ DEFAULT_SOURCE_URL = "https://github.com/sgl-project/sglang/blob/{commit}/python
 LAUNCH = ("python", "-m", "sglang.launch_server")
 _TITLE_LENGTH = 90
 _MAX_WORDS = 300
-_KIND_WORDS = {"env": "environment", "platform": "platform", "model": "model", "opaque": "other"}  # an inherited condition longer than this in words is summarized
+_KIND_WORDS = {"env": "environment", "platform": "platform", "model": "model", "opaque": "other",
+               "resolved": "resolved value"}  # an inherited condition longer than this in words is summarized
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#&|~])")
 
 

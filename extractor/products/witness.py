@@ -17,12 +17,12 @@ from dataclasses import dataclass, replace
 
 from ..analysis.environ import env_defaults
 from ..core.formula import atoms, conj, evaluate, neg
-from ..core.model import And, Example, Flag, Formula, Lit, Rule, RuleKind, Term, TermKind
+from ..core.model import And, Example, Flag, Formula, Lit, Rule, RuleKind, Term, TermKind, Write
 from ..logic.evaluation import Context
 from ..logic.expressions import UNKNOWN, computable, safe_eval
-from ..logic.launch import parse_command, takes_list, value_type
+from ..logic.launch import ENV_ASSIGNMENT, parse_command, takes_list, value_type
 from ..logic.solver import find_model
-from .linter import RuleSet, check, definitely_triggers
+from .linter import RuleSet, check, definite_errors
 from .words import Edit, Flags, solutions, split_condition
 
 MODEL_PATH = "org/model"  # a stand-in for the required --model-path
@@ -51,10 +51,10 @@ def eligible(rule: Rule) -> bool:
     return True
 
 
-def attach_witnesses(rules: Sequence[Rule], flags: Sequence[Flag], tree=None) -> list[Rule]:
+def attach_witnesses(rules: Sequence[Rule], flags: Sequence[Flag], tree=None, resolution: Sequence[Write] = ()) -> list[Rule]:
     """The rules with `example` filled in wherever a verified witness was found (env defaults from `tree`)."""
     envs = env_defaults(tree) if tree is not None else None
-    outcomes = {o.rule_id: o for o in witnesses(RuleSet(tuple(rules), tuple(flags), {}, envs))}
+    outcomes = {o.rule_id: o for o in witnesses(RuleSet(tuple(rules), tuple(flags), {}, envs, tuple(resolution)))}
     return [replace(r, example=outcomes[r.id].example) if r.id in outcomes and outcomes[r.id].example else r
             for r in rules]
 
@@ -165,6 +165,9 @@ class _Finder:
                             self.prefer[term.text] = safe_eval(term.text, self.prefer)
                         except Exception:  # Unknown, or not defined on the defaults
                             pass
+        # Guards that fire on the bare launch (the stand-in model path and every default): they would
+        # stand before every witness, so they are left out of "is it the first error".
+        self.baseline = {r.id for r in definite_errors(ruleset, ["--model-path", MODEL_PATH])}
         self.siblings: dict[tuple[str, str], list[Rule]] = {}
         for rule in ruleset.rules:
             if rule.kind is not RuleKind.ADJUSTMENT and rule.reachable:
@@ -190,7 +193,10 @@ class _Finder:
         quiet = [neg(a.effective) for a in (self.by_id.get(i) for i in rule.affected_by)
                  if a is not None and a.kind is RuleKind.ADJUSTMENT and eligible(replace(a, kind=RuleKind.RAISE))]
         reason = "unsatisfiable"
-        for formula in ([goal, conj(goal, *quiet)] if quiet else [goal]):
+        attempts = [goal, conj(goal, *quiet)] if quiet else [goal]
+        retries = 2  # formulas that also ask the guards found first to stay quiet
+        while attempts:
+            formula = attempts.pop(0)
             model = find_model(formula, self.prefer, self.domains)
             if model is None:
                 continue
@@ -199,10 +205,28 @@ class _Finder:
                 if argv is None:
                     reason = "not-expressible" if repaired is not None else reason
                     continue
-                if _certainty(self.ruleset, rule, argv) == "definite":
-                    return argv
-                reason = "before-failed"
+                if _certainty(self.ruleset, rule, argv) != "definite":
+                    reason = "before-failed"
+                    continue
+                earlier = self._errors(argv, before=rule.order)
+                if not earlier:
+                    return argv  # the launch stops at this rule first
+                reason = "not-first"
+                if retries:  # once more, asking that the guards that came first stay quiet
+                    retries -= 1
+                    attempts.append(conj(formula, *(neg(e.effective) for e in earlier)))
+                break
         return reason
+
+    def _errors(self, argv: list[str], before: int | None = None) -> list[Rule]:
+        """The definite errors of a command line among the guards the flags and env vars it sets can change."""
+        reading = set()
+        values = parse_command(argv, self.catalog).given
+        for name, value in values.items():
+            if not (name in self.prefer and _same(value, self.prefer[name])):
+                reading.add(name)
+        reading |= {f"env:{item.split('=', 1)[0]}" for item in argv if ENV_ASSIGNMENT.match(item)}
+        return [r for r in definite_errors(self.ruleset, argv, reading, before) if r.id not in self.baseline]
 
     def _search(self, rule: Rule, model: Mapping[Term, object]) -> dict[Term, object] | None:
         """The solver sees `tp_size * pp_size` or `device.startswith("cuda")` as free variables: try
@@ -289,20 +313,12 @@ class _Finder:
                                {**self.prefer, **self._values(before)}, self.domains)
             if model is not None:
                 candidates.append(self._command(model))
-        cleared = []
         for argv in candidates:
             if argv is None or argv == before or _certainty(self.ruleset, rule, argv) is not None:
                 continue
-            if not self._sets_off(argv, siblings, rule):
-                return argv
-            cleared.append(argv)
-        return cleared[0] if cleared else None
-
-    def _sets_off(self, argv: list[str], siblings: Iterable[Rule], rule: Rule) -> bool:
-        others = [s.id for s in siblings if s.id != rule.id]
-        if not others:
-            return False
-        return definitely_triggers(self.ruleset, argv, others)
+            if not self._errors(argv):
+                return argv  # clears the rule and sets off no other guard
+        return None
 
     def _values(self, argv: list[str]) -> dict[str, object]:
         return {k: v for k, v in parse_command(argv, self.catalog).given.items() if v is not UNKNOWN}

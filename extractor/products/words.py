@@ -261,8 +261,8 @@ def outside_terms(rule: Rule) -> dict[str, list[str]]:
     """
     found: dict[str, list[str]] = defaultdict(list)
     for term in terms(rule.effective):
-        if term.kind is TermKind.FIELD or term.kind is TermKind.OPAQUE and computable(term):
-            continue
+        if term.kind in (TermKind.FIELD, TermKind.RESOLVED) or term.kind is TermKind.OPAQUE and computable(term):
+            continue  # the launch's own values: typed, or as the run resolved them from what was typed
         if term.text not in found[term.kind.value]:
             found[term.kind.value].append(term.text)
     return {k: sorted(v) for k, v in sorted(found.items()) if v}

@@ -1,0 +1,492 @@
+"""The launch as it runs: every guard and write in execution order, over a symbolic store of the arguments.
+
+From the entry points in launch order (`__post_init__`; `resolve_once` -> `run_resolution_pipeline`
+-> each `run_hook(step, server_args)`, post-process passes and model overrides; then
+`check_server_args`), each function is entered where it is called and its events take their place
+in one global order. A write updates its field to "the new value if the write's condition holds,
+else what the field held"; a field read in a later condition reads what the store holds at that
+point. So a trigger is a predicate on what the user typed (and env, platform and model facts):
+SGLang checks the resolved values, not the typed ones.
+"""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from ..core.formula import apply_transforms, compare, conj, disj, fields_read, literal_source, neg, terms
+from ..core.model import (FALSE, SWAPPED_OP, TRUE, And, Atom, Const, Formula, Lit, Not, Or, Rule, RuleKind, Term,
+                          TermKind, Write)
+from .callgraph import Program, calls_variable, label, registry_condition, registry_name, without_loop_items
+from .conditions import is_boolean, operand_cases, to_formula
+from .guards import CallEvent, FunctionInfo, FunctionSummary, GuardEvent, WriteEvent
+from .normalize import classify
+
+MAX_DEPTH = 12  # call-chain length followed from an entry point
+MAX_OCCURRENCES = 32  # times one function is entered; past it, its triggers admit the paths not followed
+# A read of a field is spelled out as "the latest write whose condition holds" when that stays
+# small; otherwise it reads `resolved(field)`, a term that rules.json's `resolution` table defines.
+MAX_INLINE_WRITES = 4
+MAX_INLINE_SIZE = 24  # atoms (with repeats) of a read spelled out
+_NO_MORE = "reached_by_other_calls"
+
+Value = Lit | Term  # a written value, over launch values (a resolved field is a RESOLVED term)
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """One write of the run: the field holds one of `cases` when `condition` holds."""
+
+    field: str
+    order: int
+    key: tuple[str, int, str]
+    condition: Formula
+    cases: tuple[tuple[Formula, Value], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Occurrence:
+    """A rule's statement reached once in the run: where, along which calls, and when it runs."""
+
+    order: int
+    condition: Formula
+    path: tuple[str, ...]
+    cases: tuple[tuple[Formula, Value], ...] = ()  # writes: the value written
+
+
+RuleKey = tuple[str, int, str]  # (function key, line, "guard" or the field written)
+
+
+@dataclass
+class _Instance:
+    """The store's state for one entered function: at its entry, and after each call that may write."""
+
+    entry: dict[str, int]
+    after: dict[int, dict[str, int]]
+    memo: dict[tuple[Formula, int], Formula]  # by formula and the number of writes so far
+
+
+class Run:
+    """The run of one program: occurrences of every rule and the store of assignments."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.store: dict[str, list[Assignment]] = {}
+        self.occurrences: dict[RuleKey, list[Occurrence]] = {}
+        self.entered: dict[str, int] = {}
+        self.overflow: set[str] = set()  # functions entered more than MAX_OCCURRENCES times
+        self.counter = 0
+        self.written = 0  # writes in the store so far
+        self._compared: dict[tuple, Formula] = {}
+        self._sizes: dict[Formula, int] = {}
+
+    # --- the walk in execution order -------------------------------------------------------
+
+    def execute(self) -> Run:
+        program = self.program
+        program.registry_sites()  # where registered functions run (the calls of variables over registries)
+        for entry in program.entry_points:
+            self._enter(entry, {}, (), frozenset(), TRUE, (label(entry),))
+        # Registered functions no loop was found to call, or whose loop the run did not reach: they run
+        # for their architectures, somewhere; last.
+        unsited = [(fn, condition, name) for fn, condition, name in program.unsited]
+        unsited += [(fn, registry_condition(fn), registry_name(fn)) for sites in program.run_at.values() for fn in sites]
+        for fn, condition, name in unsited:
+            if fn.key not in self.entered:
+                self._enter(fn, {}, (), frozenset(), condition, (f"<registry {name}>", label(fn)))
+        return self
+
+    def versions(self) -> dict[str, int]:
+        return {name: len(writes) for name, writes in self.store.items()}
+
+    def _enter(self, info: FunctionInfo, env: dict, key: tuple, aliases: frozenset, condition: Formula,
+               path: tuple[str, ...]) -> None:
+        count = self.entered.get(info.key, 0)
+        if count >= MAX_OCCURRENCES:
+            self.overflow.add(info.key)
+            return
+        self.entered[info.key] = count + 1
+        summary = self.program.summary(info, env, key, aliases)
+        instance = _Instance(self.versions(), {}, {})
+        events = sorted(
+            [(g.order, 0, g) for g in summary.guards]
+            + [(w.order, 1, w) for w in summary.writes]
+            + [(c.order, 2, c) for c in summary.calls],
+            key=lambda e: e[0],
+        )
+        for _, kind, event in events:
+            if kind == 0:
+                self._guard(info, event, instance, condition, path)  # type: ignore[arg-type]
+            elif kind == 1:
+                self._write(info, summary, event, instance, condition, path)  # type: ignore[arg-type]
+            else:
+                self._call(summary, event, instance, condition, path)  # type: ignore[arg-type]
+
+    def _guard(self, info: FunctionInfo, g: GuardEvent, instance: _Instance, condition: Formula,
+               path: tuple[str, ...]) -> None:
+        self.counter += 1
+        reached = conj(condition, self.resolve(g.condition, instance))
+        self.occurrences.setdefault((info.key, g.line, "guard"), []).append(Occurrence(self.counter, reached, path))
+
+    def _write(self, info: FunctionInfo, summary: FunctionSummary, w: WriteEvent, instance: _Instance,
+               condition: Formula, path: tuple[str, ...]) -> None:
+        self.counter += 1
+        when = conj(condition, self.resolve(w.condition, instance))
+        cases = self._value(summary, w, instance)
+        self.occurrences.setdefault((info.key, w.line, w.field), []).append(Occurrence(self.counter, when, path, cases))
+        if when != FALSE and not w.field.startswith("_"):
+            self.store.setdefault(w.field, []).append(Assignment(w.field, self.counter, (info.key, w.line, w.field),
+                                                                 when, cases))
+            self.written += 1
+
+    def _call(self, summary: FunctionSummary, call: CallEvent, instance: _Instance, condition: Formula,
+              path: tuple[str, ...]) -> None:
+        if len(path) < MAX_DEPTH:
+            reached = conj(condition, self.resolve(call.condition, instance))
+            if reached != FALSE:
+                targets = list(self.program.callees(summary, call))
+                if not targets and calls_variable(summary, call):
+                    # A call of a variable over a registry: the registered functions it runs, in place.
+                    site_condition = without_loop_items(reached)
+                    for fn in self.program.run_at.get((summary.info.key, call.line), ()):
+                        if label(fn) not in path and self.program.runs_in_loop(fn, reached):
+                            self._enter(fn, {}, (), frozenset(), conj(site_condition, registry_condition(fn)),
+                                        path + (label(fn),))
+                for target, callee_env, callee_key, callee_aliases in targets:
+                    name = label(target)
+                    if name in path:
+                        continue  # recursion: the cycle adds nothing a first pass did not
+                    self._enter(target, callee_env, callee_key, callee_aliases, reached, path + (name,))
+        if call.writes:
+            instance.after[call.order] = self.versions()
+
+    def _value(self, summary: FunctionSummary, w: WriteEvent, instance: _Instance) -> tuple[tuple[Formula, Value], ...]:
+        """The written value as cases over launch values."""
+        if w.node is None:
+            return ((TRUE, classify(w.value, ())),)
+        scope, env = summary.scope, w.env
+        if is_boolean(w.node):
+            truth = self.resolve(to_formula(w.node, scope, env), instance)
+            return tuple((c, Lit(v)) for c, v in ((truth, True), (neg(truth), False)) if c != FALSE)
+        cases = []
+        for when, term in operand_cases(w.node, scope, env, True):
+            when = self.resolve(when, instance)
+            if when != FALSE:
+                value = self._operand(term, instance)
+                # An opaque value over fields the store wrote keeps its text (read as typed): rare.
+                cases.append((when, value.term if isinstance(value, _Template) else value))
+        return tuple(cases)
+
+    # --- reading the store -----------------------------------------------------------------
+
+    def _operand(self, term: Term | Lit | None, instance: _Instance):
+        """A term of a function's condition as a value of the run: a field read pins its version."""
+        if not isinstance(term, Term):
+            return term
+        if term.kind is TermKind.FIELD:
+            versions = instance.after.get(term.after, instance.entry) if term.after else instance.entry
+            version = versions.get(term.name, 0)
+            if version:
+                return resolved_term(term.name, version, term.transforms)
+            return replace(term, after=0) if term.after else term
+        if term.fields:
+            now = self.versions()
+            pins = tuple((name, now[name]) for name in term.fields if now.get(name))
+            if pins:
+                return _Template(term, pins)
+        return term
+
+    def resolve(self, f: Formula, instance: _Instance) -> Formula:
+        """A function's condition with every field read replaced by its value in the store."""
+        if isinstance(f, Const):
+            return f
+        found = instance.memo.get((f, self.written))
+        if found is not None:
+            return found
+        if isinstance(f, Atom):
+            result = self._atom(f, instance)
+        elif isinstance(f, Not):
+            result = neg(self.resolve(f.arg, instance))
+        elif isinstance(f, And):
+            result = conj(*(self.resolve(a, instance) for a in f.args))
+        else:
+            assert isinstance(f, Or)
+            result = disj(*(self.resolve(a, instance) for a in f.args))
+        instance.memo[(f, self.written)] = result
+        return result
+
+    def _atom(self, atom: Atom, instance: _Instance) -> Formula:
+        left = self._operand(atom.term, instance)
+        right = self._operand(atom.other, instance) if isinstance(atom.other, Term) else atom.other
+        if left is atom.term and right is atom.other:
+            return atom
+        return self._compare(left, atom.op, right)
+
+    def _compare(self, left, op: str, right) -> Formula:
+        key = (left, op, right)
+        found = self._compared.get(key)
+        if found is None:
+            found = self._compare_now(left, op, right)
+            self._compared[key] = found
+        return found
+
+    def _compare_now(self, left, op: str, right) -> Formula:
+        for side, pinned in ((0, left), (1, right)):
+            if _is_pinned(pinned):
+                spelled = self._spelled(pinned, lambda value: self._compare(*_put(left, op, right, side, value)))
+                if spelled is not None:
+                    return spelled
+        if isinstance(left, _Template) or isinstance(right, _Template):
+            template = left if isinstance(left, _Template) else right
+            side = 0 if template is left else 1
+            spelled = self._filled(template, lambda value: self._compare(*_put(left, op, right, side, value)))
+            return spelled if spelled is not None else _undecided(template.term, op, right if side == 0 else left)
+        return _atom_of(left, op, right)
+
+    def _spelled(self, pinned: Term, inner: Callable[[Value], Formula]) -> Formula | None:
+        """`inner` of a pinned field's value spelled out: the latest write whose condition holds decides,
+        else the earlier ones, else what the user typed. None when that would be too large."""
+        if pinned.version > MAX_INLINE_WRITES:
+            return None
+        writes = self.store[pinned.name][: pinned.version]
+        typed = Term(TermKind.FIELD, pinned.name, pinned.name, (pinned.name,))
+        result = inner(_transformed(typed, pinned.transforms))
+        for write in writes:
+            written = disj(*(conj(when, inner(_transformed(value, pinned.transforms))) for when, value in write.cases))
+            result = disj(conj(write.condition, written), conj(neg(write.condition), result))
+            if self._size(result) > MAX_INLINE_SIZE:
+                return None
+        return result
+
+    def _filled(self, template: _Template, inner: Callable[[Value], Formula]) -> Formula | None:
+        """`inner` of an opaque term with its first pinned field replaced by each value it may hold."""
+        (name, version), rest = template.pins[0], template.pins[1:]
+
+        def substituted(value: Value) -> Formula:
+            if isinstance(value, Term) and value.kind is TermKind.RESOLVED:
+                return _undecided(template.term, "truthy", None)  # a resolved value has no source text
+            term = _substitute(template.term, name, value)
+            return inner(_Template(term, rest) if rest else term)
+
+        return self._spelled(resolved_term(name, version), substituted)
+
+    def _size(self, f: Formula) -> int:
+        """Atoms of a formula counted with repeats, memoized over shared subformulas."""
+        found = self._sizes.get(f)
+        if found is None:
+            if isinstance(f, Atom):
+                found = 1
+            elif isinstance(f, Not):
+                found = self._size(f.arg)
+            elif isinstance(f, (And, Or)):
+                found = sum(self._size(a) for a in f.args)
+            else:
+                found = 0
+            self._sizes[f] = found
+        return found
+
+    def resolution(self, rules: Iterable[Rule]) -> tuple[Write, ...]:
+        """The writes that the `resolved(...)` terms of these rules read, in run order per field."""
+        rules = list(rules)
+        ids = {rule_key(r): r.id for r in rules if r.kind is RuleKind.ADJUSTMENT}
+        wanted = _resolved_versions(self, [r.trigger for r in rules if r.trigger is not None]
+                                    + [w for r in rules for w, _ in r.assigns])
+        writes = []
+        for name in sorted(wanted):
+            for version, a in enumerate(self.store.get(name, [])[: wanted[name]], 1):
+                writes.append(Write(name, version, a.order, ids.get(a.key, ""), a.condition, a.cases))
+        return tuple(writes)
+
+    # --- rules -----------------------------------------------------------------------------
+
+    def apply(self, rules: Iterable[Rule]) -> list[Rule]:
+        """Rules with their trigger over launch values, call path, reachability and place in the run."""
+        ranked = sorted({o.order for found in self.occurrences.values() for o in found})
+        rank = {order: index + 1 for index, order in enumerate(ranked)}
+        updated = []
+        for rule in rules:
+            key = rule_key(rule)
+            found = self.occurrences.get(key, [])
+            if not found:
+                updated.append(replace(rule, trigger=rule.condition, reachable=False, call_path=(), order=None))
+                continue
+            trigger = disj(*(o.condition for o in found))
+            fn_key = key[0]
+            if fn_key in self.overflow:
+                name = f"{_NO_MORE}({rule.function!r})"
+                trigger = disj(trigger, Atom(Term(TermKind.OPAQUE, name, name)))
+            first = min(found, key=lambda o: o.order)
+            assigns = first.cases if rule.kind is RuleKind.ADJUSTMENT else ()
+            updated.append(replace(rule, trigger=trigger, reachable=True, call_path=first.path,
+                                   order=rank[first.order], assigns=assigns))
+        return _affected_by(updated)
+
+
+@dataclass(frozen=True, slots=True)
+class _Template:
+    """An opaque term over fields (`(cfg_json or {}).get("k")`), some of which the store wrote."""
+
+    term: Term
+    pins: tuple[tuple[str, int], ...]  # (field, version) of each written field it reads
+
+
+def resolved_term(name: str, version: int, transforms: tuple[str, ...] = ()) -> Term:
+    """The field after its first `version` writes of the run."""
+    return Term(TermKind.RESOLVED, name, _with_transforms(f"resolved({name})", transforms), (name,), transforms,
+                version=version)
+
+
+def rule_key(rule: Rule) -> RuleKey:
+    fn_key = f"{_dotted(rule.location.file)}:{rule.function}"
+    return (fn_key, rule.location.line, rule.target if rule.kind is RuleKind.ADJUSTMENT and rule.target else "guard")
+
+
+def _dotted(path: str) -> str:
+    return path.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+
+
+def _is_pinned(value) -> bool:
+    return isinstance(value, Term) and value.kind is TermKind.RESOLVED
+
+
+def _put(left, op: str, right, side: int, value):
+    return (value, op, right) if side == 0 else (left, op, value)
+
+
+def _undecided(term: Term, op: str, other) -> Formula:
+    """A comparison over an opaque term whose fields were written: undecided by any launch command."""
+    if op == "truthy":
+        text = term.text
+    elif op in ("contains", "not contains"):  # Python spells membership from the other side
+        text = f"{_text(other)} {'in' if op == 'contains' else 'not in'} {term.text}"
+    else:
+        text = f"{term.text} {op} {_text(other)}"
+    text = f"resolved({text})"
+    return Atom(Term(TermKind.OPAQUE, text, text, term.fields))
+
+
+def _text(value) -> str:
+    if isinstance(value, Lit):
+        return literal_source(value.value)
+    if isinstance(value, Term):
+        return value.text
+    if isinstance(value, _Template):
+        return value.term.text
+    return ""
+
+
+def _atom_of(left, op: str, right) -> Formula:
+    """The comparison of two launch values (terms or literals) as a formula."""
+    if isinstance(left, Lit) and (right is None or isinstance(right, Lit)):
+        try:
+            if op == "truthy":
+                return Const(bool(left.value))
+            return Const(compare(left.value, op, right.value if right is not None else None))
+        except (TypeError, ValueError, AttributeError):
+            text = f"{literal_source(left.value)} {op} {_text(right)}"
+            return Atom(Term(TermKind.OPAQUE, text, text))  # Python raises here: no launch value decides it
+    if isinstance(left, Lit):
+        if op in SWAPPED_OP and isinstance(right, Term):
+            return Atom(right, SWAPPED_OP[op], left)
+        text = f"{literal_source(left.value)} {op} {_text(right)}"
+        return Atom(Term(TermKind.OPAQUE, text, text, right.fields if isinstance(right, Term) else ()))
+    return Atom(left, op, right)
+
+
+def _transformed(value: Value, transforms: tuple[str, ...]) -> Value:
+    """A value with a field term's transforms (`.lower()`, `int(...)`) applied."""
+    if not transforms:
+        return value
+    if isinstance(value, Lit):
+        try:
+            return Lit(apply_transforms(value.value, transforms))
+        except (TypeError, ValueError, AttributeError, OverflowError):
+            text = _with_transforms(literal_source(value.value), transforms)
+            return Term(TermKind.OPAQUE, text, text)
+    if value.kind in (TermKind.FIELD, TermKind.ENV, TermKind.RESOLVED):
+        return replace(value, text=_with_transforms(value.text, transforms), transforms=value.transforms + transforms)
+    text = _with_transforms(f"({value.text})", transforms)
+    return classify(text, value.fields)
+
+
+def _with_transforms(text: str, transforms: tuple[str, ...]) -> str:
+    for t in transforms:
+        text = f"{t}({text})" if t in ("int", "float", "str", "len", "bool", "abs") else f"{text}.{t}()"
+    return text
+
+
+def _substitute(term: Term, name: str, value: Lit | Term) -> Term:
+    """An opaque term with the field `name` replaced by a value in its source text."""
+    replacement = literal_source(value.value) if isinstance(value, Lit) else (
+        value.text if value.text.isidentifier() else f"({value.text})")
+    text = _replace_name(term.text, name, replacement)
+    fields = tuple(sorted(set(term.fields) - {name} | (set(value.fields) if isinstance(value, Term) else set())))
+    return classify(text, fields)
+
+
+@lru_cache(maxsize=16384)
+def _replace_name(text: str, name: str, replacement: str) -> str:
+    """`text` with every variable `name` (not an attribute or keyword of that name) replaced."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return text
+    out: list[str] = []
+    last_end = (1, 0)
+    previous = ""
+    for index, token in enumerate(tokens):
+        if token.start > last_end and token.start[0] == last_end[0]:
+            out.append(" " * (token.start[1] - last_end[1]))
+        following = tokens[index + 1].string if index + 1 < len(tokens) else ""
+        if token.type == tokenize.NAME and token.string == name and previous != "." and following != "=":
+            out.append(replacement)
+        else:
+            out.append(token.string)
+        last_end = token.end
+        if token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER):
+            previous = token.string
+    return "".join(out).strip()
+
+
+def _resolved_versions(run: Run, formulas: Iterable[Formula]) -> dict[str, int]:
+    """The writes per field that the `resolved(...)` terms in these formulas read, through the writes too."""
+    wanted: dict[str, int] = {}
+    pending = list(formulas)
+    seen: set[Formula] = set()
+    while pending:
+        f = pending.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        for term in terms(f):
+            if term.kind is TermKind.RESOLVED and term.version > wanted.get(term.name, 0):
+                for a in run.store.get(term.name, [])[wanted.get(term.name, 0): term.version]:
+                    pending.append(a.condition)
+                    for when, value in a.cases:
+                        pending.append(when)
+                        if isinstance(value, Term) and value.kind is TermKind.RESOLVED:
+                            pending.append(Atom(value))
+                wanted[term.name] = term.version
+    return wanted
+
+
+def _affected_by(rules: list[Rule]) -> list[Rule]:
+    """For each rule: the adjustments that run before it and write a field its own condition reads."""
+    writes: dict[str, list[tuple[int, str]]] = {}
+    for rule in rules:
+        if rule.kind is RuleKind.ADJUSTMENT and rule.target and rule.order is not None:
+            writes.setdefault(rule.target, []).append((rule.order, rule.id))
+    result = []
+    for rule in rules:
+        if rule.order is None:
+            result.append(rule)
+            continue
+        ids = sorted({
+            rid for name in fields_read(rule.condition) for at, rid in writes.get(name, ())
+            if at < rule.order and rid != rule.id
+        })
+        result.append(replace(rule, affected_by=tuple(ids)) if ids else rule)
+    return result

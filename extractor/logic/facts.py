@@ -1,0 +1,502 @@
+"""Platform and model facts: named hardware profiles and a checkpoint's config.json, for platform and model atoms.
+
+A platform atom (`get_platform().is_sm100`, `is_hip()`) is decided by a profile: a named set of the
+predicates SGLang's platform layer answers (`extractor/data/platforms.json`). A model atom
+(`model_config_of(cfg).hf_config.architectures[0]`, `getattr(hf_config, "quantization_config", None)`)
+is decided by reading the model's config.json the way the condition's source reads the config
+object: attributes, `getattr` with defaults, `.get`, subscripts. Nothing of the source is run, and
+no model code: a value the config or profile does not give stays unknown.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from ..core.errors import UsageError
+from .expressions import Unknown, boolean_operation
+
+
+
+@dataclass(frozen=True)
+class Platform:
+    """A named hardware profile: what each platform predicate answers on it."""
+
+    name: str
+    description: str
+    aliases: tuple[str, ...]
+    facts: Mapping[str, object]
+
+
+@lru_cache(maxsize=1)
+def platforms() -> dict[str, Platform]:
+    """Every profile of the data file, by name."""
+    data = json.loads(resources.files("extractor").joinpath("data/platforms.json").read_text(encoding="utf-8"))
+    common = data.get("defaults", {})
+    found = {}
+    for name, entry in data["platforms"].items():
+        facts = {**common, **entry.get("facts", {})}
+        found[name] = Platform(name, entry.get("description", ""), tuple(entry.get("aliases", ())),
+                               {k: _json_value(v) for k, v in facts.items()})
+    return found
+
+
+def _json_value(value: object) -> object:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def find_platform(name: str) -> Platform:
+    """A profile by its name or an alias (`H100`, `mi300x`), case and punctuation ignored."""
+    wanted = _simple(name)
+    for platform in platforms().values():
+        if wanted == _simple(platform.name) or wanted in (_simple(a) for a in platform.aliases):
+            return platform
+    names = ", ".join(sorted(platforms()))
+    raise UsageError(f"unknown platform {name!r}; known: {names} (or a GPU name such as H100, A100, B200, MI300X)")
+
+
+def _simple(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def platform_key(text: str) -> str:
+    """The predicate a platform term asks: `get_platform().is_sm100`, `is_sm100()` and `_is_sm100` are
+    `is_sm100`; a call's arguments are dropped when the call is the whole term."""
+    key = "".join(text.split())
+    for prefix in ("get_platform().", "current_platform.", "platform."):
+        if key.startswith(prefix):
+            key = key[len(prefix):]
+    opening = key.find("(")
+    if opening > 0 and _closing(key, opening) == len(key) - 1:
+        key = key[:opening]
+    return key.lstrip("_")
+
+
+def _closing(text: str, opening: int) -> int:
+    depth = 0
+    for index in range(opening, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[index], 0)
+        if depth == 0:
+            return index
+    return -1
+
+
+# ---- model facts ---------------------------------------------------------------------------------
+
+
+class _Config:
+    """A config object as transformers builds it from config.json: keys read as attributes."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: Mapping[str, object]) -> None:
+        self.data = data
+
+    def attribute(self, name: str) -> object:
+        if name not in self.data:
+            raise AttributeError(name)
+        return _wrap(name, self.data[name])
+
+    def get(self, name: str, default: object = None) -> object:
+        return _wrap(name, self.data[name]) if name in self.data else default
+
+
+def _wrap(name: str, value: object) -> object:
+    # Sub-configs become config objects; `quantization_config` and other dicts stay dicts.
+    if isinstance(value, dict) and name.endswith("_config") and name != "quantization_config":
+        return _Config(value)
+    return value
+
+
+# Architectures whose attention SGLang runs as MLA (model_config.py's list; the ones rules name).
+MLA_ARCHITECTURES = frozenset({
+    "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "DeepseekV3ForCausalLMNextN",
+    "DeepseekV4ForCausalLM", "KimiVLForConditionalGeneration", "KimiK25ForConditionalGeneration",
+    "MiniCPM3ForCausalLM", "LongcatFlashForCausalLM", "MistralLarge3ForCausalLM", "GlmMoeDsaForCausalLM",
+})
+
+
+class _ModelConfig:
+    """What `model_config_of(cfg)` gives, where config.json alone says it."""
+
+    __slots__ = ("config",)
+
+    def __init__(self, config: _Config) -> None:
+        self.config = config
+
+    def attribute(self, name: str) -> object:
+        data = self.config.data
+        archs = data.get("architectures") or []
+        if name == "hf_config":
+            return self.config
+        if name == "hf_text_config":
+            text = data.get("text_config")
+            return _Config(text) if isinstance(text, dict) else self.config
+        if name == "attention_arch":
+            return "MLA" if any(a in MLA_ARCHITECTURES for a in archs) else "MHA"
+        if name == "context_len":
+            if "max_position_embeddings" in data:
+                return data["max_position_embeddings"]
+        if name == "is_encoder_decoder":
+            return bool(data.get("is_encoder_decoder", False))
+        if name in ("hf_quant_config", "quantization_config"):
+            return data.get("quantization_config")
+        if name == "quantization":
+            quant = data.get("quantization_config")
+            return quant.get("quant_method") if isinstance(quant, dict) else None
+        if name in ("is_multimodal", "is_multimodal_gen", "is_image_gen", "is_audio_model"):
+            if not any(k in data for k in ("vision_config", "audio_config", "image_token_id", "vision_tower")) \
+                    and all(a.endswith("ForCausalLM") for a in archs) and archs:
+                return False
+        raise Unknown(f"model_config.{name}")
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """A model's config.json (or just its architecture), and where it came from."""
+
+    config: Mapping[str, object]
+    source: str
+    architecture_only: bool = False
+
+    @classmethod
+    def from_folder(cls, folder: str | Path) -> ModelFacts:
+        path = Path(folder) / "config.json"
+        return cls(_read_config(path), str(path))
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> ModelFacts:
+        return cls(_read_config(Path(path)), str(path))
+
+    @classmethod
+    def from_architecture(cls, name: str) -> ModelFacts:
+        return cls({"architectures": [name]}, f"architecture {name}", architecture_only=True)
+
+    @property
+    def architecture(self) -> str | None:
+        archs = self.config.get("architectures") or []
+        return archs[0] if archs and isinstance(archs[0], str) else None
+
+
+def _read_config(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such model config") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UsageError(f"{path}: not a readable config.json ({error.__class__.__name__})") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: a config.json holds a JSON object")
+    return data
+
+
+def local_model(path: object) -> ModelFacts | None:
+    """The facts of a `--model-path` that names a local folder with a config.json, else None."""
+    if not isinstance(path, str) or not path:
+        return None
+    folder = Path(path).expanduser()
+    try:
+        if (folder / "config.json").is_file():
+            return ModelFacts.from_folder(folder)
+    except (OSError, UsageError):
+        return None
+    return None
+
+
+# ---- deciding a platform or model term -------------------------------------------------------------
+
+
+@dataclass
+class Facts:
+    """What a launch knows beyond its flags: the platform profile and the model, either may be absent."""
+
+    platform: Platform | None = None
+    model: ModelFacts | None = None
+    _cache: dict[str, object] = field(default_factory=dict, init=False, repr=False)
+
+    def value(self, text: str, fields: Mapping[str, object] | None = None) -> object:
+        """The value of a platform or model term's source, or Unknown."""
+        if text in self._cache:
+            found = self._cache[text]
+            if found is _UNKNOWN_VALUE:
+                raise Unknown(text)
+            return found
+        try:
+            found = self._value(text, fields or {})
+        except Unknown:
+            self._cache[text] = _UNKNOWN_VALUE
+            raise
+        self._cache[text] = found
+        return found
+
+    def _value(self, text: str, fields: Mapping[str, object]) -> object:
+        if self.platform is not None:
+            key = platform_key(text)
+            if key in self.platform.facts:
+                return self.platform.facts[key]
+            compact = "".join(text.split())
+            if compact in self.platform.facts:
+                return self.platform.facts[compact]
+        tree = _parse(text)
+        if tree is None:
+            raise Unknown(text)
+        return _Evaluator(self, fields).eval(tree.body)
+
+
+_UNKNOWN_VALUE = object()
+
+
+@lru_cache(maxsize=4096)
+def _parse(text: str) -> ast.Expression | None:
+    try:
+        return ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+_BUILTINS: dict[str, Callable] = {
+    "len": len, "str": str, "int": int, "float": float, "bool": bool, "any": any, "all": all, "sorted": sorted,
+    "list": list, "tuple": tuple, "set": set, "min": min, "max": max, "abs": abs,
+}
+_TYPES = {"dict": (dict,), "str": (str,), "list": (list,), "tuple": (tuple,), "int": (int,), "float": (float,),
+          "bool": (bool,)}
+_METHODS = frozenset({"get", "keys", "values", "items", "startswith", "endswith", "lower", "upper", "strip",
+                      "split", "count", "index", "replace"})
+_MODEL_NAMES = frozenset({"hf_config", "hf_text_config"})
+_ARCH_NAMES = frozenset({"model_architecture", "architecture", "model_arch"})
+
+
+class _Evaluator:
+    """Reads a condition's source over the facts: config attributes, platform predicates, plain Python."""
+
+    def __init__(self, facts: Facts, fields: Mapping[str, object]) -> None:
+        self.facts = facts
+        self.fields = fields
+        self.locals: dict[str, object] = {}
+
+    def eval(self, node: ast.AST) -> object:  # noqa: C901 - one small interpreter, one case per node kind
+        ev = self.eval
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            return self.name(node.id)
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            items = [ev(e) for e in node.elts]
+            return tuple(items) if isinstance(node, ast.Tuple) else set(items) if isinstance(node, ast.Set) else items
+        if isinstance(node, ast.Dict):
+            if any(k is None for k in node.keys):
+                raise Unknown("dict unpacking")
+            return {ev(k): ev(v) for k, v in zip(node.keys, node.values)}  # type: ignore[arg-type]
+        if isinstance(node, ast.Attribute):
+            return self.attribute(ev(node.value), node.attr)
+        if isinstance(node, ast.Subscript):
+            container = ev(node.value)
+            if isinstance(container, _Config):
+                raise Unknown("subscript of a config")
+            index = ev(node.slice)
+            try:
+                return container[index]  # type: ignore[index]
+            except (KeyError, IndexError, TypeError):
+                raise Unknown("subscript") from None
+        if isinstance(node, ast.BoolOp):
+            return boolean_operation(node, ev)
+        if isinstance(node, ast.UnaryOp):
+            value = ev(node.operand)
+            if isinstance(node.op, ast.Not):
+                return not value
+            if isinstance(node.op, ast.USub):
+                return -value  # type: ignore[operator]
+            raise Unknown("unary")
+        if isinstance(node, ast.Compare):
+            left = ev(node.left)
+            for op, comparator in zip(node.ops, node.comparators):
+                right = ev(comparator)
+                if not _compare(left, op, right):
+                    return False
+                left = right
+            return True
+        if isinstance(node, ast.IfExp):
+            return ev(node.body) if ev(node.test) else ev(node.orelse)
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        if isinstance(node, (ast.GeneratorExp, ast.ListComp, ast.SetComp)):
+            return self.comprehension(node)
+        raise Unknown(type(node).__name__)
+
+    def name(self, name: str) -> object:
+        if name in self.locals:
+            return self.locals[name]
+        model = self.facts.model
+        if name in _MODEL_NAMES and model is not None:
+            config = _Config(model.config)
+            return config if name == "hf_config" else _ModelConfig(config).attribute("hf_text_config")
+        if name in _ARCH_NAMES and model is not None and model.architecture is not None:
+            return model.architecture
+        if name in ("True", "False", "None"):
+            return {"True": True, "False": False, "None": None}[name]
+        if name in self.fields:
+            return self.fields[name]
+        raise Unknown(name)
+
+    def attribute(self, value: object, name: str) -> object:
+        if isinstance(value, _Platform):
+            return value.fact(name)
+        if isinstance(value, (_Config, _ModelConfig)):
+            if isinstance(value, _Config) and self.facts.model is not None and self.facts.model.architecture_only \
+                    and name != "architectures":
+                raise Unknown(name)  # an architecture alone says nothing else of the config
+            try:
+                return value.attribute(name)
+            except AttributeError:
+                raise Unknown(name) from None
+        if isinstance(value, (str, dict, list, tuple)) and name in _METHODS:
+            return _Method(value, name)
+        raise Unknown(name)
+
+    def call(self, node: ast.Call) -> object:
+        func = node.func
+        if isinstance(func, ast.Lambda) and not node.args:
+            return self.eval(func.body)  # `(lambda: a and b)()`
+        if isinstance(func, ast.Name):
+            name = func.id
+            if name == "getattr" and len(node.args) in (2, 3):
+                owner = self.eval(node.args[0])
+                key = self.eval(node.args[1])
+                if not isinstance(key, str):
+                    raise Unknown("getattr")
+                try:
+                    return self.attribute(owner, key)
+                except Unknown:
+                    if len(node.args) == 3 and isinstance(owner, _Config) and key not in owner.data \
+                            and not (self.facts.model and self.facts.model.architecture_only):
+                        return self.eval(node.args[2])  # config.json does not have it: the default
+                    raise
+            if name == "isinstance" and len(node.args) == 2:
+                value = self.eval(node.args[0])
+                kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+                types: tuple[type, ...] = ()
+                for kind in kinds:
+                    if not isinstance(kind, ast.Name) or kind.id not in _TYPES:
+                        raise Unknown("isinstance")
+                    types += _TYPES[kind.id]
+                return isinstance(value, types)
+            if name == "model_config_of" and self.facts.model is not None:
+                return _ModelConfig(_Config(self.facts.model.config))
+            if name == "get_platform" and self.facts.platform is not None and not node.args:
+                return _Platform(self.facts.platform)
+            if name in _BUILTINS and not node.keywords:
+                args = [self.eval(a) for a in node.args]
+                try:
+                    return _BUILTINS[name](*args)
+                except (TypeError, ValueError):
+                    raise Unknown(name) from None
+            platform = self.facts.platform
+            if platform is not None:
+                key = name.lstrip("_")
+                if key in platform.facts:
+                    return platform.facts[key]
+            raise Unknown(name)
+        if isinstance(func, ast.Attribute):
+            owner = self.eval(func.value)
+            if isinstance(owner, _Platform):
+                return owner.fact(func.attr)
+            method = self.attribute(owner, func.attr)
+            if isinstance(method, _Method):
+                args = [self.eval(a) for a in node.args]
+                return method(*args)
+            if isinstance(owner, _Config) and func.attr == "get":
+                args = [self.eval(a) for a in node.args]
+                return owner.get(*args)
+        raise Unknown("call")
+
+    def comprehension(self, node: ast.GeneratorExp | ast.ListComp | ast.SetComp) -> object:
+        if len(node.generators) != 1 or not isinstance(node.generators[0].target, (ast.Name, ast.Tuple)):
+            raise Unknown("comprehension")
+        generator = node.generators[0]
+        items = self.eval(generator.iter)
+        if isinstance(items, _Config) or not isinstance(items, Iterable):
+            raise Unknown("iteration")
+        results = []
+        saved = dict(self.locals)
+        try:
+            for item in list(items):  # type: ignore[arg-type]
+                self._bind(generator.target, item)
+                if all(self.eval(test) for test in generator.ifs):
+                    results.append(self.eval(node.elt))
+        finally:
+            self.locals = saved
+        return set(results) if isinstance(node, ast.SetComp) else results
+
+    def _bind(self, target: ast.AST, value: object) -> None:
+        if isinstance(target, ast.Name):
+            self.locals[target.id] = value
+            return
+        assert isinstance(target, ast.Tuple)
+        values = list(value)  # type: ignore[call-overload]
+        if len(values) != len(target.elts):
+            raise Unknown("unpacking")
+        for element, item in zip(target.elts, values):
+            self._bind(element, item)
+
+
+class _Platform:
+    __slots__ = ("platform",)
+
+    def __init__(self, platform: Platform) -> None:
+        self.platform = platform
+
+    def fact(self, name: str) -> object:
+        if name in self.platform.facts:
+            return self.platform.facts[name]
+        raise Unknown(f"platform.{name}")
+
+
+class _Method:
+    __slots__ = ("owner", "name")
+
+    def __init__(self, owner: object, name: str) -> None:
+        self.owner = owner
+        self.name = name
+
+    def __call__(self, *args: object) -> object:
+        try:
+            return getattr(self.owner, self.name)(*args)
+        except (TypeError, ValueError, AttributeError):
+            raise Unknown(self.name) from None
+
+
+def _compare(left: object, op: ast.cmpop, right: object) -> bool:
+    if isinstance(left, (_Config, _ModelConfig, _Platform)) or isinstance(right, (_Config, _ModelConfig, _Platform)):
+        if isinstance(op, (ast.Is, ast.IsNot)) and (left is None or right is None):
+            return isinstance(op, ast.IsNot)  # a config object is never None
+        raise Unknown("comparison of a config object")
+    try:
+        if isinstance(op, ast.Eq):
+            return left == right
+        if isinstance(op, ast.NotEq):
+            return left != right
+        if isinstance(op, ast.Lt):
+            return left < right  # type: ignore[operator]
+        if isinstance(op, ast.LtE):
+            return left <= right  # type: ignore[operator]
+        if isinstance(op, ast.Gt):
+            return left > right  # type: ignore[operator]
+        if isinstance(op, ast.GtE):
+            return left >= right  # type: ignore[operator]
+        if isinstance(op, ast.In):
+            return left in right  # type: ignore[operator]
+        if isinstance(op, ast.NotIn):
+            return left not in right  # type: ignore[operator]
+        if isinstance(op, ast.Is):
+            return left is right or (left == right and not isinstance(left, (list, dict)))
+        if isinstance(op, ast.IsNot):
+            return not (left is right or (left == right and not isinstance(left, (list, dict))))
+    except TypeError:
+        raise Unknown("comparison") from None
+    raise Unknown("comparison")

@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 RELEASE ?= 0.5.23
 OUT ?= out
 
-.PHONY: setup run test bench docs clean
+.PHONY: setup run test bench docs verify clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,21 @@ docs: setup
 
 bench: setup
 	$(PY) bench/run.py
+
+# Differential test against the real SGLang (a developer tool, not part of `make test`/CI; see
+# verify/README.md): SGLang 0.5.23 in its own venv, never in $(VENV).
+SGREAL_VENV ?= /tmp/sgreal
+VERIFY_RELEASE := 0.5.23
+VERIFY_RULES := $(OUT)/$(VERIFY_RELEASE)/rules.json
+
+verify: setup
+	@test -f $(VERIFY_RULES) || $(MAKE) run RELEASE=$(VERIFY_RELEASE)
+	@$(SGREAL_VENV)/bin/python -c 'import sglang' 2>/dev/null || { \
+	  echo "verify: installing sglang==$(VERIFY_RELEASE) into $(SGREAL_VENV) (~11 GB, several minutes)"; \
+	  $(PYTHON) -m venv $(SGREAL_VENV) && $(SGREAL_VENV)/bin/pip install -q sglang==$(VERIFY_RELEASE); }
+	$(PY) verify/models.py
+	$(PY) verify/cases.py --rules $(VERIFY_RULES)
+	$(PY) verify/compare.py --rules $(VERIFY_RULES) --sgreal $(SGREAL_VENV)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -5,18 +5,37 @@ flags.json is read beside rules.json; env-var defaults come from the source when
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 
 from ..analysis.environ import env_defaults
 from ..core.errors import SourceError
-from ..core.serialize import read_rule_documents, records_of
+from ..core.serialize import read_rule_documents, records_of, resolution_of
 from ..logic.environment import EnvVar
+from .index import index_key, indexed
 from .linter import RuleSet
 
 
 def load_rules(path: str | Path) -> RuleSet:
-    """rules.json with flags.json from the same folder; env defaults from the source when it is at hand."""
+    """rules.json with flags.json from the same folder; env defaults from the source when it is at hand.
+
+    Read through the index (`products.index`): the first load of these bytes parses them, later
+    ones unpickle what it built.
+    """
+    rules_path = Path(path) / "rules.json" if Path(path).is_dir() else Path(path)
+    flags_path = rules_path.with_name("flags.json")
+    try:
+        rules_bytes, flags_bytes = rules_path.read_bytes(), flags_path.read_bytes()
+    except OSError:
+        rules_bytes = flags_bytes = None
+    if rules_bytes is None or flags_bytes is None:
+        return parse_rules(path)  # its own one-line errors
+    return indexed(index_key(rules_bytes, flags_bytes, _envs_marker(rules_bytes)), lambda: parse_rules(path))
+
+
+def parse_rules(path: str | Path) -> RuleSet:
+    """rules.json and flags.json parsed, without the index."""
     rules, flags = read_rule_documents(path)
     if flags is None:
         rules_path = Path(path) / "rules.json" if Path(path).is_dir() else Path(path)
@@ -26,24 +45,49 @@ def load_rules(path: str | Path) -> RuleSet:
     return ruleset_from_documents(rules, flags, envs, where=str(path))
 
 
+def _envs_marker(rules_bytes: bytes) -> bytes:
+    """Whether the env-var defaults will be at hand for this document: part of the index key, so an
+    index built before the source was cached is not used once it is."""
+    at = rules_bytes.rfind(b'\n  "source": ')  # the top-level key, as our writer indents it
+    if at < 0:
+        return b"?"
+    try:
+        source, _ = json.JSONDecoder().raw_decode(rules_bytes[at + 13:].decode("utf-8", "replace").lstrip())
+    except ValueError:
+        return b"?"
+    return b"+" if isinstance(source, dict) and _local_envs(source) is not None else b"-"
+
+
 def ruleset_from_documents(rules: Mapping, flags: Mapping, envs: Mapping[str, EnvVar] | None = None,
                            where: str = "rules.json") -> RuleSet:
     records, flag_records = records_of(dict(rules), dict(flags), where)
     source = rules.get("source", {})
-    return RuleSet(rules=records, flags=flag_records, source=source if isinstance(source, Mapping) else {}, envs=envs)
+    return RuleSet(rules=records, flags=flag_records, source=source if isinstance(source, Mapping) else {}, envs=envs,
+                   resolution=resolution_of(dict(rules), where))
 
 
 def ruleset_of(ex, tree=None) -> RuleSet:
     """The rule set of a fresh extraction; env-var defaults read from `tree` when given."""
-    return RuleSet(ex.rules, ex.flags, ex.info.as_dict(), env_defaults(tree) if tree is not None else None)
+    return RuleSet(ex.rules, ex.flags, ex.info.as_dict(), env_defaults(tree) if tree is not None else None,
+                   ex.resolution)
 
 
 def release_rules(version: str, index_url: str | None = None) -> RuleSet:
     """The rule set of a release, through the extraction cache (`cache.extract_documents`)."""
     from ..sources.trees import release_tree
-    from .cache import extract_documents
+    from .cache import cached_documents
 
     tree = release_tree(version, index_url=index_url)
+    cached = cached_documents(tree)
+    if cached is not None:  # the index of the cached documents: keyed by the extraction's own key
+        _, _, key = cached
+        return indexed(index_key(key.encode(), b"release"), lambda: _release_ruleset(tree))
+    return _release_ruleset(tree)
+
+
+def _release_ruleset(tree) -> RuleSet:
+    from .cache import extract_documents
+
     rules, flags, _ = extract_documents(tree)
     return ruleset_from_documents(rules, flags, env_defaults(tree))
 

@@ -1,0 +1,56 @@
+"""The rule-set index: a load through it answers like a fresh parse; stale or broken indexes are not used."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+
+from extractor.products import index as index_module
+from extractor.products.linter import check
+from extractor.products.rulesets import parse_rules, load_rules
+
+from .test_check import rules_file, ruleset  # noqa: F401 - fixtures
+
+ARGV = ["--model-path", "m", "--pp-size", "2", "--dp-size", "2"]
+
+
+def answers(rs) -> list[tuple[str, str]]:
+    return [(f.rule.id, f.certainty) for f in check(rs, ARGV).findings]
+
+
+@pytest.fixture()
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SGLANG_CONSTRAINTS_EXTRACTION_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "index"
+
+
+def test_an_indexed_load_answers_like_a_fresh_parse(rules_file: Path, cache: Path) -> None:  # noqa: F811
+    fresh = answers(parse_rules(rules_file))
+    assert fresh  # the command triggers something, so equal answers say something
+    first = load_rules(rules_file)
+    (stored,) = cache.glob("*.pickle")
+    second = load_rules(rules_file)
+    assert answers(first) == answers(second) == fresh
+    assert second.rules == first.rules and second.resolution == first.resolution
+    assert list(cache.glob("*.pickle")) == [stored]  # read back, not rebuilt
+
+
+def test_a_broken_index_is_rebuilt(rules_file: Path, cache: Path) -> None:  # noqa: F811
+    load_rules(rules_file)
+    (stored,) = cache.glob("*.pickle")
+    stored.write_bytes(b"not a pickle")
+    assert answers(load_rules(rules_file)) == answers(parse_rules(rules_file))
+    assert isinstance(pickle.loads(stored.read_bytes()), index_module.RuleSet)
+
+
+def test_other_bytes_give_another_index(rules_file: Path, cache: Path, tmp_path: Path) -> None:  # noqa: F811
+    load_rules(rules_file)
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "flags.json").write_bytes(rules_file.with_name("flags.json").read_bytes())
+    text = rules_file.read_text(encoding="utf-8")
+    (copy / "rules.json").write_text(text.replace('"label": "', '"label": "other-', 1), encoding="utf-8")
+    assert load_rules(copy / "rules.json").label.startswith("other-")
+    assert len(list(cache.glob("*.pickle"))) == 2

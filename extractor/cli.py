@@ -55,8 +55,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # `check ... | head`: the reader has all it wants. Not an error; say nothing more, and keep
         # Python from complaining when it flushes stdout at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # stdout is no file (captured): nothing will be flushed to a pipe
+            pass
         return EXIT_OK
     except KeyboardInterrupt:
         print("sglang-constraints: interrupted", file=sys.stderr)

@@ -509,3 +509,18 @@ def test_release_0_5_23_monokernel_and_declared_defaults(release_catalog):
     catalog_ = Catalog(flags.values())
     parsed = parse_command(["--model-path", "m", "--monokernel-backend", "amd", "--disable-cuda-graph", "--port", "1"], catalog_)
     assert parsed.errors == [] and parsed.given["enable_amd_monokernel"] is True and parsed.given["port"] == 1
+
+
+def test_action_kwargs_carry_nargs_to_the_custom_action():
+    # 0.5.23's --lora-paths: `Arg(action=LoRAPathAction, action_kwargs={"type": str, "nargs": "*"})`
+    # takes several adapters; read as one value, a second adapter was "unrecognized".
+    files = server_args(
+        '''
+        lora_paths: A[Optional[List[str]], Arg(help="Adapters.", action=OldName, action_kwargs={"type": str, "nargs": "*"})] = None
+        ''',
+        "",
+    )
+    flag = catalog(files)["lora_paths"]
+    assert flag.nargs == "*"
+    parsed = parse_command(["--lora-paths", "a", "b=c"], Catalog(tuple(catalog(files).values())))
+    assert parsed.given["lora_paths"] == ["a", "b=c"] and not parsed.errors

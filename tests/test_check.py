@@ -280,6 +280,32 @@ def test_cli_pasted_command(rules_file, capsys) -> None:
     assert "error[definite] sglang/srt/server_args.py" in out and OFFLOAD in out
 
 
+def test_cli_text_is_quiet_about_what_it_cannot_decide(rules_file, capsys) -> None:
+    argv = ["check", "--rules", str(rules_file), "--", "--model-path", "m"]
+    assert main(argv) == 0
+    quiet = capsys.readouterr().out
+    assert "warning[possible]" not in quiet  # one line per kind of missing fact instead
+    assert "1 more depend on the GPU or platform: pass --platform NAME" in quiet
+    assert main([*argv[:3], "--show-possible", *argv[3:]]) == 0
+    listed = capsys.readouterr().out
+    assert "warning[possible] sglang/srt/server_args.py:48:" in listed
+    assert "undecided (needs platform): get_platform().is_hip" in listed
+    # a platform that decides it: nothing left to say about it
+    assert main([*argv[:3], "--platform", "cuda-sm90", *argv[3:]]) == 0
+    assert "platform" not in capsys.readouterr().out.split("src:")[0]
+
+
+def test_cli_broken_pipe_is_not_an_error(rules_file, capsys, monkeypatch) -> None:
+    import extractor.commands.check as command
+
+    def closed(*args, **kwargs):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(command, "report_text", closed)
+    assert main(["check", "--rules", str(rules_file), "--", "--model-path", "m"]) == 0
+    assert "internal error" not in capsys.readouterr().err
+
+
 # ---- witnesses ------------------------------------------------------------------------------------------
 
 

@@ -238,6 +238,11 @@ def _annotated_field(index: Index, module: ModuleSummary, name: str, annotation:
         decl.nargs = "+"
     if "nargs" in kwargs:
         decl.nargs = _nargs(module, kwargs["nargs"])
+    extra = kwargs.get("action_kwargs")  # passed on to add_argument with a custom action
+    if isinstance(extra, ast.Dict):
+        for key, value in zip(extra.keys, extra.values):
+            if isinstance(key, ast.Constant) and key.value == "nargs":
+                decl.nargs = _nargs(module, value)
     if decl.action in ("store_true", "store_false"):
         decl.takes_value, decl.const = False, _BOOL_CONST[decl.action]
     decl.deprecated = _is_deprecated(decl.action, help_text, decl.flags)

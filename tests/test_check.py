@@ -384,3 +384,25 @@ def test_real_witnesses_all_pass(real) -> None:
     failures = [r.message for r in made if verify(real, r, r.example) != (True, True)]
     assert failures == []
     assert by_id  # every witness is stored on a rule of this release
+
+
+@pytest.mark.parametrize("pasted, args, env", [
+    ("docker run --gpus all -e HF_TOKEN=x -p 30000:30000 lmsysorg/sglang:latest "
+     "python3 -m sglang.launch_server --model-path m --tp 2 2>&1 | tee log",
+     ["--model-path", "m", "--tp", "2"], {"HF_TOKEN": "x"}),
+    ("CUDA_VISIBLE_DEVICES=0,1 nohup python -m sglang.launch_server \\\n  --model-path m \\  # the model\n"
+     "  # a whole comment line\n  --port $PORT > out.log &",
+     ["--model-path", "m", "--port", "$PORT"], {"CUDA_VISIBLE_DEVICES": "0,1"}),
+    ("sglang serve --model-path m --tp 2", ["--model-path", "m", "--tp", "2"], {}),
+    ("env SGLANG_X=1 python -m sglang.launch_server --model-path 'a b' ; echo done # bye",
+     ["--model-path", "a b"], {"SGLANG_X": "1"}),
+    ("exec python3 /sgl/python/sglang/launch_server.py --model-path m && sleep 1", ["--model-path", "m"], {}),
+])
+def test_pasted_commands_split_like_a_shell(pasted, args, env) -> None:
+    assert split_command([pasted]) == (args, env)
+
+
+def test_a_placeholder_is_unknown_not_a_bad_value(ruleset) -> None:
+    report = check(ruleset, ["python -m sglang.launch_server --model-path m --tp-size $TP"])
+    assert not report.argument_errors  # `$TP` is no bad int
+    assert report.placeholders == ["--tp-size $TP"]

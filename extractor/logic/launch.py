@@ -173,37 +173,87 @@ class CommandLine:
     given: dict[str, object] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     errors: list[ArgError] = field(default_factory=list)
+    placeholders: list[str] = field(default_factory=list)  # `--port $PORT`: values the shell fills in
+
+
+# Where SGLang's own arguments start in a pasted command: after the launcher it names.
+_LAUNCHER = re.compile(r"(?:.*[/.])?launch_server(?:\.py)?$")
+_SHELL_OPERATORS = frozenset({"|", "||", "&&", ";", "&", ">", ">>", "<", "<<", "2>", "2>>", "&>", "2>&1", ">&", "|&"})
+_CONTINUED_COMMENT = re.compile(r"\\\s+#[^'\"]*$")
+PLACEHOLDER = re.compile(r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)")
+
+
+def shell_words(text: str) -> list[str]:
+    """A pasted command as a shell splits it: line continuations joined, `# comments` dropped (also
+    after a continuation, where people put them), operators (`|`, `2>&1`, `;`) as words of their own."""
+    lines = []
+    for line in text.splitlines():
+        stripped = _CONTINUED_COMMENT.sub("\\\\", line.rstrip())  # `--tp 2 \  # why`: still continued
+        if stripped.lstrip().startswith("#"):
+            continue  # a comment line between continued lines
+        lines.append(stripped[:-1] if stripped.endswith("\\") else stripped)
+    lexer = shlex.shlex(" ".join(lines), posix=True, punctuation_chars="|&;<>")
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    words = list(lexer)
+    merged: list[str] = []
+    for word in words:  # `2>&1`: shlex gives "2" then ">&" then "1"
+        if merged and word in (">", ">>", ">&") and merged[-1].isdigit():
+            merged[-1] += word
+        elif merged and merged[-1].endswith(">&") and word.isdigit():
+            merged[-1] += word
+        else:
+            merged.append(word)
+    return merged
 
 
 def split_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
-    """Launch arguments from a pasted command: program, `-m module` and `NAME=VALUE` prefixes dropped."""
+    """Launch arguments from a pasted command: what comes before SGLang's launcher (`docker run ...
+    IMAGE`, `env`, `nohup`, `NAME=VALUE`, `python -m`) dropped, its env assignments kept; what
+    comes after a shell operator (`| tee log`, `2>&1`, `&& ...`) dropped."""
     tokens = list(argv)
     if len(tokens) == 1 and (" " in tokens[0] or "\n" in tokens[0]):
-        tokens = shlex.split(tokens[0].replace("\\\n", " "))
+        try:
+            tokens = shell_words(tokens[0])
+        except ValueError:  # an unbalanced quote: split as the user typed it
+            tokens = tokens[0].replace("\\\n", " ").split()
     tokens = [t for t in tokens if t.strip()]
     env: dict[str, str] = {}
-    i = 0
-    while i < len(tokens) and (tokens[i] == "env" or ENV_ASSIGNMENT.match(tokens[i])):
-        if tokens[i] != "env":
-            name, _, value = tokens[i].partition("=")
-            env[name] = value
-        i += 1
-    if i < len(tokens) and not tokens[i].startswith("-"):
-        python = re.fullmatch(r"(?:.*/)?python[\d.]*", tokens[i]) is not None
-        i += 1
-        while i < len(tokens):
-            token = tokens[i]
-            if token == "-m" and i + 1 < len(tokens):
-                i += 2
-                continue
-            if python and re.fullmatch(r"-[a-zA-Z]+", token) and token not in ("-m",):
-                i += 2 if token in ("-X", "-W") else 1
-                continue
-            if not token.startswith("-"):
-                i += 1  # a subcommand such as `sglang serve`
-                continue
-            break
-    return tokens[i:], env
+    launcher = next((i for i, t in enumerate(tokens) if _LAUNCHER.match(t) or
+                     t == "serve" and i > 0 and tokens[i - 1].rsplit("/", 1)[-1] == "sglang"), None)
+    if launcher is not None:
+        for i, token in enumerate(tokens[:launcher]):
+            if ENV_ASSIGNMENT.match(token) and not token.startswith("-"):
+                name, _, value = token.partition("=")
+                env[name] = value
+            elif token in ("-e", "--env") and i + 1 < launcher and ENV_ASSIGNMENT.match(tokens[i + 1]):
+                pass  # docker's `-e NAME=VALUE`: the assignment itself is read on its own turn
+        tokens = tokens[launcher + 1:]
+    else:
+        i = 0
+        while i < len(tokens) and (tokens[i] in ("env", "nohup", "exec") or ENV_ASSIGNMENT.match(tokens[i])):
+            if ENV_ASSIGNMENT.match(tokens[i]):
+                name, _, value = tokens[i].partition("=")
+                env[name] = value
+            i += 1
+        if i < len(tokens) and not tokens[i].startswith("-"):
+            python = re.fullmatch(r"(?:.*/)?python[\d.]*", tokens[i]) is not None
+            i += 1
+            while i < len(tokens):
+                token = tokens[i]
+                if token == "-m" and i + 1 < len(tokens):
+                    i += 2
+                    continue
+                if python and re.fullmatch(r"-[a-zA-Z]+", token) and token not in ("-m",):
+                    i += 2 if token in ("-X", "-W") else 1
+                    continue
+                if not token.startswith("-"):
+                    i += 1  # a subcommand such as `sglang serve`
+                    continue
+                break
+        tokens = tokens[i:]
+    end = next((i for i, t in enumerate(tokens) if t in _SHELL_OPERATORS or t.startswith(("2>", ">", "|"))), len(tokens))
+    return tokens[:end], env
 
 
 def parse_command(argv: Sequence[str], catalog: Catalog) -> CommandLine:
@@ -249,6 +299,10 @@ def parse_command(argv: Sequence[str], catalog: Catalog) -> CommandLine:
             continue
         converted = []
         for text in values:
+            if PLACEHOLDER.search(text):
+                result.placeholders.append(f"{name} {text}")
+                converted.append(UNKNOWN)  # the shell fills it in: its value is not known here
+                continue
             value, problem = _convert(flag, name, text)
             if problem:
                 result.errors.append(ArgError(name, problem))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from ..core.formula import terms
@@ -120,6 +120,7 @@ class Report:
     unused_assumptions: list[str]
     checked: int
     label: str
+    placeholders: list[str] = field(default_factory=list)  # `--port $PORT`: left unknown
 
     @property
     def definite(self) -> list[Finding]:
@@ -178,7 +179,8 @@ def check(
                                  f.rule.location.line, f.rule.id))
     adjustments = [] if wanted is not None else [
         r for r in rules if r.kind is RuleKind.ADJUSTMENT and r.reachable and evaluator.fires(r.id)]
-    return Report(findings, command.errors, adjustments, sorted(set(assumed) - used), checked, ruleset.label)
+    return Report(findings, command.errors, adjustments, sorted(set(assumed) - used), checked, ruleset.label,
+                  list(command.placeholders))
 
 
 def _position(rule: Rule) -> int:
@@ -221,6 +223,7 @@ def report_json(report: Report, fixes: Callable[[Rule], list[str]]) -> dict:
     return {
         "source": report.label,
         "argument_errors": [{"flag": e.flag, "message": e.message} for e in report.argument_errors],
+        "placeholders": list(report.placeholders),
         "errors": [
             {
                 "id": f.rule.id,
@@ -297,6 +300,8 @@ def report_text(report: Report, fixes: Callable[[Rule], list[str]], show_possibl
             if waiting.get(kind):
                 words = (_WAITING_GIVEN.get(kind) if kind in given else None) or _WAITING[kind]
                 lines.append(f"{waiting[kind]} more {words}")
+    for text in report.placeholders:
+        lines.append(f"note: {text} is a shell placeholder; its value is unknown here")
     for text in report.unused_assumptions:
         lines.append(f"note: --assume {text!r} matched no condition")
     listed = " (--show-possible lists them)" if possible and not show_possible else ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -406,3 +407,20 @@ def test_a_placeholder_is_unknown_not_a_bad_value(ruleset) -> None:
     report = check(ruleset, ["python -m sglang.launch_server --model-path m --tp-size $TP"])
     assert not report.argument_errors  # `$TP` is no bad int
     assert report.placeholders == ["--tp-size $TP"]
+
+
+def test_cli_checks_the_launch_commands_of_files(rules_file, capsys) -> None:
+    folder = FIXTURES / "launch_files"
+    assert main(["check", "--rules", str(rules_file), "--format", "json", "--file", str(folder)]) == 1
+    document = json.loads(capsys.readouterr().out)
+    by_place = {(Path(c["file"]).name, c["line"]): c for c in document["commands"]}
+    assert set(by_place) == {("Dockerfile", 4), ("Dockerfile.shell", 2), ("compose.yml", 4), ("deployment.yaml", 11),
+                             ("deployment.yaml", 28), ("serve.sh", 6), ("serve.sh", 13), ("sky.yaml", 5)}
+    failing = {place for place, c in by_place.items() if any(e["certainty"] == "definite" for e in c["errors"])}
+    # the prefill + offload command, in each of its forms: shell, exec form, k8s args, compose string
+    assert failing == {("Dockerfile", 4), ("compose.yml", 4), ("deployment.yaml", 11), ("serve.sh", 6)}
+    assert all(not c["argument_errors"] for c in by_place.values())
+    assert by_place[("serve.sh", 6)]["placeholders"] == ["--tp-size $TP"]
+    assert main(["check", "--rules", str(rules_file), "--file", str(folder / "sky.yaml")]) == 0
+    assert capsys.readouterr().out.startswith(f"{(folder / 'sky.yaml').as_posix()}:5: python -m sglang.launch_server")
+    assert main(["check", "--rules", str(rules_file), "--file", str(folder / "missing.sh")]) == 2

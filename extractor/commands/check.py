@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from collections.abc import Callable, Sequence
 
 from ..core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from ..core.serialize import dumps
 from ..logic.facts import ModelFacts, find_platform, local_model
-from ..logic.launch import ENV_ASSIGNMENT
+from ..logic.launch import ENV_ASSIGNMENT, split_command
+from ..logic.launch_files import file_kind, launch_commands
 from ..products.linter import RuleSet, check, report_json, report_text
 from ..products.pages import by_function
 from ..products.rulesets import load_rules, release_rules
@@ -42,6 +44,9 @@ def add_parser(commands) -> None:
                         help="text output: list each possible error with what would decide it (default: one "
                              "summary line per kind of missing fact)")
     parser.add_argument("--definite-only", action="store_true", help=argparse.SUPPRESS)  # the default now
+    parser.add_argument("--file", action="append", default=[], metavar="PATH",
+                        help="check every launch command in a shell script, Dockerfile or YAML file (a folder: "
+                             "every such file under it); repeatable")
     parser.add_argument("launch", nargs="*", help="launch arguments (after --)")
     parser.set_defaults(func=cmd_check)
 
@@ -66,6 +71,7 @@ def _truth_value(text: str) -> bool:
 
 def _local_model(launch: Sequence[str]) -> object:
     """The model folder `--model-path` names, when it is a local folder with a config.json."""
+    launch, _ = split_command(list(launch))
     for index, item in enumerate(launch):
         path = item.split("=", 1)[1] if item.startswith("--model-path=") else (
             launch[index + 1] if item == "--model-path" and index + 1 < len(launch) else None)
@@ -84,8 +90,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     launch = list(args.launch)
     if launch[:1] == ["--"]:
         launch = launch[1:]
-    if not launch:
-        raise UsageError("give the launch arguments after --, e.g. check --release 0.5.23 -- --model-path m")
+    if not launch and not args.file:
+        raise UsageError("give the launch arguments after --, e.g. check --release 0.5.23 -- --model-path m, "
+                         "or --file PATH")
     if any(not ENV_ASSIGNMENT.match(item) for item in args.env):
         raise UsageError("--env expects NAME=VALUE")
     env = dict(item.split("=", 1) for item in args.env)
@@ -93,14 +100,60 @@ def cmd_check(args: argparse.Namespace) -> int:
     platform = find_platform(args.platform) if args.platform else None
     model = ModelFacts.from_file(args.model_config) if args.model_config else (
         ModelFacts.from_architecture(args.model_arch) if args.model_arch else None)
+    found = _commands_in_files(args.file)
     ruleset = open_rules(args)
-    report = check(ruleset, launch, env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
-                   platform=platform, model=model)
     flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
     fixes = lambda rule: fixes_for(rule, flags, groups[(rule.location.file, rule.function)])  # noqa: E731
+    commands = ([(None, tuple(launch))] if launch else []) + found
+    failed = False
+    documents, texts = [], []
+    for place, argv in commands:
+        report = check(ruleset, list(argv), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
+                       platform=platform, model=model)
+        failed |= bool(report.definite or report.argument_errors)
+        if args.format == "json":
+            documents.append({**({"file": place[0], "line": place[1]} if place else {}), **report_json(report, fixes)})
+        else:
+            given = frozenset(k for k, v in (("platform", platform), ("model", model or _local_model(argv))) if v)
+            text = report_text(report, fixes, show_possible=args.show_possible and not args.definite_only, given=given)
+            texts.append(f"{place[0]}:{place[1]}: {_short(argv)}\n" + _indent(text) if place else text)
     if args.format == "json":
-        sys.stdout.write(dumps(report_json(report, fixes)))
+        sys.stdout.write(dumps(documents[0] if not args.file else {"commands": documents}))
     else:
-        given = frozenset(k for k, v in (("platform", platform), ("model", model or _local_model(launch))) if v)
-        print(report_text(report, fixes, show_possible=args.show_possible and not args.definite_only, given=given))
-    return EXIT_FINDINGS if report.definite or report.argument_errors else EXIT_OK
+        if args.file and not found:
+            texts.append("no launch command found in " + ", ".join(args.file))
+        print("\n".join(texts))
+    return EXIT_FINDINGS if failed else EXIT_OK
+
+
+def _commands_in_files(paths: Sequence[str]) -> list[tuple[tuple[str, int], tuple[str, ...]]]:
+    """(file, line) and the command, for every launch command in the files (folders searched)."""
+    found = []
+    for given in paths:
+        root = Path(given)
+        if not root.exists():
+            raise UsageError(f"--file {given}: no such file or folder")
+        files = [root] if root.is_file() else sorted(
+            p for p in root.rglob("*") if p.is_file() and _worth_reading(p))
+        for path in files:
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as error:
+                raise UsageError(f"--file {path}: cannot read it ({error.__class__.__name__})") from None
+            for command in launch_commands(text, file_kind(path.name)):
+                found.append(((path.as_posix(), command.line), command.argv))
+    return found
+
+
+def _worth_reading(path: Path) -> bool:
+    name = path.name.lower()
+    return name.endswith((".sh", ".bash", ".yaml", ".yml", ".dockerfile")) or name.startswith(("dockerfile", "containerfile"))
+
+
+def _short(argv: Sequence[str]) -> str:
+    text = " ".join(" ".join(argv).split())
+    return text if len(text) <= 100 else text[:97] + "..."
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())

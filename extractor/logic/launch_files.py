@@ -1,0 +1,136 @@
+"""Launch commands found where deployments keep them: shell scripts, Dockerfiles, YAML manifests.
+
+Pure functions from a file's text to the SGLang launch commands in it, each with the line it starts
+on; `commands.check` reads the files. A command is one that names SGLang's launcher
+(`sglang.launch_server`, `launch_server.py`, `sglang serve`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import yaml
+
+_NAMES_LAUNCHER = re.compile(r"sglang\.launch_server|launch_server\.py|\bsglang\s+serve\b")
+_DOCKER_INSTRUCTION = re.compile(r"^\s*(CMD|ENTRYPOINT|RUN)\s+(.*)$", re.IGNORECASE | re.DOTALL)
+
+
+@dataclass(frozen=True)
+class FoundCommand:
+    line: int  # 1-based line where the command starts
+    argv: tuple[str, ...]  # one pasted string (shell form) or the words (exec form)
+
+
+def file_kind(name: str) -> str:
+    lower = name.lower()
+    if lower.endswith((".yaml", ".yml")):
+        return "yaml"
+    if lower.rsplit("/", 1)[-1].startswith(("dockerfile", "containerfile")) or lower.endswith(".dockerfile"):
+        return "dockerfile"
+    return "shell"
+
+
+def launch_commands(text: str, kind: str) -> list[FoundCommand]:
+    """The launch commands of a file's text; `kind` from `file_kind`."""
+    if kind == "yaml":
+        return list(_yaml_commands(text))
+    if kind == "dockerfile":
+        return list(_dockerfile_commands(text))
+    return list(_shell_commands(text))
+
+
+def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
+    """Lines with their continuations (a trailing backslash, also before a `# comment`) joined."""
+    start, parts = 0, []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not parts:
+            start = number
+        stripped = line.rstrip()
+        continued = stripped.endswith("\\") or re.search(r"\\\s+#", stripped) is not None
+        parts.append(line)
+        if not continued and not (parts[:-1] and stripped.lstrip().startswith("#")):
+            yield start, "\n".join(parts)
+            parts = []
+    if parts:
+        yield start, "\n".join(parts)
+
+
+def _shell_commands(text: str) -> Iterator[FoundCommand]:
+    for line, logical in _logical_lines(text):
+        if logical.lstrip().startswith("#") or not _NAMES_LAUNCHER.search(logical):
+            continue
+        yield FoundCommand(line, (logical,))
+
+
+def _dockerfile_commands(text: str) -> Iterator[FoundCommand]:
+    for line, logical in _logical_lines(text):
+        match = _DOCKER_INSTRUCTION.match(logical)
+        if match is None or not _NAMES_LAUNCHER.search(logical):
+            continue
+        body = match.group(2).strip()
+        if body.startswith("["):  # exec form: a JSON array of words
+            try:
+                words = json.loads(body.replace("\\\n", " "))
+            except ValueError:
+                words = None
+            if isinstance(words, list) and all(isinstance(w, str) for w in words):
+                yield FoundCommand(line, tuple(words))
+                continue
+        yield FoundCommand(line, (body,))
+
+
+def _yaml_commands(text: str) -> Iterator[FoundCommand]:
+    """`command:`/`args:` lists (Kubernetes, docker-compose, LWS) and script strings (SkyPilot `run:`,
+    `command: |`) anywhere in the documents."""
+    try:
+        loader = yaml.SafeLoader(text)
+        try:
+            while loader.check_node():
+                yield from _yaml_node_commands(loader.get_node())
+        finally:
+            loader.dispose()
+    except yaml.YAMLError:
+        return
+
+
+def _yaml_node_commands(node: yaml.Node) -> Iterator[FoundCommand]:
+    if isinstance(node, yaml.MappingNode):
+        pairs = {key.value: value for key, value in node.value if isinstance(key, yaml.ScalarNode)}
+        command, args = pairs.get("command"), pairs.get("args")
+        words = _strings(command) if isinstance(command, yaml.SequenceNode) else None
+        if words is not None and _NAMES_LAUNCHER.search(" ".join(words)):
+            extra = _strings(args) if isinstance(args, yaml.SequenceNode) else []
+            if len(words) >= 2 and words[-2] in ("-c", "-lc") and not extra:  # `["sh", "-c", "python -m ..."]`
+                yield from _script(words[-1], command.start_mark.line + 1)
+            else:
+                yield FoundCommand(command.start_mark.line + 1, tuple(words + (extra or [])))
+            handled = {"command", "args"}
+        elif isinstance(command, yaml.SequenceNode) and isinstance(args, yaml.SequenceNode):
+            joined = _strings(args) or []
+            if joined and _NAMES_LAUNCHER.search(" ".join(joined)):  # `command: [sh, -c]`, `args: ["python ..."]`
+                yield from _script(joined[-1], args.start_mark.line + 1)
+            handled = {"command", "args"}
+        else:
+            handled = set()
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.value in handled:
+                continue
+            yield from _yaml_node_commands(value)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            yield from _yaml_node_commands(item)
+    elif isinstance(node, yaml.ScalarNode) and isinstance(node.value, str) and _NAMES_LAUNCHER.search(node.value):
+        yield from _script(node.value, node.start_mark.line + 1 + (1 if node.style in ("|", ">") else 0))
+
+
+def _script(text: str, first_line: int) -> Iterator[FoundCommand]:
+    for found in _shell_commands(text):
+        yield FoundCommand(first_line + found.line - 1, found.argv)
+
+
+def _strings(node: yaml.SequenceNode) -> list[str] | None:
+    words = [item.value for item in node.value if isinstance(item, yaml.ScalarNode)]
+    return words if len(words) == len(node.value) else None

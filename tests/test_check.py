@@ -424,3 +424,12 @@ def test_cli_checks_the_launch_commands_of_files(rules_file, capsys) -> None:
     assert main(["check", "--rules", str(rules_file), "--file", str(folder / "sky.yaml")]) == 0
     assert capsys.readouterr().out.startswith(f"{(folder / 'sky.yaml').as_posix()}:5: python -m sglang.launch_server")
     assert main(["check", "--rules", str(rules_file), "--file", str(folder / "missing.sh")]) == 2
+
+
+def test_cli_github_annotations_point_at_the_command(rules_file, capsys) -> None:
+    folder = FIXTURES / "launch_files"
+    assert main(["check", "--rules", str(rules_file), "--format", "github", "--file", str(folder / "compose.yml")]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    where = f"file={(folder / 'compose.yml').as_posix().replace(':', '%3A')},line=4,"
+    assert lines and all(line.startswith(f"::error {where}title=sglang-constraints") for line in lines)
+    assert any(OFFLOAD in line for line in lines)

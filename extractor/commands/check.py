@@ -12,7 +12,7 @@ from ..core.serialize import dumps
 from ..logic.facts import ModelFacts, find_platform, local_model
 from ..logic.launch import ENV_ASSIGNMENT, split_command
 from ..logic.launch_files import file_kind, launch_commands
-from ..products.linter import RuleSet, check, report_json, report_text
+from ..products.linter import RuleSet, check, report_json, report_text, shown_message
 from ..products.pages import by_function
 from ..products.rulesets import load_rules, release_rules
 from ..products.words import Flags, fixes_for
@@ -39,7 +39,9 @@ def add_parser(commands) -> None:
     model.add_argument("--model-config", metavar="FILE", help="the model's config.json (default: the config.json "
                        "of --model-path when it names a local folder)")
     model.add_argument("--model-arch", metavar="NAME", help="the model's architecture alone, e.g. LlamaForCausalLM")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--format", choices=("text", "json", "github"), default="text",
+                        help="github: one workflow annotation (::error file=...,line=...::) per definite or "
+                             "argument error, at the launch command's line")
     parser.add_argument("--show-possible", action="store_true",
                         help="text output: list each possible error with what would decide it (default: one "
                              "summary line per kind of missing fact)")
@@ -113,6 +115,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         failed |= bool(report.definite or report.argument_errors)
         if args.format == "json":
             documents.append({**({"file": place[0], "line": place[1]} if place else {}), **report_json(report, fixes)})
+        elif args.format == "github":
+            texts.extend(_annotations(report, place))
         else:
             given = frozenset(k for k, v in (("platform", platform), ("model", model or _local_model(argv))) if v)
             text = report_text(report, fixes, show_possible=args.show_possible and not args.definite_only, given=given)
@@ -124,6 +128,25 @@ def cmd_check(args: argparse.Namespace) -> int:
             texts.append("no launch command found in " + ", ".join(args.file))
         print("\n".join(texts))
     return EXIT_FINDINGS if failed else EXIT_OK
+
+
+def _annotations(report, place: tuple[str, int] | None) -> list[str]:
+    """GitHub workflow commands: one `::error` per definite or argument error of one launch command."""
+    where = f"file={_escape_property(place[0])},line={place[1]}," if place else ""
+    found = [f"::error {where}title=sglang-constraints::{_escape_data(e.message)}" for e in report.argument_errors]
+    for finding in report.definite:
+        rule = finding.rule
+        found.append(f"::error {where}title=sglang-constraints {rule.id}::"
+                     + _escape_data(f"{shown_message(rule)} ({rule.location.file}:{rule.location.line})"))
+    return found
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def _commands_in_files(paths: Sequence[str]) -> list[tuple[tuple[str, int], tuple[str, ...]]]:

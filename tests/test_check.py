@@ -433,3 +433,15 @@ def test_cli_github_annotations_point_at_the_command(rules_file, capsys) -> None
     where = f"file={(folder / 'compose.yml').as_posix().replace(':', '%3A')},line=4,"
     assert lines and all(line.startswith(f"::error {where}title=sglang-constraints") for line in lines)
     assert any(OFFLOAD in line for line in lines)
+
+
+def test_config_file_is_merged_before_parsing(ruleset, tmp_path) -> None:
+    config = tmp_path / "serve.yaml"
+    config.write_text("model-path: m\ndisaggregation-mode: prefill\noffload-kvcache: true\n", encoding="utf-8")
+    assert outcome(ruleset, ["--config", str(config)])[OFFLOAD] == "definite"
+    # the command line wins over the file, as in SGLang (config arguments go first)
+    assert OFFLOAD not in outcome(ruleset, ["--config", str(config), "--disaggregation-mode", "decode"])
+    missing = check(ruleset, ["--config", str(tmp_path / "gone.yaml"), "--model-path", "m"])
+    assert [e.message for e in missing.argument_errors] == [f"Config file not found: {tmp_path / 'gone.yaml'}"]
+    assert check(ruleset, ["--config", "serve.json", "--model-path", "m"]).argument_errors[0].message == (
+        "Config file must be YAML format, got: .json")

@@ -10,7 +10,7 @@ import difflib
 import json
 import re
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..core.formula import Spellings, flag_name
@@ -256,10 +256,64 @@ def split_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     return tokens[:end], env
 
 
-def parse_command(argv: Sequence[str], catalog: Catalog) -> CommandLine:
-    """Parse launch arguments like argparse: values by field, argparse's errors, env assignments."""
+def config_arguments(tokens: list[str], catalog: Catalog, read: Callable[[str], str]) -> tuple[list[str], str | None]:
+    """SGLang's `--config FILE.yaml` merge, done before parsing: the file's keys as arguments first,
+    then the command line without `--config FILE` (the command line wins). The problem, if any, as
+    SGLang words it."""
+    at = [i for i, t in enumerate(tokens) if t == "--config"]
+    if not at:
+        return tokens, None
+    if len(at) > 1:
+        return tokens, "Multiple config files specified! Only one allowed."
+    if at[0] == len(tokens) - 1:
+        return tokens, "No config file specified after --config flag!"
+    path = tokens[at[0] + 1]
+    rest = tokens[:at[0]] + tokens[at[0] + 2:]
+    if not path.lower().endswith((".yaml", ".yml")):
+        return rest, f"Config file must be YAML format, got: {'.' + path.rsplit('.', 1)[-1] if '.' in path else ''}"
+    import yaml  # only a command with --config needs it
+
+    try:
+        data = yaml.safe_load(read(path))
+    except OSError:
+        return rest, f"Config file not found: {path}"
+    except yaml.YAMLError as error:
+        return rest, f"Failed to read config file {path}: {str(error).splitlines()[0]}"
+    data = {} if data is None else data
+    if not isinstance(data, dict):
+        return rest, "Config file must contain a dictionary at root level"
+    merged: list[str] = []
+    for key, value in data.items():
+        option = f"--{key}"
+        resolved, _ = catalog.resolve(option)
+        if isinstance(value, bool):
+            if resolved is not None and not resolved.store:
+                merged += [option] if value else []
+            else:
+                merged += [option, str(value).lower()]
+        elif isinstance(value, list):
+            merged += [option, *(str(v) for v in value)]
+        elif isinstance(value, dict):
+            merged += [option, json.dumps(value)]
+        else:
+            merged += [option, str(value)]
+    return merged + rest, None
+
+
+def _read_file(path: str) -> str:
+    with open(path, encoding="utf-8") as stream:
+        return stream.read()
+
+
+def parse_command(argv: Sequence[str], catalog: Catalog, read: Callable[[str], str] = _read_file) -> CommandLine:
+    """Parse launch arguments like argparse: values by field, argparse's errors, env assignments.
+    `read` gives a `--config` file's text (the file system by default)."""
     tokens, env = split_command(argv)
     result = CommandLine(env=env)
+    if "--config" in tokens:
+        tokens, problem = config_arguments(tokens, catalog, read)
+        if problem:
+            result.errors.append(ArgError("--config", problem))
     i = 0
     while i < len(tokens):
         token = tokens[i]

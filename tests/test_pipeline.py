@@ -371,3 +371,20 @@ def test_order_follows_the_launch(layout) -> None:
     """Guards are numbered as the launch runs them: a helper called first comes first, checks come last."""
     order = {r.message: r.order for r in layout.rules if r.kind is not RuleKind.ADJUSTMENT}
     assert order[EXCLUSIVE] < order[DP_GROUPS] < order[LANGUAGE_ONLY] < order[EAGLE_PAGE] < order[FA3_CPU] < order[OVERLAP]
+
+
+def test_an_opaque_term_over_a_resolved_field_reads_the_resolution_table() -> None:
+    # `backend.startswith("lora")` after five writes of backend: too long to spell out inline, so
+    # the trigger names `backend__v1`; check evaluates it from the table, it is no undecided atom.
+    from extractor.core.formula import pinned_name
+    from extractor.core.model import TRUE, Atom, Lit, Term, TermKind, Write
+    from extractor.logic.evaluation import Context
+
+    switch = Atom(Term(TermKind.FIELD, "lora", "lora", ("lora",)))
+    write = Write("backend", 1, 1, "r", switch, ((TRUE, Lit("lora_triton")),))
+    text = f'{pinned_name("backend", 1)}.startswith("lora")'
+    atom = Atom(Term(TermKind.OPAQUE, text, text, ("backend",)))
+    for values, expected in (({"backend": "auto", "lora": True}, True), ({"backend": "auto", "lora": False}, False),
+                             ({"backend": "lora_x", "lora": False}, True)):
+        assert Context(values, writes={"backend": (write,)}).truth(atom) is expected, values
+    assert Context({"backend": "auto"}, writes={"backend": (write,)}).truth(atom) is None  # `lora` unknown

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from ..core.formula import apply_transforms, compare, conj, disj, fields_read, literal_source, neg, terms
+from ..core.formula import apply_transforms, compare, conj, disj, fields_read, literal_source, neg, pinned_name, terms
 from ..core.model import (FALSE, SWAPPED_OP, TRUE, And, Atom, Const, Formula, Lit, Not, Or, Rule, RuleKind, Term,
                           TermKind, Write)
 from .callgraph import Program, calls_variable, label, registry_condition, registry_name, without_loop_items
@@ -243,7 +243,9 @@ class Run:
             template = left if isinstance(left, _Template) else right
             side = 0 if template is left else 1
             spelled = self._filled(template, lambda value: self._compare(*_put(left, op, right, side, value)))
-            return spelled if spelled is not None else _undecided(template.term, op, right if side == 0 else left)
+            if spelled is not None:
+                return spelled
+            return _pinned_atom(template, op, right if side == 0 else left, side)
         return _atom_of(left, op, right)
 
     def _spelled(self, pinned: Term, inner: Callable[[Value], Formula]) -> Formula | None:
@@ -354,6 +356,21 @@ def _is_pinned(value) -> bool:
 
 def _put(left, op: str, right, side: int, value):
     return (value, op, right) if side == 0 else (left, op, value)
+
+
+def _pinned_atom(template: _Template, op: str, other, side: int) -> Formula:
+    """A comparison over an opaque term whose written fields are read as the run resolved them: each
+    such field named `field__vK` in its text (`core.formula.pinned_name`), which `check` evaluates
+    from the resolution table. Undecided when the other side is such a term too."""
+    if isinstance(other, _Template):
+        return _undecided(template.term, op, other)
+    text = template.term.text
+    for name, version in template.pins:
+        text = _replace_name(text, name, pinned_name(name, version))
+    term = Term(TermKind.OPAQUE, text, text, template.term.fields)
+    if op == "truthy":
+        return Atom(term)
+    return _atom_of(term, op, other) if side == 0 else _atom_of(other, op, term)
 
 
 def _undecided(term: Term, op: str, other) -> Formula:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import lru_cache
 
@@ -462,3 +463,17 @@ def field_values(assignment: Mapping[str, object]) -> Callable[[Term], object]:
         raise LookupError(term.text)
 
     return value_of
+
+
+# A field after its first K writes of the run, as a name inside an opaque term's source text
+# (`moe_runner_backend__v3.startswith("lora")`): the evaluator reads it from the resolution table.
+_PINNED = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*?)__v(\d+)$")
+
+
+def pinned_name(field: str, version: int) -> str:
+    return f"{field}__v{version}"
+
+
+def parse_pinned(name: str) -> tuple[str, int] | None:
+    found = _PINNED.match(name)
+    return (found.group(1), int(found.group(2))) if found else None

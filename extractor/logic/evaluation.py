@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..core.formula import CONVENTION, OneOf, Spellings, apply_transforms, atoms, evaluate, render, render_flags
+from ..core.formula import CONVENTION, OneOf, Spellings, apply_transforms, atoms, evaluate, parse_pinned, render, render_flags
 from ..core.model import And, Atom, Const, Formula, Not, Or, Rule, Term, TermKind, Write
 from .environment import EnvVar, env_default, parse_env
 from .facts import Facts
@@ -60,7 +60,7 @@ class Context:
                     raise Unknown(term.text)
                 return self.facts.value(term.text, self._fields_of(term))
             try:
-                return safe_eval(term.text, self.values, self._env_value)
+                return safe_eval(term.text, _Pinned(self) if "__v" in term.text else self.values, self._env_value)
             except Unknown:
                 if self.facts is None or term.kind is not TermKind.OPAQUE:
                     raise
@@ -133,6 +133,34 @@ class Context:
 
 
 _UNDECIDED: tuple = (object(),)  # a memoized "unknown"
+
+
+class _Pinned(Mapping):
+    """The launch values, plus `field__vK` names read as the field after its first K writes."""
+
+    def __init__(self, context: Context) -> None:
+        self.context = context
+
+    def __getitem__(self, name: str) -> object:
+        value = self.get(name, UNKNOWN)
+        if value is UNKNOWN:
+            raise KeyError(name)
+        return value
+
+    def get(self, name: str, default: object = None) -> object:
+        pinned = parse_pinned(name)
+        if pinned is None:
+            return self.context.values.get(name, default)
+        values = self.context.resolved(*pinned)  # Unknown when undecided
+        if len(values) != 1:
+            raise Unknown(name)
+        return values[0]
+
+    def __iter__(self):
+        return iter(self.context.values)
+
+    def __len__(self) -> int:
+        return len(self.context.values)
 
 
 def _distinct(values: Sequence[object]) -> tuple[object, ...]:
@@ -226,6 +254,12 @@ class Evaluator:
                         kinds |= self._atom_kinds(Atom(value), seen)
             typed = self.context.values.get(term.name)
             return kinds or ({"code"} if typed is UNKNOWN else set())
+        if term.kind is TermKind.OPAQUE and "__v" in term.text:  # fields as the run resolved them
+            kinds = set()
+            for name in re.findall(r"\b\w+__v\d+\b", term.text):
+                field, version = parse_pinned(name) or (name, 0)
+                kinds |= self._term_kinds(Term(TermKind.RESOLVED, field, name, (field,), version=version), seen)
+            return kinds or {"code"}
         return {_MISSING_OF.get(term.kind, "code")}
 
 

@@ -445,3 +445,24 @@ def test_config_file_is_merged_before_parsing(ruleset, tmp_path) -> None:
     assert [e.message for e in missing.argument_errors] == [f"Config file not found: {tmp_path / 'gone.yaml'}"]
     assert check(ruleset, ["--config", "serve.json", "--model-path", "m"]).argument_errors[0].message == (
         "Config file must be YAML format, got: .json")
+
+
+def test_no_fix_asks_to_change_the_model(ruleset) -> None:
+    from extractor.products.pages import by_function
+    from extractor.products.words import Flags, fixes_for
+
+    flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
+    fixes = [fix for rule in ruleset.rules if rule.kind.value != "adjustment"
+             for fix in fixes_for(rule, flags, groups[(rule.location.file, rule.function)])]
+    assert fixes and not [fix for fix in fixes if "--model-path" in fix]
+
+
+@pytest.mark.network
+def test_real_fix_never_swaps_the_model(real) -> None:
+    from extractor.products.pages import by_function
+    from extractor.products.words import Flags, fixes_for
+
+    rule = next(r for r in real.rules if r.message.startswith("--moe-runner-backend {backend} requires --enable-lora"))
+    groups = by_function(real.rules)
+    fixes = fixes_for(rule, Flags(real.flags), groups[(rule.location.file, rule.function)])
+    assert fixes and not [fix for fix in fixes if "--model-path" in fix]  # was "... and --model-path none"

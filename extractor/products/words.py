@@ -354,7 +354,7 @@ def _atom_edit(atom: Atom, flags: Flags, truth: bool) -> Way | None:
         return None
     if term.kind is TermKind.ENV:
         return _env_edit(atom, truth)
-    if term.kind is not TermKind.FIELD or not flags.settable(term.name):
+    if term.kind is not TermKind.FIELD or not flags.settable(term.name) or term.name in _NOT_A_FIX:
         return None
     for value, edit in _candidates(atom, flags):
         try:
@@ -365,6 +365,11 @@ def _atom_edit(atom: Atom, flags: Flags, truth: bool) -> Way | None:
         if holds == truth:
             return edit
     return None
+
+
+# Fields no one changes to get past an error: the model itself (`--model-path none` skips most
+# checks, and serves nothing).
+_NOT_A_FIX = frozenset({"model_path"})
 
 
 def _candidates(atom: Atom, flags: Flags) -> list[tuple[object, Way]]:

@@ -189,6 +189,8 @@ class Evaluator:
         self.context = context
         self.rules = rules if isinstance(rules, Mapping) else {r.id: r for r in rules}
         self._firing: dict[str, bool | None] = {}
+        self._chain_kinds: dict[tuple[str, int], set[str]] = {}  # what each undecided resolved field waits for
+        self._atom_kind_memo: dict[Atom, set[str]] = {}
 
     def fires(self, adjustment_id: str) -> bool | None:
         """Whether an adjustment runs."""
@@ -210,11 +212,13 @@ class Evaluator:
         each as (flag-spelled text, what it is missing: `MISSING_KINDS`)."""
         found: dict[str, str] = {}
         formula = rule.effective
-        for atom in dict.fromkeys(atoms(formula)):
-            if self.context.truth(atom) is not None:
-                continue
-            # The atom forced either way through the memo: no rebuilt formula, shared parts once.
-            if evaluate(formula, self.context.value_of, {atom: True}) == evaluate(formula, self.context.value_of, {atom: False}):
+        open_atoms = [atom for atom in dict.fromkeys(atoms(formula)) if self.context.truth(atom) is None]
+        # Forcing each atom either way costs a whole evaluation per atom: worth it for a few, and
+        # past that every undecided atom is listed (it is undecided, if not always deciding).
+        test_each = len(open_atoms) <= MAX_FORCED_ATOMS
+        for atom in open_atoms:
+            if test_each and evaluate(formula, self.context.value_of, {atom: True}) == \
+                    evaluate(formula, self.context.value_of, {atom: False}):
                 continue
             found.setdefault(render_flags(atom, self.context.spellings), self.missing(atom))
         return tuple(found.items())
@@ -228,6 +232,12 @@ class Evaluator:
         return next((k for k in MISSING_KINDS if k in kinds), "code")
 
     def _atom_kinds(self, atom: Atom, seen: set) -> set[str]:
+        found = self._atom_kind_memo.get(atom)
+        if found is None:
+            found = self._atom_kind_memo[atom] = self._atom_kinds_of(atom, seen)
+        return found
+
+    def _atom_kinds_of(self, atom: Atom, seen: set) -> set[str]:
         kinds: set[str] = set()
         for term in (atom.term, atom.other):
             if isinstance(term, Term):
@@ -240,20 +250,13 @@ class Evaluator:
     def _term_kinds(self, term: Term, seen: set) -> set[str]:
         if term.kind is TermKind.RESOLVED:
             key = (term.name, term.version)
+            if key in self._chain_kinds:
+                return self._chain_kinds[key]
             if key in seen:
                 return set()
             seen.add(key)
-            kinds: set[str] = set()
-            for write in self.context.writes.get(term.name, ())[:term.version]:
-                for f in (write.when, *(when for when, _ in write.cases)):
-                    for atom in atoms(f):
-                        if self.context.truth(atom) is None:
-                            kinds |= self._atom_kinds(atom, seen)
-                for _, value in write.cases:
-                    if isinstance(value, Term):
-                        kinds |= self._atom_kinds(Atom(value), seen)
-            typed = self.context.values.get(term.name)
-            return kinds or ({"code"} if typed is UNKNOWN else set())
+            kinds = self._chain_kinds[key] = self._resolved_kinds(term, seen)
+            return kinds
         if term.kind is TermKind.OPAQUE and "__v" in term.text:  # fields as the run resolved them
             kinds = set()
             for name in re.findall(r"\b\w+__v\d+\b", term.text):
@@ -262,8 +265,22 @@ class Evaluator:
             return kinds or {"code"}
         return {_MISSING_OF.get(term.kind, "code")}
 
+    def _resolved_kinds(self, term: Term, seen: set) -> set[str]:
+        kinds: set[str] = set()
+        for write in self.context.writes.get(term.name, ())[:term.version]:
+            for f in (write.when, *(when for when, _ in write.cases)):
+                for atom in atoms(f):
+                    if self.context.truth(atom) is None:
+                        kinds |= self._atom_kinds(atom, seen)
+            for _, value in write.cases:
+                if isinstance(value, Term):
+                    kinds |= self._atom_kinds(Atom(value), seen)
+        typed = self.context.values.get(term.name)
+        return kinds or ({"code"} if typed is UNKNOWN else set())
+
 
 MISSING_KINDS = ("platform", "model", "environment", "code")
+MAX_FORCED_ATOMS = 12  # undecided atoms of one trigger tested one by one for whether they decide it
 _MISSING_OF = {TermKind.PLATFORM: "platform", TermKind.MODEL: "model", TermKind.ENV: "environment"}
 
 

@@ -289,3 +289,14 @@ def test_the_cache_keeps_the_most_recently_used_files_within_its_limit(tmp_path:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["new.flags.json", "new.json", "old.flags.json", "old.json"]
     assert prune_cache(tmp_path) == 0  # within the limit now
     assert prune_cache(tmp_path, limit_mb=0) == 4
+
+
+def test_check_indexes_are_pruned_with_the_cache(tmp_path: Path) -> None:
+    from extractor.products.cache import prune_cache
+
+    (tmp_path / "index").mkdir()
+    (tmp_path / "index" / "stale.pickle").write_bytes(b"x" * 300_000)
+    os.utime(tmp_path / "index" / "stale.pickle", (time.time() - 86400,) * 2)
+    (tmp_path / "fresh.json").write_text("{}" + " " * 300_000)
+    assert prune_cache(tmp_path, limit_mb=0.4) == 1
+    assert not (tmp_path / "index" / "stale.pickle").exists() and (tmp_path / "fresh.json").exists()

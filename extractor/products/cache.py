@@ -103,8 +103,8 @@ CACHE_LIMIT_MB = 2048  # default size of the extraction cache; $SGLANG_CONSTRAIN
 def prune_cache(folder: Path | None = None, limit_mb: float | None = None) -> int:
     """Delete the least recently used files of the extraction cache until it fits its size limit.
 
-    Every release, git revision and extractor version adds an entry of 5-20 MB that nothing else
-    removes. Returns the number of files deleted; a file another process removed first is skipped.
+    Every release, git revision and extractor version adds an entry of 5-30 MB (and `check` an index
+    of a few MB, `products.index`) that nothing else removes. Returns the number of files deleted; a file another process removed first is skipped.
     """
     folder = folder or extraction_cache()
     if limit_mb is None:
@@ -113,7 +113,7 @@ def prune_cache(folder: Path | None = None, limit_mb: float | None = None) -> in
         except ValueError:
             limit_mb = CACHE_LIMIT_MB
     entries = []
-    for path in folder.glob("*.json"):
+    for path in [*folder.glob("*.json"), *folder.glob("index/*.pickle")]:  # check's indexes count too
         try:
             stat = path.stat()
         except OSError:

@@ -42,6 +42,7 @@ def indexed(key: str, build: Callable[[], RuleSet], folder: Path | None = None) 
         with path.open("rb") as stream:
             found = pickle.load(stream)
         if isinstance(found, RuleSet):
+            os.utime(path)  # used now: the last to go when the cache is pruned
             return found
     except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
         pass

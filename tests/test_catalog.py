@@ -524,3 +524,24 @@ def test_action_kwargs_carry_nargs_to_the_custom_action():
     assert flag.nargs == "*"
     parsed = parse_command(["--lora-paths", "a", "b=c"], Catalog(tuple(catalog(files).values())))
     assert parsed.given["lora_paths"] == ["a", "b=c"] and not parsed.errors
+
+
+def test_a_json_type_parser_rejects_what_it_cannot_parse():
+    # 0.5.23: `Arg(type_parser=json.loads)` and `json_list_type` are argparse's `type`: a bad value is
+    # an argparse error, not a later guard on a string.
+    files = server_args(
+        '''
+        params: A[Optional[str], Arg(help="Sampling params.", type_parser=json.loads)] = None
+        hooks: A[Optional[List[dict]], Arg(help="Hooks.", type_parser=json_list_type, nargs="+")] = None
+        loose: A[Optional[dict], "A dict."] = None
+        ''',
+        "",
+    )
+    flags = catalog(files)
+    assert (flags["params"].type, flags["hooks"].type) == ("json.loads", "json_list_type")
+    parsed = parse_command(["--params", "x", "--hooks", "y", "--loose", "z"], Catalog(tuple(flags.values())))
+    assert [e.message for e in parsed.errors] == [
+        "argument --params: invalid loads value: 'x'",
+        "argument --hooks: Invalid JSON list: y. Please provide a valid JSON list."]
+    good = parse_command(["--params", '{"a": 1}', "--hooks", '[{"b": 2}]'], Catalog(tuple(flags.values())))
+    assert not good.errors and good.given["params"] == {"a": 1}

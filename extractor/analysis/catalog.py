@@ -238,6 +238,8 @@ def _annotated_field(index: Index, module: ModuleSummary, name: str, annotation:
         decl.nargs = "+"
     if "nargs" in kwargs:
         decl.nargs = _nargs(module, kwargs["nargs"])
+    if "type_parser" in kwargs:  # `Arg(type_parser=json.loads)`: argparse's `type`, a parse error if it fails
+        decl.type, decl.typed = _text(module, kwargs["type_parser"]), True
     extra = kwargs.get("action_kwargs")  # passed on to add_argument with a custom action
     if isinstance(extra, ast.Dict):
         for key, value in zip(extra.keys, extra.values):

@@ -153,9 +153,16 @@ def _convert(flag: Flag, option: str, text: str) -> tuple[object, str | None]:
     except ValueError:
         return UNKNOWN, f"argument {option}: invalid {kind} value: {text!r}"
     if kind == "json":
+        parser = (flag.type or "").rsplit(".", 1)[-1]
         try:
             value = json.loads(text)
         except ValueError:
+            # A JSON parser as argparse's `type` rejects the value as SGLang words it; a field
+            # merely typed as a dict takes the text as it is.
+            if parser == "loads":
+                return UNKNOWN, f"argument {option}: invalid loads value: {text!r}"
+            if parser == "json_list_type":
+                return UNKNOWN, f"argument {option}: Invalid JSON list: {text}. Please provide a valid JSON list."
             value = text
     if flag.choices is not None and value not in flag.choices:
         choices = ", ".join(repr(c) for c in flag.choices)

@@ -413,12 +413,16 @@ class Program:
                     implicit = {k: _with_scope(v, summary.scope) for k, v in passed[1].items()}
                     yield passed[0], implicit, tuple(sorted((k, _value_key(v, summary.scope)) for k, v in implicit.items())), frozenset()
 
-    def _inline(self, info: FunctionInfo, scope: Scope, call: cst.Call, env: Env, depth: int):
-        """A call to a one-`return` predicate, as its returned expression in the callee's terms."""
+    def _inline_target(self, info: FunctionInfo, scope: Scope, call: cst.Call, env: Env, depth: int):
+        """The function a call to inline reaches (and its implicit bindings), within the depth limit."""
         if depth >= MAX_INLINE:
             return None
         with self._loading(self._reaches_arguments(call, scope, env)):
-            resolved = self.resolve(info, call.func, env)
+            return self.resolve(info, call.func, env)
+
+    def _inline(self, info: FunctionInfo, scope: Scope, call: cst.Call, env: Env, depth: int):
+        """A call to a one-`return` predicate, as its returned expression in the callee's terms."""
+        resolved = self._inline_target(info, scope, call, env, depth)
         if resolved is None:
             return None
         target, implicit = resolved
@@ -438,10 +442,7 @@ class Program:
     def _inline_cases(self, info: FunctionInfo, scope: Scope, call: cst.Call, env: Env, depth: int):
         """A call to a small pure helper with several returns (`_resolve_alias(cfg.algo, ...)`), as the
         values it returns, each with when: [(condition, returned expression, its scope, its locals)]."""
-        if depth >= MAX_INLINE or len(self._inlining) >= MAX_INLINE:
-            return None
-        with self._loading(self._reaches_arguments(call, scope, env)):
-            resolved = self.resolve(info, call.func, env)
+        resolved = None if len(self._inlining) >= MAX_INLINE else self._inline_target(info, scope, call, env, depth)
         if resolved is None:
             return None
         target, implicit = resolved

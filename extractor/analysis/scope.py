@@ -60,10 +60,10 @@ class NonEmpty:
     fields: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Original:
-    """A field as the launch command set it: its value on a path where the function did not assign it."""
+class _FieldValue:
+    """A value that is one field's, read as the field itself (`text` and `fields` of its name)."""
 
+    __slots__ = ()
     name: str
 
     @property
@@ -76,7 +76,14 @@ class Original:
 
 
 @dataclass(frozen=True, slots=True)
-class Rewritten:
+class Original(_FieldValue):
+    """A field as the launch command set it: its value on a path where the function did not assign it."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rewritten(_FieldValue):
     """A field as a call of the function may have left it: read after that call, in the run's order.
 
     `handle_defaults(server_args)` may declare `page_size`; a later `cfg.page_size` in the caller
@@ -85,14 +92,6 @@ class Rewritten:
 
     name: str
     call: int  # the walk's order of the call event
-
-    @property
-    def text(self) -> str:
-        return self.name
-
-    @property
-    def fields(self) -> tuple[str, ...]:
-        return (self.name,)
 
 
 Value = Bound | Choice | Unknown | NonEmpty | Original | Rewritten

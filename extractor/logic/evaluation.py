@@ -223,9 +223,6 @@ class Evaluator:
             found.setdefault(render_flags(atom, self.context.spellings), self.missing(atom))
         return tuple(found.items())
 
-    def unknown_atoms(self, rule: Rule) -> tuple[str, ...]:
-        return tuple(text for text, _ in self.undecided(rule))
-
     def missing(self, atom: Atom) -> str:
         """What an undecided atom waits for, the most specific first: platform, model, environment, code."""
         kinds = self._atom_kinds(atom, set())

@@ -119,13 +119,7 @@ def _eval(node: ast.AST, values: Mapping[str, object], env) -> object:
                 _too_big()
         return _BINOPS[type(node.op)](left, right)
     if isinstance(node, ast.Compare):
-        left = ev(node.left)
-        for op, comparator in zip(node.ops, node.comparators):
-            right = ev(comparator)
-            if not _CMPOPS[type(op)](left, right):
-                return False
-            left = right
-        return True
+        return comparison_chain(node, ev, lambda left, op, right: _CMPOPS[type(op)](left, right))
     if isinstance(node, ast.IfExp):
         return ev(node.body) if ev(node.test) else ev(node.orelse)
     if isinstance(node, ast.Subscript):
@@ -186,3 +180,15 @@ def boolean_operation(node: ast.BoolOp, ev: Callable[[ast.AST], object]) -> obje
         if isinstance(node.op, ast.And) and not result or isinstance(node.op, ast.Or) and result:
             return result
     return result
+
+
+def comparison_chain(node: ast.Compare, ev: Callable[[ast.AST], object],
+                     compare: Callable[[object, ast.cmpop, object], bool]) -> bool:
+    """`a < b <= c` as Python evaluates it: pairwise, left to right, stopping at the first false."""
+    left = ev(node.left)
+    for op, comparator in zip(node.ops, node.comparators):
+        right = ev(comparator)
+        if not compare(left, op, right):
+            return False
+        left = right
+    return True

@@ -20,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..core.errors import UsageError
-from .expressions import Unknown, boolean_operation
+from .expressions import Unknown, boolean_operation, comparison_chain
 
 
 
@@ -314,13 +314,7 @@ class _Evaluator:
                 return -value  # type: ignore[operator]
             raise Unknown("unary")
         if isinstance(node, ast.Compare):
-            left = ev(node.left)
-            for op, comparator in zip(node.ops, node.comparators):
-                right = ev(comparator)
-                if not _compare(left, op, right):
-                    return False
-                left = right
-            return True
+            return comparison_chain(node, ev, _compare)
         if isinstance(node, ast.IfExp):
             return ev(node.body) if ev(node.test) else ev(node.orelse)
         if isinstance(node, ast.Call):

@@ -108,8 +108,9 @@ class Finding:
 
     @property
     def waits_for(self) -> str:
-        """The one kind of fact a possible finding is counted under: the first of `MISSING_KINDS` it needs."""
-        return next((k for k in MISSING_KINDS if k in self.needs), "code")
+        """The one kind of fact a possible finding is counted under: the first it needs (`needs` is in
+        `MISSING_KINDS` order)."""
+        return self.needs[0] if self.needs else "code"
 
 
 @dataclass

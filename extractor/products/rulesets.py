@@ -55,7 +55,7 @@ def _envs_marker(rules_bytes: bytes) -> bytes:
         source, _ = json.JSONDecoder().raw_decode(rules_bytes[at + 13:].decode("utf-8", "replace").lstrip())
     except ValueError:
         return b"?"
-    return b"+" if isinstance(source, dict) and _local_envs(source) is not None else b"-"
+    return b"+" if isinstance(source, dict) and _source_at_hand(source) else b"-"  # cheap: nothing parsed
 
 
 def ruleset_from_documents(rules: Mapping, flags: Mapping, envs: Mapping[str, EnvVar] | None = None,
@@ -92,17 +92,28 @@ def _release_ruleset(tree) -> RuleSet:
     return ruleset_from_documents(rules, flags, env_defaults(tree))
 
 
+def _source_at_hand(source: Mapping) -> bool:
+    """Whether the source a rules.json came from is here (a cached release, an existing folder or clone)."""
+    from ..sources.trees import cached_releases
+
+    kind = source.get("kind")
+    if kind == "release":
+        return source.get("release") in cached_releases()
+    place = source.get("path") if kind == "path" else source.get("repo") if kind == "git" else None
+    return bool(place) and Path(str(place)).exists()
+
+
 def _local_envs(source: Mapping) -> dict[str, EnvVar] | None:
     """environ.py of the source a rules.json came from, if it is here already (never downloaded)."""
-    from ..sources.trees import cached_releases, git_tree, path_tree, release_tree
+    from ..sources.trees import git_tree, path_tree, release_tree
 
+    if not _source_at_hand(source):
+        return None
     try:
-        if source.get("kind") == "release" and source.get("release") in cached_releases():
+        if source.get("kind") == "release":
             return env_defaults(release_tree(str(source["release"])))
-        if source.get("kind") == "path" and source.get("path") and Path(str(source["path"])).exists():
+        if source.get("kind") == "path":
             return env_defaults(path_tree(str(source["path"])))
-        if source.get("kind") == "git" and source.get("repo") and Path(str(source["repo"])).exists():
-            return env_defaults(git_tree(str(source["repo"]), str(source["commit"])))
-    except (SourceError, OSError):
-        pass
-    return None
+        return env_defaults(git_tree(str(source["repo"]), str(source["commit"])))
+    except (SourceError, OSError, KeyError):
+        return None

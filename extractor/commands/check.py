@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 from ..core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from ..core.serialize import dumps
-from ..logic.facts import ModelFacts, find_platform, local_model
+from ..logic.facts import ModelFacts, find_platform, local_model, memory_mib, with_device_memory
 from ..logic.launch import ENV_ASSIGNMENT, split_command
 from ..logic.launch_files import file_kind, launch_commands
 from ..products.linter import RuleSet, check, report_json, report_text, shown_message
@@ -35,6 +35,9 @@ def add_parser(commands) -> None:
     facts.add_argument("--platform", "--gpu", metavar="NAME",
                        help="a platform profile: cpu, cuda-sm80/89/90/100/120, rocm-mi300/325/355, npu, xpu, mps, "
                             "cpu-engine, or a GPU name such as H100, A100, B200, MI300X")
+    facts.add_argument("--device-memory", metavar="SIZE",
+                       help="the device's memory (on the CPU, the host's per NUMA node), e.g. 80GiB or 81559 "
+                            "(MiB): SGLang sizes chunked prefill, CUDA graphs and other defaults by it")
     model = facts.add_mutually_exclusive_group()
     model.add_argument("--model-config", metavar="FILE", help="the model's config.json (default: the config.json "
                        "of --model-path when it names a local folder)")
@@ -100,6 +103,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     env = dict(item.split("=", 1) for item in args.env)
     assume = _pairs(args.assume, "--assume", _truth_value)
     platform = find_platform(args.platform) if args.platform else None
+    if args.device_memory is not None:
+        platform = with_device_memory(platform, memory_mib(args.device_memory))
     model = ModelFacts.from_file(args.model_config) if args.model_config else (
         ModelFacts.from_architecture(args.model_arch) if args.model_arch else None)
     found = _commands_in_files(args.file)

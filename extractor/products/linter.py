@@ -20,6 +20,7 @@ from ..logic.environment import EnvVar
 from ..logic.evaluation import MISSING_KINDS, Context, Evaluator, assumption_key, substitute_assumptions
 from ..logic.facts import Facts, ModelFacts, Platform, local_model
 from ..logic.launch import ArgError, Catalog, CommandLine, parse_command
+from ..logic.releases import FlagHistory, shipped_flag_history
 
 
 @dataclass(frozen=True)
@@ -180,8 +181,27 @@ def check(
                                  f.rule.location.line, f.rule.id))
     adjustments = [] if wanted is not None else [
         r for r in rules if r.kind is RuleKind.ADJUSTMENT and r.reachable and evaluator.fires(r.id)]
-    return Report(findings, command.errors, adjustments, sorted(set(assumed) - used), checked, ruleset.label,
+    return Report(findings, told_errors(command.errors, ruleset.label), adjustments, sorted(set(assumed) - used), checked, ruleset.label,
                   list(command.placeholders))
+
+
+def told_errors(errors: Sequence[ArgError], release: str, history: FlagHistory | None = None) -> list[ArgError]:
+    """Argument errors, an unknown option worded with what other releases say of it: removed (and
+    what sets its field now), or newer than this release; a typo keeps argparse's words."""
+    history = history if history is not None else shipped_flag_history()
+    if history is None:
+        return list(errors)
+    told = []
+    for error in errors:
+        story = history.story(error.flag, release) if error.flag and error.flag.startswith("--") else None
+        if story is None or not error.message.startswith(("unrecognized arguments", "ambiguous option")):
+            told.append(error)
+            continue
+        message, _, hint = error.message.partition(" (did you mean ")
+        if hint and " sets that field with " not in story:
+            story += f"; did you mean {hint.rstrip(')').rstrip('?')}?"
+        told.append(ArgError(error.flag, f"{message}: {story}"))
+    return told
 
 
 def _position(rule: Rule) -> int:

@@ -258,8 +258,28 @@ def test_cli_json(rules_file, capsys) -> None:
     first = document["errors"][0]
     assert set(first) >= {"id", "message", "certainty", "location", "fix"}
     assert (first["message"], first["certainty"]) == (OFFLOAD, "definite")
-    assert "pass --disaggregation-mode decode" in first["fix"]
-    assert "remove --offload-kvcache" in first["fix"]
+    # Checked on this command line: decode mode alone would leave "needs a storage backend", which
+    # reads the same flag, so the fix that keeps --offload-kvcache adds the backend too.
+    assert first["fix"] == ["remove --offload-kvcache", "pass --disaggregation-mode decode and --storage-backend "
+                            "VALUE (--storage-backend VALUE clears server_args.py:46)"]
+    second = document["errors"][1]
+    assert second["fix"] == ["remove --offload-kvcache", "pass --storage-backend VALUE and --disaggregation-mode decode"
+                             " (--disaggregation-mode decode clears server_args.py:44)"]
+
+
+def test_a_fix_that_sets_off_another_error_is_completed_or_dropped(ruleset) -> None:
+    from extractor.products.fixes import working_fixes
+    from extractor.products.pages import by_function
+    from extractor.products.words import Flags
+
+    argv = ["--model-path", "m", "--disaggregation-mode", "prefill", "--offload-kvcache", "--storage-backend", "s3"]
+    rule = next(r for r in ruleset.rules if r.message == OFFLOAD)
+    fixes = working_fixes(ruleset, rule, argv, Flags(ruleset.flags), by_function(ruleset.rules))
+    assert fixes == ["remove --offload-kvcache", "pass --disaggregation-mode decode"]  # the backend is there already
+    for fix in fixes:  # each one, applied, leaves no definite error
+        edited = [*argv[:2], *(["--disaggregation-mode", "decode", "--offload-kvcache", "--storage-backend", "s3"]
+                              if "decode" in fix else ["--disaggregation-mode", "prefill", "--storage-backend", "s3"])]
+        assert not check(ruleset, edited).definite, fix
 
 
 def test_cli_exit_codes(rules_file, capsys) -> None:

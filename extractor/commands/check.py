@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from pathlib import Path
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from ..core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from ..core.serialize import dumps
+from ..core.model import Rule
 from ..logic.facts import ModelFacts, find_platform, local_model, memory_mib, with_device_memory
-from ..logic.launch import ENV_ASSIGNMENT, split_command
+from ..logic.launch import ENV_ASSIGNMENT, parse_command, split_command
 from ..logic.launch_files import file_kind, launch_commands
-from ..products.linter import RuleSet, check, report_json, report_text, shown_message
+from ..products.fixes import working_fixes
+from ..products.linter import RuleSet, check, launch_facts, report_json, report_text, shown_message
 from ..products.pages import by_function
 from ..products.rulesets import load_rules, release_rules
 from ..products.words import Flags, fixes_for
@@ -54,6 +57,23 @@ def add_parser(commands) -> None:
                              "every such file under it); repeatable")
     parser.add_argument("launch", nargs="*", help="launch arguments (after --)")
     parser.set_defaults(func=cmd_check)
+
+
+def _fixes(ruleset, report, argv: list[str], flags: Flags, groups, env: dict[str, str], platform, model
+           ) -> Callable[[Rule], list[str]]:
+    """Fixes of each finding: those of a definite error checked on this very command line (and
+    completed where they would set off another error); a possible one's read off its condition."""
+    tokens, assignments = split_command(argv)
+    plain = [f"{name}={value}" for name, value in assignments.items()] + tokens
+    facts = launch_facts(parse_command(plain, ruleset.catalog), platform, model)
+    definite = {f.rule.id for f in report.definite}
+
+    def fixes(rule: Rule) -> list[str]:
+        if rule.id in definite:
+            return working_fixes(ruleset, rule, plain, flags, groups, env=env, facts=facts)
+        return fixes_for(rule, flags, groups[(rule.location.file, rule.function)])
+
+    return fixes
 
 
 def _pairs(items: Sequence[str], what: str, parse: Callable[[str], object]) -> dict[str, object]:
@@ -110,7 +130,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     found = _commands_in_files(args.file)
     ruleset = open_rules(args)
     flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
-    fixes = lambda rule: fixes_for(rule, flags, groups[(rule.location.file, rule.function)])  # noqa: E731
     commands = ([(None, tuple(launch))] if launch else []) + found
     failed = False
     documents, texts = [], []
@@ -118,6 +137,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         report = check(ruleset, list(argv), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
                        platform=platform, model=model)
         failed |= bool(report.definite or report.argument_errors)
+        fixes = _fixes(ruleset, report, list(argv), flags, groups, {**(os.environ if args.use_env else {}), **env},
+                       platform, model)
         if args.format == "json":
             documents.append({**({"file": place[0], "line": place[1]} if place else {}), **report_json(report, fixes)})
         elif args.format == "github":

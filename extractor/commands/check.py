@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from .. import __version__
 from ..core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from ..core.serialize import dumps
 from ..core.model import Rule
@@ -18,6 +19,7 @@ from ..products.fixes import working_fixes
 from ..products.linter import RuleSet, check, launch_facts, report_json, report_text, shown_message
 from ..products.pages import by_function
 from ..products.rulesets import load_rules, release_rules
+from ..products.sarif import sarif_document
 from ..products.words import Flags, fixes_for
 
 
@@ -45,16 +47,18 @@ def add_parser(commands) -> None:
     model.add_argument("--model-config", metavar="FILE", help="the model's config.json (default: the config.json "
                        "of --model-path when it names a local folder)")
     model.add_argument("--model-arch", metavar="NAME", help="the model's architecture alone, e.g. LlamaForCausalLM")
-    parser.add_argument("--format", choices=("text", "json", "github"), default="text",
+    parser.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text",
                         help="github: one workflow annotation (::error file=...,line=...::) per definite or "
-                             "argument error, at the launch command's line")
+                             "argument error, at the launch command's line; sarif: a SARIF 2.1.0 log of them, "
+                             "for code scanning")
     parser.add_argument("--show-possible", action="store_true",
                         help="text output: list each possible error with what would decide it (default: one "
                              "summary line per kind of missing fact)")
     parser.add_argument("--definite-only", action="store_true", help=argparse.SUPPRESS)  # the default now
-    parser.add_argument("--file", action="append", default=[], metavar="PATH",
-                        help="check every launch command in a shell script, Dockerfile or YAML file (a folder: "
-                             "every such file under it); repeatable")
+    parser.add_argument("--file", action="extend", nargs="+", default=[], metavar="PATH",
+                        help="check every launch command in shell scripts, Dockerfiles or YAML files (a folder: "
+                             "every such file under it); several after one --file, or repeated (end the list "
+                             "with -- before launch arguments)")
     parser.add_argument("launch", nargs="*", help="launch arguments (after --)")
     parser.set_defaults(func=cmd_check)
 
@@ -132,7 +136,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
     commands = ([(None, tuple(launch))] if launch else []) + found
     failed = False
-    documents, texts = [], []
+    documents, texts, reports = [], [], []
     for place, argv in commands:
         report = check(ruleset, list(argv), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
                        platform=platform, model=model)
@@ -143,12 +147,16 @@ def cmd_check(args: argparse.Namespace) -> int:
             documents.append({**({"file": place[0], "line": place[1]} if place else {}), **report_json(report, fixes)})
         elif args.format == "github":
             texts.extend(_annotations(report, place))
+        elif args.format == "sarif":
+            reports.append((place, report, fixes))
         else:
             given = frozenset(k for k, v in (("platform", platform), ("model", model or _local_model(argv))) if v)
             text = report_text(report, fixes, show_possible=args.show_possible and not args.definite_only, given=given)
             texts.append(f"{place[0]}:{place[1]}: {_short(argv)}\n" + _indent(text) if place else text)
     if args.format == "json":
         sys.stdout.write(dumps(documents[0] if not args.file else {"commands": documents}))
+    elif args.format == "sarif":
+        sys.stdout.write(dumps(sarif_document(reports, __version__)))
     else:
         if args.file and not found:
             texts.append("no launch command found in " + ", ".join(args.file))

@@ -679,3 +679,23 @@ def test_a_constant_imported_from_an_unread_module_is_its_value(tmp_path: Path) 
             """,
     })
     assert render(rule.condition) == 'enable_sp and architecture not in ["Muse", "Qwen3ForCausalLM"]'
+
+
+def test_an_env_var_the_function_sets_reads_as_set(tmp_path: Path) -> None:
+    # `if not envs.X.is_set(): envs.X.set("python")`, then `envs.X.get() != "python"` can hold only
+    # where the launch environment set it to something else.
+    found = conditions(tmp_path, """
+        def check(server_args):
+            if not envs.SGLANG_TREE_BACKEND.is_set():
+                envs.SGLANG_TREE_BACKEND.set("python")
+            backend = envs.SGLANG_TREE_BACKEND.get()
+            if server_args.enable_sharding and backend != "python":
+                raise ValueError("sharding needs the python tree")
+            if server_args.enable_sharding and not envs.SGLANG_TREE_BACKEND.is_set():
+                raise ValueError("never: it was set")
+        """)
+    assert found == {
+        "sharding needs the python tree":
+            'enable_sharding and envs.SGLANG_TREE_BACKEND.is_set() and envs.SGLANG_TREE_BACKEND.get() != "python"',
+        "never: it was set": "False",
+    }

@@ -14,6 +14,7 @@ from ..core.formula import conj, disj, formula_size, literal_source, neg
 from ..core.model import FALSE, SWAPPED_OP, TRUE, Atom, Const, Formula, Lit, Term, TermKind
 from .normalize import classify, opaque, value_fields
 from .scope import (
+    ENV_KEY,
     FIELD_KEY,
     MAX_CHOICES,
     Absent,
@@ -21,6 +22,7 @@ from .scope import (
     Choice,
     Entries,
     Env,
+    EnvOriginal,
     NonEmpty,
     Original,
     Rewritten,
@@ -29,6 +31,7 @@ from .scope import (
     Value,
     choice_names,
     dotted_name,
+    env_call,
     field_of,
     is_alias,
     literal,
@@ -45,6 +48,9 @@ _MAX_EXPANDED_ATOMS = 128  # a test over path-dependent locals larger than this 
 def to_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit:
     if isinstance(node, cst.NamedExpr):
         return to_term(node.value, scope, env)
+    set_here = _env_set(node, env, "get")
+    if set_here is not None and not isinstance(set_here, Choice):
+        return _value_term("env", set_here, scope)  # `envs.X.get()` after this function set it
     private = _private_default(node, scope, env)
     if private is not None:
         return private
@@ -148,6 +154,25 @@ def _entry(node: cst.BaseExpression, scope: Scope, env: Env) -> Value | None:
     return filled(entry)
 
 
+def _env_set(node: cst.BaseExpression, env: Env, method: str) -> Value | None:
+    """What `envs.NAME.get()` / `.is_set()` reads where the function `envs.NAME.set(...)` it earlier
+    (on some paths: a choice with `EnvOriginal` elsewhere); None where it did not."""
+    if not env:
+        return None
+    found = env_call(node)
+    if found is None or found[1] != method:
+        return None
+    return env.get(ENV_KEY + found[0])
+
+
+def _env_is_set(value: Value, node: cst.BaseExpression, scope: Scope) -> Formula:
+    if isinstance(value, Choice):
+        return disj(*(conj(when, _env_is_set(option, node, scope)) for when, option in value.options))
+    if isinstance(value, EnvOriginal):
+        return Atom(opaque(node, scope, {}))  # as the launch environment has it
+    return TRUE
+
+
 def _present(entry: Value) -> Formula:
     """When a dict local's entry is set."""
     if isinstance(entry, Absent):
@@ -223,6 +248,8 @@ def _value_term(name: str, value: Value, scope: Scope) -> Term | Lit:
         return to_term(value.node, value.scope or scope, value.env)
     if isinstance(value, Absent):
         return Lit(None)
+    if isinstance(value, EnvOriginal):
+        return classify(value.text, ())
     if isinstance(value, (Unknown, NonEmpty, Entries)):
         return classify(value.text, value.fields)
     return Term(TermKind.OPAQUE, name, name, value_fields(value, scope))
@@ -264,6 +291,9 @@ def to_formula(node: cst.BaseExpression, scope: Scope, env: Env) -> Formula:
         return disj(conj(test, to_formula(node.body, scope, env)), conj(neg(test), to_formula(node.orelse, scope, env)))
     if isinstance(node, cst.NamedExpr):  # `if (x := cfg.a) is not None`: the walker binds x
         return to_formula(node.value, scope, env)
+    set_here = _env_set(node, env, "is_set")
+    if set_here is not None:  # `envs.X.is_set()` after this function set it (on some paths)
+        return _env_is_set(set_here, node, scope)
     if isinstance(node, cst.Name) and node.value in env:
         value = env[node.value]
         if isinstance(value, Bound):
@@ -408,6 +438,8 @@ def operand_cases(
     start = node
     node, scope, env = _resolved(node, scope, env)
     entry = _entry(node, scope, env)
+    if entry is None:
+        entry = _env_set(node, env, "get")
     if entry is not None:  # `renamed.get("prefill_attention_backend")`: each value the entry holds
         return operand_cases(cst.Name(_ENTRY), scope, {**env, _ENTRY: entry}, container_ok)
     cases: list[tuple[Formula, Term | Lit]]

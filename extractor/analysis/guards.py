@@ -17,11 +17,13 @@ from .normalize import classify, normalize, term_source, value_fields
 from .pyast import absolute_module, message_text
 from .scope import (
     ALIAS_PARAMS,
+    ENV_KEY,
     FIELD_KEY,
     Bound,
     Choice,
     Entries,
     Env,
+    EnvOriginal,
     NonEmpty,
     Original,
     Rewritten,
@@ -33,6 +35,7 @@ from .scope import (
     code,
     dotted_name,
     entries_of,
+    env_call,
     field_of,
     is_alias,
     iter_expression,
@@ -588,6 +591,9 @@ class _Walker:
                 elif arg.star == "**" and isinstance(arg.value, cst.Name) and arg.value.value in self.staged:
                     env = self.write_staged(arg.value.value, ctx, env)
             return env
+        elif (written := env_call(node)) is not None and written[1] == "set" and len(node.args) == 1:
+            # `envs.X.set("python")`: later `envs.X.get()` in this function reads it, `is_set()` holds.
+            return {**env, ENV_KEY + written[0]: bind(node.args[0].value, env)}
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
             owner = node.func.value.value
             method = node.func.attr.value
@@ -737,7 +743,8 @@ def _merge(before: Env, then_env: Env, else_env: Env, test: Formula) -> Env:
                 merged[name] = a
             continue
         # A field one branch did not assign keeps the value the launch command gave it.
-        unassigned = Original(name[len(FIELD_KEY):]) if name.startswith(FIELD_KEY) else Unknown(name)
+        unassigned = Original(name[len(FIELD_KEY):]) if name.startswith(FIELD_KEY) else (
+            EnvOriginal(name[len(ENV_KEY):]) if name.startswith(ENV_KEY) else Unknown(name))
         entries = _merged_entries(a, b, test)
         if entries is not None:
             merged[name] = entries

@@ -79,6 +79,19 @@ class Entries:
 
 
 @dataclass(frozen=True, slots=True)
+class EnvOriginal:
+    """An environment variable as the launch environment sets it: its value on a path where the
+    function did not `envs.NAME.set(...)` it."""
+
+    name: str
+    fields: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return f"envs.{self.name}.get()"
+
+
+@dataclass(frozen=True, slots=True)
 class Absent:
     """A key a dict local does not hold (on some path)."""
 
@@ -123,7 +136,7 @@ class Rewritten(_FieldValue):
     call: int  # the walk's order of the call event
 
 
-Value = Bound | Choice | Unknown | NonEmpty | Entries | Absent | Original | Rewritten
+Value = Bound | Choice | Unknown | NonEmpty | Entries | Absent | EnvOriginal | Original | Rewritten
 Env = Mapping[str, Value]
 # Env keys of the fields a function assigns itself (`self.page_size = 64`): "@page_size". Reads of
 # the field after the assignment see the assigned value, path by path, as reads of a local do.
@@ -146,6 +159,21 @@ class Scope:
     call_writes: Callable[[cst.Call, Env], frozenset[str]] | None = field(default=None, compare=False, hash=False)
     # Reads a call to a small pure helper as the values it returns: [(when, expression, its scope, its locals)].
     inline_cases: Callable[[cst.Call, Env], list | None] | None = field(default=None, compare=False, hash=False)
+
+
+# Env keys of the environment variables a function sets itself (`envs.NAME.set("python")`): "$NAME".
+ENV_KEY = "$"
+_ENV_METHODS = frozenset({"get", "is_set", "set"})
+
+
+def env_call(node: cst.BaseExpression) -> tuple[str, str] | None:
+    """(NAME, method) of `envs.NAME.get()`, `envs.NAME.is_set()` or `envs.NAME.set(v)`, else None."""
+    if type(node) is not cst.Call or type(node.func) is not cst.Attribute or node.func.attr.value not in _ENV_METHODS:
+        return None
+    owner = node.func.value
+    if type(owner) is cst.Attribute and type(owner.value) is cst.Name and owner.value.value == "envs":
+        return owner.attr.value, node.func.attr.value
+    return None
 
 
 def code(node: cst.CSTNode) -> str:

@@ -87,6 +87,12 @@ def test_parse_values(ruleset, argv, field, value) -> None:
         pytest.param(["--disaggregation-mode", "both"],
                      "argument --disaggregation-mode: invalid choice: 'both' (choose from 'null', 'prefill', 'decode')",
                      id="bad choice"),
+        pytest.param(["--disaggregation-mode", "decod"],
+                     "argument --disaggregation-mode: invalid choice: 'decod' (choose from 'null', 'prefill', 'decode')"
+                     " (did you mean 'decode'?)", id="misspelt choice"),
+        pytest.param(["--disaggregation-mode", "Decode"],
+                     "argument --disaggregation-mode: invalid choice: 'Decode' (choose from 'null', 'prefill', 'decode')"
+                     " (did you mean 'decode'?)", id="choice in another case"),
         pytest.param(["--tp-size", "two"], "argument --tp-size: invalid int value: 'two'", id="bad int"),
         pytest.param(["--tp-size"], "argument --tp-size: expected one argument", id="missing value"),
         pytest.param(["--cuda-graph-bs"], "argument --cuda-graph-bs: expected at least one argument", id="empty list"),

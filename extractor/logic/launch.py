@@ -190,7 +190,13 @@ def _convert(flag: Flag, option: str, text: str) -> tuple[object, str | None]:
             value = text
     if flag.choices is not None and value not in flag.choices:
         choices = ", ".join(repr(c) for c in flag.choices)
-        return UNKNOWN, f"argument {option}: invalid choice: {value!r} (choose from {choices})"
+        # argparse's words, then a hint of ours: `flashinferr` was meant to be `flashinfer`.
+        named = [c for c in flag.choices if isinstance(c, str)]
+        near = difflib.get_close_matches(value, named, n=1, cutoff=0.75) if isinstance(value, str) else []
+        if not near and isinstance(value, str):
+            near = [c for c in named if c.lower() == value.lower()]
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        return UNKNOWN, f"argument {option}: invalid choice: {value!r} (choose from {choices}){hint}"
     return value, None
 
 

@@ -104,3 +104,20 @@ def test_check_of_a_real_release_tells_a_removed_flag_from_a_typo() -> None:
         "0.5.23 sets that field with --cuda-graph-max-bs-decode",
         "unrecognized arguments: --tp-sise (did you mean --tp-size?)",
     ]
+
+
+@pytest.mark.network
+def test_upgrade_of_a_real_command_from_0_5_10_to_0_5_23(capsys) -> None:
+    from extractor.cli import main
+
+    argv = ["--model-path", "m", "--cuda-graph-max-bs", "8", "--enable-dp-attention", "--dp-size", "2", "--tp-size", "2"]
+    assert main(["check", "--release", "0.5.23", "--from", "0.5.10", "--format", "json", "--", *argv]) == 1
+    change = json.loads(capsys.readouterr().out)["upgrade"]
+    assert (change["from"], change["to"]) == ("0.5.10", "0.5.23")
+    assert [e["flag"] for e in change["argument_errors"]] == ["--cuda-graph-max-bs"]  # fine on 0.5.10, gone since 0.5.20
+    assert "removed in 0.5.20" in change["argument_errors"][0]["message"]
+    # 0.5.23 moves the deprecated --dp-size N --enable-dp-attention spelling into attention DP.
+    assert {r["message"] for r in change["rewrites"]} >= {"Sets --dp-size to 1", "Sets --enable-dp-attention to False"}
+    changed = {d["flag"]: (d["from"], d["to"]) for d in change["defaults"]}
+    assert changed["--hicache-mem-layout"] == ('"layer_first"', '"page_first"')
+    assert "--dp-size" not in changed  # set by the command: its default is not relied on

@@ -20,6 +20,7 @@ from ..products.linter import RuleSet, check, launch_facts, report_json, report_
 from ..products.pages import by_function
 from ..products.rulesets import load_rules, release_rules
 from ..products.sarif import sarif_document
+from ..products.upgrade import upgrade, upgrade_json, upgrade_text
 from ..products.words import Flags, fixes_for
 
 
@@ -32,6 +33,9 @@ def add_parser(commands) -> None:
     where.add_argument("--rules", help="rules.json (flags.json beside it)")
     where.add_argument("--release", help="an SGLang release (extracted once, cached)")
     parser.add_argument("--index-url", help="package index for --release")
+    parser.add_argument("--from", dest="from_", metavar="RELEASE|RULES",
+                        help="the release (or rules.json) the command works on today: also say what changes for it "
+                             "(options no longer accepted, new errors, defaults it relies on, new rewrites)")
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="an environment variable")
     parser.add_argument("--use-env", action="store_true", help="read environment variables from this shell")
     parser.add_argument("--assume", action="append", default=[], metavar="'ATOM=true|false'",
@@ -134,6 +138,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     found = _commands_in_files(args.file)
     ruleset = open_rules(args)
     flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
+    if args.from_ and args.format in ("github", "sarif"):
+        raise UsageError("--from goes with --format text or json")
+    older = (load_rules(args.from_) if Path(args.from_).suffix == ".json" or Path(args.from_).is_dir()
+             else release_rules(args.from_, args.index_url)) if args.from_ else None
     commands = ([(None, tuple(launch))] if launch else []) + found
     failed = False
     documents, texts, reports = [], [], []
@@ -143,8 +151,14 @@ def cmd_check(args: argparse.Namespace) -> int:
         failed |= bool(report.definite or report.argument_errors)
         fixes = _fixes(ruleset, report, list(argv), flags, groups, {**(os.environ if args.use_env else {}), **env},
                        platform, model)
+        change = None
+        if older is not None:
+            before = check(older, list(argv), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
+                           platform=platform, model=model)
+            change = upgrade(older, ruleset, before, report, list(argv))
         if args.format == "json":
-            documents.append({**({"file": place[0], "line": place[1]} if place else {}), **report_json(report, fixes)})
+            document = {**({"file": place[0], "line": place[1]} if place else {}), **report_json(report, fixes)}
+            documents.append({**document, "upgrade": upgrade_json(change)} if change is not None else document)
         elif args.format == "github":
             texts.extend(_annotations(report, place))
         elif args.format == "sarif":
@@ -152,6 +166,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         else:
             given = frozenset(k for k, v in (("platform", platform), ("model", model or _local_model(argv))) if v)
             text = report_text(report, fixes, show_possible=args.show_possible and not args.definite_only, given=given)
+            if change is not None:
+                text += "\n" + upgrade_text(change)
             texts.append(f"{place[0]}:{place[1]}: {_short(argv)}\n" + _indent(text) if place else text)
     if args.format == "json":
         sys.stdout.write(dumps(documents[0] if not args.file else {"commands": documents}))

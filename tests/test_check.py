@@ -502,6 +502,9 @@ def test_sarif_log_of_launch_files(rules_file, tmp_path, capsys) -> None:
     clean.write_text("python -m sglang.launch_server --model-path m\n", encoding="utf-8")
     assert main(["check", "--rules", str(rules_file), "--format", "sarif", "--file", str(script), str(clean)]) == 1
     log = json.loads(capsys.readouterr().out)
+    from sarif_pydantic import Sarif  # models of the published SARIF 2.1.0 schema
+
+    Sarif.model_validate(log)
     assert log["version"] == "2.1.0" and len(log["runs"]) == 1
     run = log["runs"][0]
     results = run["results"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -538,3 +539,33 @@ def test_pre_commit_hook_runs_as_declared(rules_file, tmp_path, capsys) -> None:
     assert main([*entry[1:], *args, str(good)]) == 0
     assert main([*entry[1:], *args, str(good), str(bad)]) == 1
     assert f"{bad}:1:" in capsys.readouterr().out
+
+
+@pytest.mark.network
+def test_pre_commit_runs_the_hook_on_a_throwaway_repository(tmp_path) -> None:
+    """The real pre-commit installs this repository as a hook (from PyPI's dependencies) and runs it."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).parents[1]
+    repo = tmp_path / "deploy"
+    repo.mkdir()
+    (repo / "serve.sh").write_text("python -m sglang.launch_server --model-path m --disaggregation-mode prefill "
+                                   "--disaggregation-decode-enable-offload-kvcache\n", encoding="utf-8")
+    (repo / "ok.sh").write_text("python -m sglang.launch_server --model-path m\n", encoding="utf-8")
+    git = ["git", "-C", str(repo), "-c", "user.email=ci@example.invalid", "-c", "user.name=ci"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "deploy"], check=True)
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+
+    def run(*files: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(root), "sglang-constraints-check",
+                               "--files", *files], cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+
+    failing = run("serve.sh", "ok.sh")
+    assert failing.returncode == 1, failing.stdout + failing.stderr
+    assert "serve.sh:1:" in failing.stdout and "only supported for decode side" in failing.stdout
+    assert "ok.sh:1:" not in failing.stdout.split("error[definite]")[0] or "0 definite" in failing.stdout
+    passing = run("ok.sh")
+    assert passing.returncode == 0, passing.stdout + passing.stderr

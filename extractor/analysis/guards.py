@@ -14,6 +14,20 @@ from ..core.model import FALSE, TRUE, Atom, Formula, RuleKind
 from .conditions import to_formula
 from .lines import Span, iter_statements
 from .normalize import classify, normalize, term_source, value_fields
+from .paths import (
+    ADDING_METHODS,
+    GROWING_METHODS,
+    assign_unknown,
+    assigned_names,
+    fields_after_loop,
+    literal_items,
+    merge_branches,
+    merged_events,
+    path_options,
+    same_shape,
+    string_key,
+    within,
+)
 from .pyast import absolute_module, message_text
 from .scope import (
     ALIAS_PARAMS,
@@ -21,20 +35,16 @@ from .scope import (
     FIELD_KEY,
     Bound,
     Choice,
-    Entries,
     Env,
-    EnvOriginal,
     NonEmpty,
     Original,
     Rewritten,
     Scope,
     Unknown,
-    Value,
     bind,
     bound_string,
     code,
     dotted_name,
-    entries_of,
     env_call,
     field_of,
     is_alias,
@@ -45,8 +55,6 @@ from .scope import (
 # Functions that declare a resolved value for fields given as keywords: `declare_resolution(sa, "src", x=1)`.
 DECLARE_FUNCTIONS = frozenset({"declare_resolution", "declare_late_resolution"})
 # Methods that leave a collection with at least one item.
-_ADDING_METHODS = frozenset({"append", "add", "insert", "appendleft"})
-_GROWING_METHODS = frozenset({"extend", "update", "setdefault", "__setitem__"})
 _SHRINKING_METHODS = frozenset({"discard", "remove"})
 
 
@@ -262,7 +270,7 @@ class _Walker:
             for item in node.items:
                 env = self.calls_in(item.item, ctx, env)
                 if item.asname is not None:
-                    env = _assign_unknown(env, item.asname.name, self.scope)
+                    env = assign_unknown(env, item.asname.name, self.scope)
             return self.suite(node.body, ctx, env, nest)
         if isinstance(node, cst.Match):
             return self.match(node, ctx, env, nest)
@@ -292,12 +300,12 @@ class _Walker:
         elif disj(r2, b2) == TRUE:
             merged = env1
         else:
-            merged = _merge(env, env1, env2, test)
+            merged = merge_branches(env, env1, env2, test)
         return ret, brk, merged
 
     def loop(self, node: cst.For | cst.While, ctx: Formula, env: Env, nest: tuple[int, ...]):
         if isinstance(node, cst.For) and node.orelse is None:
-            items = _literal_items(node, env)
+            items = literal_items(node, env)
             if items is not None:
                 return self.unrolled(node, items, ctx, env, nest)
         if isinstance(node, cst.For):
@@ -311,7 +319,7 @@ class _Walker:
         else:
             context = to_formula(node.test, self.scope, env)
             env = self.walrus(node.test, env)
-        changed = _assigned_names(node)
+        changed = assigned_names(node)
         loop_env = dict(env)
         for name in changed:
             fields = value_fields(env[name], self.scope) if name in env else ()
@@ -319,7 +327,7 @@ class _Walker:
         with self.within(context):
             r, _, body_env = self.suite(node.body, conj(ctx, context), loop_env, nest)
         ret = conj(context, r)
-        loop_env = _fields_after_loop(loop_env, body_env, context)
+        loop_env = fields_after_loop(loop_env, body_env, context)
         if node.orelse is not None:
             r2, _, _ = self.suite(node.orelse.body, ctx, loop_env, nest)
             ret = disj(ret, r2)
@@ -345,11 +353,11 @@ class _Walker:
             # What the item left is what the next item starts from: fields, and locals built up item
             # by item (`renamed[attr] = ...`), which read after the loop as the last item left them.
             after = dict(item_env)
-        summary.guards[start["guards"]:] = _merged(summary.guards[start["guards"]:], lambda g: (g.line, g.kind, g.exception, g.message))
-        summary.writes[start["writes"]:] = _merged(summary.writes[start["writes"]:], lambda w: (w.line, w.field, w.value))
+        summary.guards[start["guards"]:] = merged_events(summary.guards[start["guards"]:], lambda g: (g.line, g.kind, g.exception, g.message))
+        summary.writes[start["writes"]:] = merged_events(summary.writes[start["writes"]:], lambda w: (w.line, w.field, w.value))
         for name, events in self._event_lists().items():
             first = start.get(name, 0)
-            events[first:] = [_within(event, ctx) for event in events[first:]]
+            events[first:] = [within(event, ctx) for event in events[first:]]
         return ret, FALSE, after
 
     def _event_lists(self) -> dict[str, list]:
@@ -370,7 +378,7 @@ class _Walker:
             context = Atom(classify(f"raised({caught})", ()))
             handler_env = dict(body_env)
             if handler.name is not None:
-                handler_env = _assign_unknown(handler_env, handler.name.name, self.scope)
+                handler_env = assign_unknown(handler_env, handler.name.name, self.scope)
             with self.within(context):
                 r, b, _ = self.suite(handler.body, conj(ctx, context), handler_env, nest)
             ret, brk = disj(ret, conj(context, r)), disj(brk, conj(context, b))
@@ -496,14 +504,14 @@ class _Walker:
         if isinstance(target, cst.Tuple) and isinstance(value, cst.Call) and self.scope.inline is not None:
             # `prefill, decode = attention_backends_of(cfg)`: each name bound to its part of what the helper returns.
             inlined = self.scope.inline(value, env)
-            if inlined is not None and _same_shape(target, inlined[0]):
+            if inlined is not None and same_shape(target, inlined[0]):
                 returned, callee_scope, callee_env = inlined
                 for name, part in zip(target.elements, returned.elements):  # type: ignore[attr-defined]
                     env = {**env, name.value.value: Bound(part.value, callee_env, callee_scope)}  # type: ignore[attr-defined]
                 return env
         if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value in env:
             local = target.value.value
-            key = _string_key(target, env)
+            key = string_key(target, env)
             if local in self.staged and key is not None:  # `fields["hicache_ratio"] = 2.0`, declared later with `**fields`
                 self.stage(local, key, value, ctx, env, nest, line, end_line)
                 fields = normalize(value, self.scope, env)[1]
@@ -558,7 +566,7 @@ class _Walker:
                 if staged_ctx != TRUE and condition != ctx:
                     # Staged on some paths only: elsewhere the field keeps what it held.
                     before = env.get(FIELD_KEY + key) or Original(key)
-                    value = Choice(tuple(_options(staged_ctx, value) + _options(neg(staged_ctx), before)))
+                    value = Choice(tuple(path_options(staged_ctx, value) + path_options(neg(staged_ctx), before)))
                 env = {**env, FIELD_KEY + key: value}
         return env if env is not None else {}
 
@@ -597,7 +605,7 @@ class _Walker:
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
             owner = node.func.value.value
             method = node.func.attr.value
-            if owner in env and method in _ADDING_METHODS:
+            if owner in env and method in ADDING_METHODS:
                 return {**env, owner: NonEmpty(owner, normalize(node, self.scope, env)[1])}
             if owner in env and method in _SHRINKING_METHODS and isinstance(env[owner], Bound) \
                     and len(node.args) == 1 and not node.args[0].keyword and not node.args[0].star:
@@ -605,7 +613,7 @@ class _Walker:
                 less = cst.BinaryOperation(cst.Name(owner), cst.Subtract(),
                                            cst.Set([cst.Element(node.args[0].value)]))
                 return {**env, owner: Bound(less, env)}
-            if owner in env and method in _GROWING_METHODS:
+            if owner in env and method in GROWING_METHODS:
                 fields = tuple(sorted(set(value_fields(env[owner], self.scope)) | set(normalize(node, self.scope, env)[1])))
                 return {**env, owner: Unknown(owner, fields)}
         return env
@@ -645,204 +653,6 @@ _BINARY_OF_AUGMENTED = {
     cst.RightShiftAssign: cst.RightShift,
     cst.MatrixMultiplyAssign: cst.MatrixMultiply,
 }
-
-
-_MAX_UNROLLED = 16
-
-
-def _literal_items(node: cst.For, env: Env) -> list[Env] | None:
-    """The loop target's bindings for each item of a literal tuple or list iterated over, else None."""
-    iterable: cst.BaseExpression = node.iter
-    item_env: Env = env
-    scope = None
-    while isinstance(iterable, cst.Name) and isinstance(env.get(iterable.value), Bound):
-        bound = item_env[iterable.value]
-        iterable, item_env, scope = bound.node, bound.env, bound.scope  # type: ignore[union-attr]
-    if not isinstance(iterable, (cst.Tuple, cst.List)) or not 0 < len(iterable.elements) <= _MAX_UNROLLED:
-        return None
-    target = node.target
-    items: list[Env] = []
-    for element in iterable.elements:
-        if not isinstance(element, cst.Element):
-            return None  # `*rest`
-        if isinstance(target, cst.Name):
-            items.append({target.value: Bound(element.value, item_env, scope)})
-        elif isinstance(target, (cst.Tuple, cst.List)) and _same_shape(target, element.value):  # type: ignore[arg-type]
-            parts = element.value.elements  # type: ignore[attr-defined]
-            items.append({t.value.value: Bound(p.value, item_env, scope) for t, p in zip(target.elements, parts)})  # type: ignore[attr-defined]
-        else:
-            return None
-    return items
-
-
-def _fields_after_loop(before: Env, body: Env, context: Formula) -> Env:
-    """The fields a loop body assigned or had rewritten, as they read after the loop.
-
-    A field a call in the body may write reads as that call left it; one the body assigns holds the
-    assigned value if the body ran (`context`), else what it held before.
-    """
-    changed = {k: v for k, v in body.items() if k.startswith(FIELD_KEY) and before.get(k) is not v}
-    if not changed:
-        return before
-    after = dict(before)
-    for key, value in changed.items():
-        if isinstance(value, Rewritten) or context == TRUE:
-            after[key] = value
-        else:
-            previous = before.get(key) or Original(key[len(FIELD_KEY):])
-            after[key] = Choice(tuple(_combine(_options(context, value) + _options(neg(context), previous))))
-    return after
-
-
-def _within(event, ctx: Formula):
-    """An event of a block walked relative to its entry, under the condition of reaching the block."""
-    if isinstance(event, tuple):  # a staged dict entry: (key, text, condition, nest, line, end_line)
-        return (event[0], event[1], conj(ctx, event[2]), *event[3:])
-    return replace(event, condition=conj(ctx, event.condition))
-
-
-def _merged(events: list, key) -> list:
-    """Events of one statement walked more than once (an unrolled loop), as one under either condition."""
-    merged: dict = {}
-    for event in events:
-        found = merged.get(key(event))
-        merged[key(event)] = event if found is None else replace(found, condition=disj(found.condition, event.condition))
-    return list(merged.values())
-
-
-def _string_key(target: cst.Subscript, env: Env) -> str | None:
-    """The key of `d["x"]`, or of `d[attr]` where `attr` is bound to a string literal (an unrolled loop)."""
-    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
-        return None
-    return bound_string(target.slice[0].slice.value, env)
-
-
-def _same_shape(target: cst.Tuple | cst.List, value: cst.BaseExpression) -> bool:
-    """`a, b = x, y`: a tuple of plain names unpacked from a tuple of as many plain items."""
-    return (
-        isinstance(value, (cst.Tuple, cst.List))
-        and len(value.elements) == len(target.elements)
-        and all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements)
-        and all(isinstance(e, cst.Element) for e in value.elements)
-    )
-
-
-def _assign_unknown(env: Env, target: cst.BaseExpression, scope: Scope) -> Env:
-    if isinstance(target, cst.Name):
-        return {**env, target.value: Unknown(target.value)}
-    return env
-
-
-def _merge(before: Env, then_env: Env, else_env: Env, test: Formula) -> Env:
-    """Locals after an if/else: a value that differs by branch becomes a choice on the test."""
-    merged = dict(before)
-    for name in then_env.keys() | else_env.keys():
-        a, b = then_env.get(name), else_env.get(name)
-        if a is b:
-            if a is not None:
-                merged[name] = a
-            continue
-        # A field one branch did not assign keeps the value the launch command gave it.
-        unassigned = Original(name[len(FIELD_KEY):]) if name.startswith(FIELD_KEY) else (
-            EnvOriginal(name[len(ENV_KEY):]) if name.startswith(ENV_KEY) else Unknown(name))
-        entries = _merged_entries(a, b, test)
-        if entries is not None:
-            merged[name] = entries
-            continue
-        options = _combine(_options(test, a or unassigned) + _options(neg(test), b or unassigned))
-        if len(options) == 1:
-            merged[name] = options[0][1]
-        elif len(options) > MAX_CHOICE_OPTIONS:
-            # Too many paths to follow: the local (or field) becomes opaque.
-            merged[name] = Unknown(unassigned.text, unassigned.fields)
-        else:
-            merged[name] = Choice(tuple(options))
-    return merged
-
-
-MAX_CHOICE_OPTIONS = 6
-
-
-def _merged_entries(a: Value | None, b: Value | None, test: Formula) -> Entries | None:
-    """A dict local set key by key in either branch, as one dict whose entries depend on the test
-    (a choice per key, not per combination of keys: four optional keys stay four choices)."""
-    left, right = entries_of(a), entries_of(b)
-    if left is None or right is None or not (isinstance(a, Entries) or isinstance(b, Entries)):
-        return None
-    keys = [k for k, _ in left.entries] + [k for k, _ in right.entries if all(k != j for j, _ in left.entries)]
-    entries = []
-    for key in keys:
-        then_value, else_value = left.get(key), right.get(key)
-        if then_value is else_value or then_value == else_value:
-            entries.append((key, then_value))
-            continue
-        options = _combine(_options(test, then_value) + _options(neg(test), else_value))
-        if len(options) > MAX_CHOICE_OPTIONS:
-            return None
-        entries.append((key, options[0][1] if len(options) == 1 else Choice(tuple(options))))
-    return Entries(left.text, tuple(entries), tuple(sorted(set(left.fields) | set(right.fields))))
-
-
-def _options(condition: Formula, value: Value) -> list[tuple[Formula, Value]]:
-    """A value's (condition, value) pairs under `condition`: nested choices flattened."""
-    if isinstance(value, Choice):
-        pairs = [(conj(condition, c), v) for c, v in value.options]
-    else:
-        pairs = [(condition, value)]
-    return [(c, v) for c, v in pairs if c != FALSE]
-
-
-def _combine(options: list[tuple[Formula, Value]]) -> list[tuple[Formula, Value]]:
-    combined: list[tuple[Formula, Value]] = []
-    for condition, value in options:
-        for index, (other_condition, other) in enumerate(combined):
-            same = _same_value(other, value)
-            if same is not None:
-                combined[index] = (disj(other_condition, condition), same)
-                break
-        else:
-            combined.append((condition, value))
-    return combined
-
-
-def _same_value(a: Value, b: Value) -> Value | None:
-    """One value for two paths that hold the same thing, so choices do not grow with every `if`."""
-    if a is b or a == b:
-        return a
-    if isinstance(a, NonEmpty) and isinstance(b, NonEmpty):  # only its truth is ever read
-        return NonEmpty(a.text, tuple(sorted(set(a.fields) | set(b.fields))))
-    return None
-
-
-def _assigned_names(node: cst.For | cst.While) -> list[str]:
-    """Locals a loop may change: assigned, unpacked, or grown by `append`-like calls."""
-    names: list[str] = []
-    if isinstance(node, cst.For):
-        _names_of(node.target, names)
-    for stmt in iter_statements([node]):
-        if isinstance(stmt, cst.Assign):
-            for t in stmt.targets:
-                _names_of(t.target, names)
-        elif isinstance(stmt, (cst.AugAssign, cst.AnnAssign)):
-            _names_of(stmt.target, names)
-        elif isinstance(stmt, cst.For):
-            _names_of(stmt.target, names)
-        elif isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
-            func = stmt.value.func
-            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
-                if func.attr.value in _ADDING_METHODS | _GROWING_METHODS:
-                    names.append(func.value.value)
-    return sorted(set(names))
-
-
-def _names_of(target: cst.BaseExpression, names: list[str]) -> None:
-    if isinstance(target, cst.Name):
-        names.append(target.value)
-    elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
-        names.append(target.value.value)  # `renamed[attr] = ...` changes `renamed`
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            _names_of(element.value, names)
 
 
 def _message_arg(call: cst.Call) -> cst.BaseExpression | None:

@@ -1,0 +1,235 @@
+"""Locals and fields along the paths of a walk: values merged where branches join, loops unrolled
+over literal items or read as opaque, dict locals built key by key.
+
+The walker (`guards`) keeps, for each path, what every local and every field the function assigned
+holds; here is how those environments combine: a value that differs by branch becomes a `Choice`
+on the test, a dict local a choice per key, and a loop's body changes what it assigns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import libcst as cst
+
+from ..core.formula import conj, disj, neg
+from ..core.model import FALSE, TRUE, Formula
+from .lines import iter_statements
+from .scope import (
+    ENV_KEY,
+    FIELD_KEY,
+    Bound,
+    Choice,
+    Entries,
+    Env,
+    EnvOriginal,
+    NonEmpty,
+    Original,
+    Rewritten,
+    Scope,
+    Unknown,
+    Value,
+    bound_string,
+    entries_of,
+)
+
+ADDING_METHODS = frozenset({"append", "add", "insert", "appendleft"})
+GROWING_METHODS = frozenset({"extend", "update", "setdefault", "__setitem__"})
+
+
+MAX_UNROLLED = 16
+
+
+def literal_items(node: cst.For, env: Env) -> list[Env] | None:
+    """The loop target's bindings for each item of a literal tuple or list iterated over, else None."""
+    iterable: cst.BaseExpression = node.iter
+    item_env: Env = env
+    scope = None
+    while isinstance(iterable, cst.Name) and isinstance(env.get(iterable.value), Bound):
+        bound = item_env[iterable.value]
+        iterable, item_env, scope = bound.node, bound.env, bound.scope  # type: ignore[union-attr]
+    if not isinstance(iterable, (cst.Tuple, cst.List)) or not 0 < len(iterable.elements) <= MAX_UNROLLED:
+        return None
+    target = node.target
+    items: list[Env] = []
+    for element in iterable.elements:
+        if not isinstance(element, cst.Element):
+            return None  # `*rest`
+        if isinstance(target, cst.Name):
+            items.append({target.value: Bound(element.value, item_env, scope)})
+        elif isinstance(target, (cst.Tuple, cst.List)) and same_shape(target, element.value):  # type: ignore[arg-type]
+            parts = element.value.elements  # type: ignore[attr-defined]
+            items.append({t.value.value: Bound(p.value, item_env, scope) for t, p in zip(target.elements, parts)})  # type: ignore[attr-defined]
+        else:
+            return None
+    return items
+
+
+def fields_after_loop(before: Env, body: Env, context: Formula) -> Env:
+    """The fields a loop body assigned or had rewritten, as they read after the loop.
+
+    A field a call in the body may write reads as that call left it; one the body assigns holds the
+    assigned value if the body ran (`context`), else what it held before.
+    """
+    changed = {k: v for k, v in body.items() if k.startswith(FIELD_KEY) and before.get(k) is not v}
+    if not changed:
+        return before
+    after = dict(before)
+    for key, value in changed.items():
+        if isinstance(value, Rewritten) or context == TRUE:
+            after[key] = value
+        else:
+            previous = before.get(key) or Original(key[len(FIELD_KEY):])
+            after[key] = Choice(tuple(combine_options(path_options(context, value) + path_options(neg(context), previous))))
+    return after
+
+
+def within(event, ctx: Formula):
+    """An event of a block walked relative to its entry, under the condition of reaching the block."""
+    if isinstance(event, tuple):  # a staged dict entry: (key, text, condition, nest, line, end_line)
+        return (event[0], event[1], conj(ctx, event[2]), *event[3:])
+    return replace(event, condition=conj(ctx, event.condition))
+
+
+def merged_events(events: list, key) -> list:
+    """Events of one statement walked more than once (an unrolled loop), as one under either condition."""
+    merged: dict = {}
+    for event in events:
+        found = merged.get(key(event))
+        merged[key(event)] = event if found is None else replace(found, condition=disj(found.condition, event.condition))
+    return list(merged.values())
+
+
+def string_key(target: cst.Subscript, env: Env) -> str | None:
+    """The key of `d["x"]`, or of `d[attr]` where `attr` is bound to a string literal (an unrolled loop)."""
+    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+        return None
+    return bound_string(target.slice[0].slice.value, env)
+
+
+def same_shape(target: cst.Tuple | cst.List, value: cst.BaseExpression) -> bool:
+    """`a, b = x, y`: a tuple of plain names unpacked from a tuple of as many plain items."""
+    return (
+        isinstance(value, (cst.Tuple, cst.List))
+        and len(value.elements) == len(target.elements)
+        and all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements)
+        and all(isinstance(e, cst.Element) for e in value.elements)
+    )
+
+
+def assign_unknown(env: Env, target: cst.BaseExpression, scope: Scope) -> Env:
+    if isinstance(target, cst.Name):
+        return {**env, target.value: Unknown(target.value)}
+    return env
+
+
+def merge_branches(before: Env, then_env: Env, else_env: Env, test: Formula) -> Env:
+    """Locals after an if/else: a value that differs by branch becomes a choice on the test."""
+    merged = dict(before)
+    for name in then_env.keys() | else_env.keys():
+        a, b = then_env.get(name), else_env.get(name)
+        if a is b:
+            if a is not None:
+                merged[name] = a
+            continue
+        # A field one branch did not assign keeps the value the launch command gave it.
+        unassigned = Original(name[len(FIELD_KEY):]) if name.startswith(FIELD_KEY) else (
+            EnvOriginal(name[len(ENV_KEY):]) if name.startswith(ENV_KEY) else Unknown(name))
+        entries = merged_entries(a, b, test)
+        if entries is not None:
+            merged[name] = entries
+            continue
+        options = combine_options(path_options(test, a or unassigned) + path_options(neg(test), b or unassigned))
+        if len(options) == 1:
+            merged[name] = options[0][1]
+        elif len(options) > MAX_CHOICE_OPTIONS:
+            # Too many paths to follow: the local (or field) becomes opaque.
+            merged[name] = Unknown(unassigned.text, unassigned.fields)
+        else:
+            merged[name] = Choice(tuple(options))
+    return merged
+
+
+MAX_CHOICE_OPTIONS = 6
+
+
+def merged_entries(a: Value | None, b: Value | None, test: Formula) -> Entries | None:
+    """A dict local set key by key in either branch, as one dict whose entries depend on the test
+    (a choice per key, not per combination of keys: four optional keys stay four choices)."""
+    left, right = entries_of(a), entries_of(b)
+    if left is None or right is None or not (isinstance(a, Entries) or isinstance(b, Entries)):
+        return None
+    keys = [k for k, _ in left.entries] + [k for k, _ in right.entries if all(k != j for j, _ in left.entries)]
+    entries = []
+    for key in keys:
+        then_value, else_value = left.get(key), right.get(key)
+        if then_value is else_value or then_value == else_value:
+            entries.append((key, then_value))
+            continue
+        options = combine_options(path_options(test, then_value) + path_options(neg(test), else_value))
+        if len(options) > MAX_CHOICE_OPTIONS:
+            return None
+        entries.append((key, options[0][1] if len(options) == 1 else Choice(tuple(options))))
+    return Entries(left.text, tuple(entries), tuple(sorted(set(left.fields) | set(right.fields))))
+
+
+def path_options(condition: Formula, value: Value) -> list[tuple[Formula, Value]]:
+    """A value's (condition, value) pairs under `condition`: nested choices flattened."""
+    if isinstance(value, Choice):
+        pairs = [(conj(condition, c), v) for c, v in value.options]
+    else:
+        pairs = [(condition, value)]
+    return [(c, v) for c, v in pairs if c != FALSE]
+
+
+def combine_options(options: list[tuple[Formula, Value]]) -> list[tuple[Formula, Value]]:
+    combined: list[tuple[Formula, Value]] = []
+    for condition, value in options:
+        for index, (other_condition, other) in enumerate(combined):
+            same = same_value(other, value)
+            if same is not None:
+                combined[index] = (disj(other_condition, condition), same)
+                break
+        else:
+            combined.append((condition, value))
+    return combined
+
+
+def same_value(a: Value, b: Value) -> Value | None:
+    """One value for two paths that hold the same thing, so choices do not grow with every `if`."""
+    if a is b or a == b:
+        return a
+    if isinstance(a, NonEmpty) and isinstance(b, NonEmpty):  # only its truth is ever read
+        return NonEmpty(a.text, tuple(sorted(set(a.fields) | set(b.fields))))
+    return None
+
+
+def assigned_names(node: cst.For | cst.While) -> list[str]:
+    """Locals a loop may change: assigned, unpacked, or grown by `append`-like calls."""
+    names: list[str] = []
+    if isinstance(node, cst.For):
+        names_of(node.target, names)
+    for stmt in iter_statements([node]):
+        if isinstance(stmt, cst.Assign):
+            for t in stmt.targets:
+                names_of(t.target, names)
+        elif isinstance(stmt, (cst.AugAssign, cst.AnnAssign)):
+            names_of(stmt.target, names)
+        elif isinstance(stmt, cst.For):
+            names_of(stmt.target, names)
+        elif isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
+            func = stmt.value.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+                if func.attr.value in ADDING_METHODS | GROWING_METHODS:
+                    names.append(func.value.value)
+    return sorted(set(names))
+
+
+def names_of(target: cst.BaseExpression, names: list[str]) -> None:
+    if isinstance(target, cst.Name):
+        names.append(target.value)
+    elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+        names.append(target.value.value)  # `renamed[attr] = ...` changes `renamed`
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            names_of(element.value, names)

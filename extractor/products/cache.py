@@ -6,10 +6,13 @@ is kept under its size limit, the least recently used entries going first.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
+import pickle
 import re
+import tempfile
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -113,7 +116,8 @@ def prune_cache(folder: Path | None = None, limit_mb: float | None = None) -> in
         except ValueError:
             limit_mb = CACHE_LIMIT_MB
     entries = []
-    for path in [*folder.glob("*.json"), *folder.glob("index/*.pickle")]:  # check's indexes count too
+    # Compact forms (`*.pickle`: snapshots, verdicts, function walks) and check's indexes count too.
+    for path in [*folder.glob("*.json"), *folder.glob("*.pickle"), *folder.glob("index/*.pickle")]:
         try:
             stat = path.stat()
         except OSError:
@@ -155,6 +159,68 @@ def extract_documents(tree: SourceTree, include: Sequence[str] | None = None, ke
         if prune:
             prune_cache(folder)
     return rules, flags, key
+
+
+def compact_path(kind: str, *parts: str, folder: Path | None = None) -> Path:
+    """Where a compact form of `kind` (a snapshot, verdicts, ...) made from `parts` is kept: the cache
+    folder, under a digest of the parts (extraction keys, code fingerprints)."""
+    digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    return (folder or extraction_cache()) / f"{kind}-{digest}.pickle"
+
+
+def read_pickled(path: Path) -> object | None:
+    """What `write_pickled` left at `path`, or None when it is missing or unreadable (then rebuilt)."""
+    try:
+        with path.open("rb") as stream:
+            found = pickle.load(stream)
+        os.utime(path)  # used now: the last to go when the cache is pruned
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
+        return None
+    return found
+
+
+def write_pickled(path: Path, value: object) -> None:
+    """Pickle `value` to `path` atomically, best effort: a read-only cache only costs the time to rebuild."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("wb", dir=path.parent, prefix=".pickle-", delete=False) as stream:
+            try:
+                _Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+            except BaseException:
+                os.unlink(stream.name)
+                raise
+        os.replace(stream.name, path)
+    except OSError:
+        pass
+
+
+class _Pickler(pickle.Pickler):
+    """Slotted dataclasses (the model's records and formulas) pickled as their field values, rebuilt by
+    `_restored`: a third of the time of the default state protocol, and derived fields made again."""
+
+    def reducer_override(self, obj: object) -> object:
+        names = _slot_fields(type(obj))
+        if names is None:
+            return NotImplemented
+        return _restored, (type(obj), tuple(getattr(obj, name) for name in names))
+
+
+@lru_cache(maxsize=None)
+def _slot_fields(cls: type) -> tuple[str, ...] | None:
+    if not dataclasses.is_dataclass(cls) or "__slots__" not in cls.__dict__:
+        return None
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def _restored(cls: type, values: tuple) -> object:
+    obj = object.__new__(cls)
+    for name, value in zip(_slot_fields(cls) or (), values):
+        object.__setattr__(obj, name, value)
+    # A formula's cached hash is of strings, seeded anew in each process: computed again here.
+    post_init = getattr(cls, "__post_init__", None)
+    if post_init is not None:
+        post_init(obj)
+    return obj
 
 
 def cache_paths(key: str, folder: Path | None = None) -> tuple[Path, Path]:

@@ -140,7 +140,7 @@ def extract_documents(tree: SourceTree, include: Sequence[str] | None = None, ke
 
     A new entry prunes the cache to its size limit, unless `prune` is off (`history` prunes once at
     the end, so no worker deletes what another is about to read back)."""
-    from .extraction import extract  # heavy (libcst); only needed on a cache miss
+    from .extraction import extract, fewer_collections  # heavy (libcst); only needed on a cache miss
     from .output import flags_document, rules_document, validate, write_atomic
 
     found = cached_documents(tree, include, keep_going, folder) if use_cache else None
@@ -148,9 +148,10 @@ def extract_documents(tree: SourceTree, include: Sequence[str] | None = None, ke
         return found
     key = cache_key(tree, include, keep_going)
     ex = extract(tree, include=list(include) if include else None, keep_going=keep_going)
-    rules, flags = rules_document(ex), flags_document(ex)
-    validate(rules, "rules.schema.json")
-    validate(flags, "flags.schema.json")
+    with fewer_collections():  # the parsed trees are still alive: a full collection would scan them all
+        rules, flags = rules_document(ex), flags_document(ex)
+        validate(rules, "rules.schema.json")
+        validate(flags, "flags.schema.json")
     if use_cache:
         rules_path, flags_path = cache_paths(key, folder)
         # Flags first: the rules file appears last and marks the entry complete.

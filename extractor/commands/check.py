@@ -7,15 +7,13 @@ import sys
 from pathlib import Path
 from collections.abc import Callable, Sequence
 
+from typing import TYPE_CHECKING
+
 from ..core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from ..core.serialize import dumps
-from ..logic.facts import ModelFacts, find_platform, local_model
-from ..logic.launch import ENV_ASSIGNMENT, split_command
-from ..logic.launch_files import file_kind, launch_commands
-from ..products.linter import RuleSet, check, report_json, report_text, shown_message
-from ..products.pages import by_function
-from ..products.rulesets import load_rules, release_rules
-from ..products.words import Flags, fixes_for
+
+if TYPE_CHECKING:  # the linter and its helpers are imported when a check runs: other commands start faster
+    from ..products.linter import RuleSet
 
 
 def add_parser(commands) -> None:
@@ -73,6 +71,9 @@ def _truth_value(text: str) -> bool:
 
 def _local_model(launch: Sequence[str]) -> object:
     """The model folder `--model-path` names, when it is a local folder with a config.json."""
+    from ..logic.facts import local_model
+    from ..logic.launch import split_command
+
     launch, _ = split_command(list(launch))
     for index, item in enumerate(launch):
         path = item.split("=", 1)[1] if item.startswith("--model-path=") else (
@@ -83,12 +84,20 @@ def _local_model(launch: Sequence[str]) -> object:
 
 
 def open_rules(args: argparse.Namespace) -> RuleSet:
+    from ..products.rulesets import load_rules, release_rules
+
     if getattr(args, "rules", None):
         return load_rules(args.rules)
     return release_rules(args.release, getattr(args, "index_url", None))
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from ..logic.facts import ModelFacts, find_platform
+    from ..logic.launch import ENV_ASSIGNMENT
+    from ..products.linter import check, report_json, report_text
+    from ..products.pages import by_function
+    from ..products.words import Flags, fixes_for
+
     launch = list(args.launch)
     if launch[:1] == ["--"]:
         launch = launch[1:]
@@ -132,6 +141,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _annotations(report, place: tuple[str, int] | None) -> list[str]:
     """GitHub workflow commands: one `::error` per definite or argument error of one launch command."""
+    from ..products.linter import shown_message
+
     where = f"file={_escape_property(place[0])},line={place[1]}," if place else ""
     found = [f"::error {where}title=sglang-constraints::{_escape_data(e.message)}" for e in report.argument_errors]
     for finding in report.definite:
@@ -151,6 +162,8 @@ def _escape_property(text: str) -> str:
 
 def _commands_in_files(paths: Sequence[str]) -> list[tuple[tuple[str, int], tuple[str, ...]]]:
     """(file, line) and the command, for every launch command in the files (folders searched)."""
+    from ..logic.launch_files import file_kind, launch_commands
+
     found = []
     for given in paths:
         root = Path(given)

@@ -80,6 +80,12 @@ def cached_documents(tree: SourceTree, include: Sequence[str] | None = None, kee
     """The documents of an earlier extraction of the same inputs, or None."""
     key = cache_key(tree, include, keep_going)
     found = load_cached(key, folder)
+    if found is None and not keep_going:
+        # `history` extracts with keep-going; without a problem its documents are the ones a plain
+        # extraction makes (keep-going only decides whether a problem stops it), so `diff` reads them.
+        found = load_cached(cache_key(tree, include, True), folder)
+        if found is not None and found[0].get("summary", {}).get("errors", 0):
+            found = None
     if found is None:
         return None
     # The same bytes can come from another source (a release and its git tag): say which one.

@@ -1,4 +1,5 @@
-"""Benchmark: extraction against the parser floor on real releases, and history cold/warm, serial/parallel.
+"""Benchmark: extraction against the parser floor on real releases, incremental extraction over a git
+history, diff of cached sources, and history cold/warm, serial/parallel.
 
 Run with `make bench`. Standard library timing only; prints a table and writes bench/results.json.
 It is a benchmark, not a test: nothing here asserts a time.
@@ -25,15 +26,22 @@ import libcst
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from extractor.products.extraction import extract  # noqa: E402
+from extractor.core.serialize import dumps  # noqa: E402
+from extractor.products.cache import extract_documents as cached_extraction  # noqa: E402
+from extractor.products.extraction import extract, fewer_collections  # noqa: E402
 from extractor.products.output import extract_documents, write_documents  # noqa: E402
 from extractor.sources.layout import find_layout  # noqa: E402
-from extractor.sources.trees import SourceTree, path_tree, release_tree  # noqa: E402
+from extractor.sources.trees import SourceTree, git_tree, path_tree, release_tree  # noqa: E402
 
 RELEASES = ("0.5.18", "0.5.23")
 HISTORY_RANGE = "0.5.10..0.5.23"
 REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))
 SYNTHETIC_FUNCTIONS = 2000  # ~25k lines, larger than any real read set
+GIT_RELEASES = ("0.5.22", "0.5.23")  # a commit each, then one commit that changes one function
+# Targets of the speed issue (issue 17), printed with pass/fail.
+TARGET_INCREMENTAL = 0.20  # incremental extraction of a one-function change, over its cold extraction
+TARGET_DIFF_CPU_S = 2.0  # diff of two cached releases, CPU seconds of the whole command
+TARGET_EXTRACT_OVER_LIBCST = 3.0  # full extract of 0.5.23 over the libcst parse of the same files
 
 
 def median_time(fn, repeats: int = REPEATS) -> float:
@@ -49,7 +57,8 @@ def full_extract(tree: SourceTree, out: Path, timings: dict[str, float] | None =
     """What `sglang-constraints extract` does after reading its arguments: every document, validated, written."""
     ex = extract(tree, timings=timings)
     start = time.perf_counter()
-    write_documents(out / ex.info.label, extract_documents(ex))
+    with fewer_collections():  # as `extract` writes them
+        write_documents(out / ex.info.label, extract_documents(ex))
     if timings is not None:
         timings["documents"] = time.perf_counter() - start
 
@@ -142,12 +151,97 @@ def measure_history() -> dict | None:
     return results
 
 
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def history_repo(repo: Path) -> list[tuple[str, str]]:
+    """A SGLang-shaped git repository: a commit with each release's package, then a commit that
+    changes one function (the message of the first `raise ValueError("...")` of arg_groups/); returns
+    (what, commit) per commit."""
+    git(repo, "init", "-q")
+    git(repo, "config", "user.email", "bench@example.invalid")
+    git(repo, "config", "user.name", "bench")
+    commits = []
+    for version in GIT_RELEASES:
+        tree = release_tree(version)
+        shutil.rmtree(repo / "python", ignore_errors=True)
+        for path in tree.paths():
+            target = repo / "python" / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(tree.read_bytes(path))
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", version)
+        commits.append((version, git(repo, "rev-parse", "HEAD")))
+    for path in sorted((repo / "python" / "sglang" / "srt" / "arg_groups").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if 'raise ValueError("' in text:
+            path.write_text(text.replace('raise ValueError("', 'raise ValueError("Changed: ', 1), encoding="utf-8")
+            git(repo, "commit", "-q", "-am", f"one function of {path.name}")
+            commits.append((f"{GIT_RELEASES[-1]} + one function", git(repo, "rev-parse", "HEAD")))
+            break
+    return commits
+
+
+def cpu_time(fn) -> tuple[float, object]:
+    start = time.process_time()
+    result = fn()
+    return time.process_time() - start, result
+
+
+def measure_git_history(repo: Path, cache: Path) -> list[dict]:
+    """Per commit: extraction (the rules and flags documents, as `diff --git` makes them) from an empty
+    cache, and from the cache holding the commits before it; CPU seconds, outputs compared byte for byte."""
+    commits = history_repo(repo)
+    rows = []
+    for what, commit in commits:
+        tree = git_tree(repo, commit)
+        with tempfile.TemporaryDirectory() as empty:
+            cold_s, cold = cpu_time(lambda: cached_extraction(tree, folder=Path(empty), prune=False))
+        warm_s, warm = cpu_time(lambda: cached_extraction(tree, folder=cache, prune=False))
+        same = all(dumps(a) == dumps(b) for a, b in zip(cold[:2], warm[:2]))
+        rows.append({"commit": what, "cold_cpu_s": round(cold_s, 2), "incremental_cpu_s": round(warm_s, 2),
+                     "incremental_over_cold": round(warm_s / cold_s, 3), "identical": same})
+    return rows
+
+
+def measure_cached_diff(repo: Path, cache: Path) -> dict:
+    """`diff` of the first two commits (both extractions cached): CPU seconds of the whole command the
+    first time (compact forms and verdicts made) and again (read back); the reports compared.
+
+    Python may keep its bytecode cache here, as an installed package has it (a machine that sets
+    PYTHONDONTWRITEBYTECODE compiles every module of the tool on each start: about 0.3 s more)."""
+    first, second = git(repo, "rev-list", "--reverse", "HEAD").split()[:2]
+    env = {**os.environ, "SGLANG_CONSTRAINTS_EXTRACTION_CACHE": str(cache)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    found: dict[str, float] = {}
+    reports = []
+    for phase in ("first", "again"):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        done = subprocess.run([sys.executable, "-m", "extractor", "diff", "--git", str(repo), first, second,
+                               "--format", "json"], capture_output=True, cwd=ROOT, env=env)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if done.returncode not in (0, 1):
+            raise SystemExit(done.stderr.decode())
+        reports.append(done.stdout)
+        found[f"{phase}_cpu_s"] = round(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 2)
+    found["identical"] = reports[0] == reports[1]
+    return found
+
+
+def verdict(ok: bool) -> str:
+    return "pass" if ok else "FAIL"
+
+
 def main() -> int:
     rows = []
     for version in RELEASES:
         rows.append(measure_source(version, release_tree(version)))
     with tempfile.TemporaryDirectory() as folder:
         rows.append(measure_source(f"synthetic-{SYNTHETIC_FUNCTIONS}", synthetic_tree(Path(folder))))
+    with tempfile.TemporaryDirectory() as repo, tempfile.TemporaryDirectory() as cache:
+        commits = measure_git_history(Path(repo), Path(cache))
+        cached_diff = measure_cached_diff(Path(repo), Path(cache))
     history = None if os.environ.get("BENCH_SKIP_HISTORY") else measure_history()
     machine = {
         "python": platform.python_version(),
@@ -165,9 +259,32 @@ def main() -> int:
         )
     print("stages of one extract (s): " + "; ".join(
         f"{r['source']}: " + ", ".join(f"{k} {v}" for k, v in r["stages_s"].items()) for r in rows))
+    print(f"{'git commit':<28}{'cold CPU s':>12}{'incremental CPU s':>19}{'ratio':>8}  identical")
+    for c in commits:
+        print(f"{c['commit']:<28}{c['cold_cpu_s']:>12}{c['incremental_cpu_s']:>19}{c['incremental_over_cold']:>8}"
+              f"  {c['identical']}")
+    print(f"diff of two cached commits (CPU s): first {cached_diff['first_cpu_s']}, again {cached_diff['again_cpu_s']}"
+          f", identical {cached_diff['identical']}")
     if history:
         print(f"history {HISTORY_RANGE}: " + ", ".join(f"{k}={v}" for k, v in history.items()))
-    results = {"machine": machine, "repeats": REPEATS, "sources": rows, "history": history}
+    one_function = commits[-1]["incremental_over_cold"]
+    ratio = next(r["extract_over_libcst"] for r in rows if r["source"] == RELEASES[-1])
+    targets = {
+        "incremental_one_function": {"value": one_function, "target": TARGET_INCREMENTAL,
+                                     "pass": one_function <= TARGET_INCREMENTAL},
+        "diff_cached_cpu_s": {"value": cached_diff["again_cpu_s"], "target": TARGET_DIFF_CPU_S,
+                              "pass": cached_diff["again_cpu_s"] <= TARGET_DIFF_CPU_S},
+        "extract_over_libcst": {"value": ratio, "target": TARGET_EXTRACT_OVER_LIBCST,
+                                "pass": ratio <= TARGET_EXTRACT_OVER_LIBCST},
+    }
+    print(f"target: incremental extraction of a one-function change <= {TARGET_INCREMENTAL:.0%} of cold: "
+          f"{one_function:.0%} {verdict(targets['incremental_one_function']['pass'])}")
+    print(f"target: diff of two cached sources <= {TARGET_DIFF_CPU_S} s CPU: {cached_diff['again_cpu_s']} s "
+          f"(first diff of the pair {cached_diff['first_cpu_s']} s) {verdict(targets['diff_cached_cpu_s']['pass'])}")
+    print(f"target: full extract of {RELEASES[-1]} <= {TARGET_EXTRACT_OVER_LIBCST}x the libcst parse: {ratio}x "
+          f"{verdict(targets['extract_over_libcst']['pass'])}")
+    results = {"machine": machine, "repeats": REPEATS, "sources": rows, "git_commits": commits,
+               "cached_diff": cached_diff, "targets": targets, "history": history}
     (ROOT / "bench" / "results.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
     return 0
 

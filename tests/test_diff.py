@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -11,9 +13,11 @@ from pathlib import Path
 import pytest
 
 from extractor import cli
+from extractor.core.serialize import dumps
 from extractor.core.model import And, Atom, Flag, Formula, Lit, Location, Not, Or, Rule, RuleKind, Snippet, Term, TermKind
 from extractor.logic.solver import implies_exact
 from extractor.products import diff, sides
+from extractor.products.cache import read_pickled
 from extractor.products.diff import compare_conditions, find_changes, match_rules, parse_kinds
 from extractor.products.output import load_schema, validate
 from extractor.products.sides import Snapshot
@@ -498,3 +502,43 @@ def test_refactor_release_reads_as_moves(capsys: pytest.CaptureFixture) -> None:
     assert not undecided
     code, text, _ = run_cli(capsys, "diff", "0.5.18", "0.5.19", "--format", "json")
     assert code == 1 and json.loads(text)["summary"] == counts
+
+
+@pytest.mark.network
+def test_compact_path_reports_the_same_bytes(capsys: pytest.CaptureFixture) -> None:
+    """`diff` of two cached releases reads their pickled snapshots and memo; the report is the one the
+    full documents give, byte for byte, in every format."""
+    specs = [sides.resolve_spec(v) for v in ("0.5.18", "0.5.19")]
+    full = []
+    for spec in specs:
+        rules, flags, key = sides.load_documents(spec)
+        full.append((Snapshot.from_documents(rules, flags), key))
+    (old, old_key), (new, new_key) = full
+    changes = list(find_changes(old, new))
+    document = diff.diff_document(old, new, changes)
+    validate(document, "diff.schema.json")
+    expected = {"json": dumps(document), "text": diff.render_text(old, new, changes),
+                "md": diff.render_markdown(old, new, changes)}
+    for _ in range(2):  # the first run may write the compact forms, the second reads them
+        for form, text in expected.items():
+            code, out, _ = run_cli(capsys, "diff", "0.5.18", "0.5.19", "--format", form)
+            assert code == 1 and out == text
+    assert all(sides.snapshot_path(key).is_file() for key in (old_key, new_key))
+    memo = diff.known_memo(diff.memo_path(old_key, new_key, "trigger"))
+    assert memo.pairs and len(memo.verdicts) == len(memo.pairs)
+    # Read back, the snapshots are the documents' records (their source is the side's own).
+    for spec, (snapshot, _) in zip(specs, full):
+        assert sides.load_side(spec)[0] == snapshot
+
+
+def test_pickled_formulas_hash_as_fresh_ones(tmp_path: Path) -> None:
+    """A formula pickled by another process (another string hash seed) is found in sets of fresh ones."""
+    path = tmp_path / "f.pickle"
+    script = ("from pathlib import Path; from extractor.products.cache import write_pickled; "
+              "from tests.test_diff import cmp; from extractor.core.model import Not; "
+              f"write_pickled(Path({str(path)!r}), [Not(cmp('mode', '==', 'decode'))])")
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=Path(__file__).parent.parent,
+                   env={**os.environ, "PYTHONHASHSEED": "123"})
+    found = read_pickled(path)
+    assert found == [Not(cmp("mode", "==", "decode"))]
+    assert found[0] in {Not(cmp("mode", "==", "decode"))}

@@ -300,3 +300,23 @@ def test_check_indexes_are_pruned_with_the_cache(tmp_path: Path) -> None:
     (tmp_path / "fresh.json").write_text("{}" + " " * 300_000)
     assert prune_cache(tmp_path, limit_mb=0.4) == 1
     assert not (tmp_path / "index" / "stale.pickle").exists() and (tmp_path / "fresh.json").exists()
+
+
+def test_diff_reads_what_history_extracted(history_repo, tmp_path: Path, capsys: pytest.CaptureFixture,  # noqa: F811
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """`diff` of two commits a `history` run extracted (keep-going, no problem) extracts nothing again,
+    and reports what fresh extractions give."""
+    repo, commits = history_repo
+    code, _, err = run(capsys, "history", "--git", str(repo), "--revs", f"{commits[0]}..{commits[-1]}",
+                       "-o", str(tmp_path / "history"), "--jobs", "1")
+    assert code == 0, err
+    argv = ("diff", "--git", str(repo), commits[0], commits[-1], "--format", "json")
+    expected = run(capsys, *argv, "--no-cache")
+    from extractor.products import extraction
+
+    def extracted_again(*args, **kwargs):
+        raise AssertionError("extracted again")
+
+    monkeypatch.setattr(extraction, "extract", extracted_again)
+    for _ in range(2):  # from the history's documents, then from the snapshots
+        assert run(capsys, *argv) == expected

@@ -8,20 +8,16 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from .. import __version__
 from ..core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from ..core.serialize import dumps
-from ..core.model import Rule
-from ..logic.facts import ModelFacts, find_platform, local_model, memory_mib, with_device_memory
-from ..logic.launch import ENV_ASSIGNMENT, parse_command, split_command
-from ..logic.launch_files import file_kind, launch_commands
-from ..products.fixes import working_fixes
-from ..products.linter import RuleSet, check, launch_facts, report_json, report_text, shown_message
-from ..products.pages import by_function
-from ..products.rulesets import load_rules, release_rules
-from ..products.sarif import sarif_document
-from ..products.upgrade import upgrade, upgrade_json, upgrade_text
-from ..products.words import Flags, fixes_for
+
+if TYPE_CHECKING:  # the linter and its helpers are imported when a check runs: other commands start faster
+    from ..core.model import Rule
+    from ..products.linter import RuleSet
+    from ..products.words import Flags
 
 
 def add_parser(commands) -> None:
@@ -71,6 +67,11 @@ def _fixes(ruleset, report, argv: list[str], flags: Flags, groups, env: dict[str
            ) -> Callable[[Rule], list[str]]:
     """Fixes of each finding: those of a definite error checked on this very command line (and
     completed where they would set off another error); a possible one's read off its condition."""
+    from ..logic.launch import parse_command, split_command
+    from ..products.fixes import working_fixes
+    from ..products.linter import launch_facts
+    from ..products.words import fixes_for
+
     tokens, assignments = split_command(argv)
     plain = [f"{name}={value}" for name, value in assignments.items()] + tokens
     facts = launch_facts(parse_command(plain, ruleset.catalog), platform, model)
@@ -104,6 +105,9 @@ def _truth_value(text: str) -> bool:
 
 def _local_model(launch: Sequence[str]) -> object:
     """The model folder `--model-path` names, when it is a local folder with a config.json."""
+    from ..logic.facts import local_model
+    from ..logic.launch import split_command
+
     launch, _ = split_command(list(launch))
     for index, item in enumerate(launch):
         path = item.split("=", 1)[1] if item.startswith("--model-path=") else (
@@ -114,12 +118,23 @@ def _local_model(launch: Sequence[str]) -> object:
 
 
 def open_rules(args: argparse.Namespace) -> RuleSet:
+    from ..products.rulesets import load_rules, release_rules
+
     if getattr(args, "rules", None):
         return load_rules(args.rules)
     return release_rules(args.release, getattr(args, "index_url", None))
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from ..logic.facts import ModelFacts, find_platform, memory_mib, with_device_memory
+    from ..logic.launch import ENV_ASSIGNMENT
+    from ..products.linter import check, report_json, report_text
+    from ..products.pages import by_function
+    from ..products.rulesets import load_rules, release_rules
+    from ..products.sarif import sarif_document
+    from ..products.upgrade import upgrade, upgrade_json, upgrade_text
+    from ..products.words import Flags
+
     launch = list(args.launch)
     if launch[:1] == ["--"]:
         launch = launch[1:]
@@ -182,6 +197,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _annotations(report, place: tuple[str, int] | None) -> list[str]:
     """GitHub workflow commands: one `::error` per definite or argument error of one launch command."""
+    from ..products.linter import shown_message
+
     where = f"file={_escape_property(place[0])},line={place[1]}," if place else ""
     found = [f"::error {where}title=sglang-constraints::{_escape_data(e.message)}" for e in report.argument_errors]
     for finding in report.definite:
@@ -201,6 +218,8 @@ def _escape_property(text: str) -> str:
 
 def _commands_in_files(paths: Sequence[str]) -> list[tuple[tuple[str, int], tuple[str, ...]]]:
     """(file, line) and the command, for every launch command in the files (folders searched)."""
+    from ..logic.launch_files import file_kind, launch_commands
+
     found = []
     for given in paths:
         root = Path(given)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import copy
 import sys
 from pathlib import Path
 
 from ..core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from ..core.serialize import dumps
 from ..products.changes import KINDS
-from ..products.diff import diff_document, find_changes, parse_kinds, render_markdown, render_text
-from ..products.sides import load_snapshot, resolve_spec
+from ..products.cache import write_pickled
+from ..products.diff import (Memo, diff_document, find_changes, known_memo, memo_path, parse_kinds, render_markdown,
+                             render_text)
+from ..products.sides import load_side, resolve_spec
 
 
 # ---- the command -----------------------------------------------------------------------------------
@@ -48,8 +51,14 @@ def run_diff(args) -> int:
     except ValueError as error:
         raise UsageError(str(error)) from None
     specs = [resolve_spec(text, args.git, args.index_url) for text in (args.old, args.new)]
-    old, new = (load_snapshot(spec, args.include, use_cache=not args.no_cache) for spec in specs)
-    changes = list(find_changes(old, new, args.compare))
+    (old, old_key), (new, new_key) = (load_side(spec, args.include, use_cache=not args.no_cache) for spec in specs)
+    # Two cached extractions diffed before: the matching and the solver's verdicts are read back.
+    path = memo_path(old_key, new_key, args.compare) if old_key and new_key else None
+    memo = known_memo(path) if path else Memo()
+    known = copy.deepcopy(memo)
+    changes = list(find_changes(old, new, args.compare, memo))
+    if path and memo != known:
+        write_pickled(path, memo)
     if args.format == "json":
         document = diff_document(old, new, changes, args.compare)
         validate(document, "diff.schema.json")

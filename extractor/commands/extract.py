@@ -19,12 +19,14 @@ def add_parser(commands) -> None:
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
+    from ..products.extraction import fewer_collections
     from ..products.output import extract_documents, output_dir, write_documents
 
     ex = run_extract(args)
     folder = output_dir(Path(args.output), ex.info.label)
-    documents = extract_documents(ex)  # rules.json, flags.json, graph.json, graph.graphml, graph.dot
-    write_documents(folder, documents)
+    with fewer_collections():  # the parsed trees are still alive: a full collection would scan them all
+        documents = extract_documents(ex)  # rules.json, flags.json, graph.json, graph.graphml, graph.dot
+        write_documents(folder, documents)
     counts = documents["rules.json"][0]["summary"]
     print(
         f"{ex.info.label}: {counts['rules']} rules ({counts['by_kind']['raise']} raise, {counts['by_kind']['assert']} assert, "

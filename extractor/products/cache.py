@@ -6,10 +6,13 @@ is kept under its size limit, the least recently used entries going first.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
+import pickle
 import re
+import tempfile
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -77,6 +80,12 @@ def cached_documents(tree: SourceTree, include: Sequence[str] | None = None, kee
     """The documents of an earlier extraction of the same inputs, or None."""
     key = cache_key(tree, include, keep_going)
     found = load_cached(key, folder)
+    if found is None and not keep_going:
+        # `history` extracts with keep-going; without a problem its documents are the ones a plain
+        # extraction makes (keep-going only decides whether a problem stops it), so `diff` reads them.
+        found = load_cached(cache_key(tree, include, True), folder)
+        if found is not None and found[0].get("summary", {}).get("errors", 0):
+            found = None
     if found is None:
         return None
     # The same bytes can come from another source (a release and its git tag): say which one.
@@ -113,7 +122,8 @@ def prune_cache(folder: Path | None = None, limit_mb: float | None = None) -> in
         except ValueError:
             limit_mb = CACHE_LIMIT_MB
     entries = []
-    for path in [*folder.glob("*.json"), *folder.glob("index/*.pickle")]:  # check's indexes count too
+    # Compact forms (`*.pickle`: snapshots, verdicts, function walks) and check's indexes count too.
+    for path in [*folder.glob("*.json"), *folder.glob("*.pickle"), *folder.glob("index/*.pickle")]:
         try:
             stat = path.stat()
         except OSError:
@@ -136,7 +146,7 @@ def extract_documents(tree: SourceTree, include: Sequence[str] | None = None, ke
 
     A new entry prunes the cache to its size limit, unless `prune` is off (`history` prunes once at
     the end, so no worker deletes what another is about to read back)."""
-    from .extraction import extract  # heavy (libcst); only needed on a cache miss
+    from .extraction import extract, fewer_collections  # heavy (libcst); only needed on a cache miss
     from .output import flags_document, rules_document, validate, write_atomic
 
     found = cached_documents(tree, include, keep_going, folder) if use_cache else None
@@ -144,9 +154,10 @@ def extract_documents(tree: SourceTree, include: Sequence[str] | None = None, ke
         return found
     key = cache_key(tree, include, keep_going)
     ex = extract(tree, include=list(include) if include else None, keep_going=keep_going)
-    rules, flags = rules_document(ex), flags_document(ex)
-    validate(rules, "rules.schema.json")
-    validate(flags, "flags.schema.json")
+    with fewer_collections():  # the parsed trees are still alive: a full collection would scan them all
+        rules, flags = rules_document(ex), flags_document(ex)
+        validate(rules, "rules.schema.json")
+        validate(flags, "flags.schema.json")
     if use_cache:
         rules_path, flags_path = cache_paths(key, folder)
         # Flags first: the rules file appears last and marks the entry complete.
@@ -155,6 +166,64 @@ def extract_documents(tree: SourceTree, include: Sequence[str] | None = None, ke
         if prune:
             prune_cache(folder)
     return rules, flags, key
+
+
+def compact_path(kind: str, *parts: str, folder: Path | None = None) -> Path:
+    """Where a compact form of `kind` (a snapshot, verdicts, ...) made from `parts` is kept: the cache
+    folder, under a digest of the parts (extraction keys, code fingerprints)."""
+    digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    return (folder or extraction_cache()) / f"{kind}-{digest}.pickle"
+
+
+def read_pickled(path: Path) -> object | None:
+    """What `write_pickled` left at `path`, or None when it is missing or unreadable (then rebuilt)."""
+    try:
+        with path.open("rb") as stream:
+            found = pickle.load(stream)
+        os.utime(path)  # used now: the last to go when the cache is pruned
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
+        return None
+    return found
+
+
+def write_pickled(path: Path, value: object) -> None:
+    """Pickle `value` to `path` atomically, best effort: a read-only cache only costs the time to rebuild."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("wb", dir=path.parent, prefix=".pickle-", delete=False) as stream:
+            try:
+                _Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+            except BaseException:
+                os.unlink(stream.name)
+                raise
+        os.replace(stream.name, path)
+    except OSError:
+        pass
+
+
+class _Pickler(pickle.Pickler):
+    """Slotted dataclasses (the model's records and formulas) pickled as a call of their class with
+    the init fields: a third of the time of the default state protocol to read back, and derived
+    fields made again by `__post_init__` (a formula's cached hash is of strings, whose hash is seeded
+    anew in each process: the state protocol would keep another process's)."""
+
+    def reducer_override(self, obj: object) -> object:
+        names = _init_fields(type(obj))
+        if names is None:
+            return NotImplemented
+        return type(obj), tuple(getattr(obj, name) for name in names)
+
+
+@lru_cache(maxsize=None)
+def _init_fields(cls: type) -> tuple[str, ...] | None:
+    """The fields a slotted dataclass is rebuilt from, or None to pickle it the default way (not slotted,
+    or a field left out of `__init__` that no `__post_init__` makes)."""
+    if not dataclasses.is_dataclass(cls) or "__slots__" not in cls.__dict__:
+        return None
+    fields = dataclasses.fields(cls)
+    if any(not f.init for f in fields) and not hasattr(cls, "__post_init__"):
+        return None
+    return tuple(f.name for f in fields if f.init)
 
 
 def cache_paths(key: str, folder: Path | None = None) -> tuple[Path, Path]:

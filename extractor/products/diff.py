@@ -11,9 +11,10 @@ from __future__ import annotations
 import difflib
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 
 from ..analysis.rules import function_key, normalized_message
 from ..core.formula import Spellings, fields_read, render
@@ -49,6 +50,7 @@ from .changes import (
     Tightened,
     canonical,
 )
+from .cache import code_fingerprint, compact_path, read_pickled
 from .sides import Snapshot
 
 DIFF_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/diff.schema.json"
@@ -86,9 +88,13 @@ def match_rules(old: Sequence[Rule], new: Sequence[Rule]) -> tuple[list[Pair], l
         side_old = [r for r in rest_old if (r.kind is not RuleKind.ADJUSTMENT) == guards]
         side_new = [r for r in rest_new if (r.kind is not RuleKind.ADJUSTMENT) == guards]
         pairs += _best_pairs(side_old, side_new)
+    return (pairs, *_unpaired(old, new, pairs))
+
+
+def _unpaired(old: Sequence[Rule], new: Sequence[Rule], pairs: Sequence[Pair]) -> tuple[list[Rule], list[Rule]]:
     paired_old = {id(p.old) for p in pairs}
     paired_new = {id(p.new) for p in pairs}
-    return (pairs, [r for r in old if id(r) not in paired_old], [r for r in new if id(r) not in paired_new])
+    return [r for r in old if id(r) not in paired_old], [r for r in new if id(r) not in paired_new]
 
 
 def _best_pairs(old: list[Rule], new: list[Rule]) -> list[Pair]:
@@ -181,13 +187,37 @@ def field_domains(*catalogs: Iterable[Flag]) -> dict[str, tuple[object, ...]]:
     return {name: tuple(values) for name, values in sorted(domains.items()) if name not in open_fields}
 
 
-def find_changes(old: Snapshot, new: Snapshot, compare: str = "trigger") -> Iterator[Change]:
-    """Every change from `old` to `new`, in a stable order: by kind, then by place."""
+@dataclass(slots=True)
+class Memo:
+    """What diffing two snapshots decided, kept (see `memo_path`) so the same two need neither the
+    matching nor the solver again: the pairs as positions in the rule lists, and each pair's verdict."""
+
+    pairs: list[tuple[int, int, str]] | None = None
+    verdicts: dict[tuple[str, str], str | None] = field(default_factory=dict)  # by the two rule ids
+
+    def matched(self, old: Sequence[Rule], new: Sequence[Rule]) -> tuple[list[Pair], list[Rule], list[Rule]]:
+        """`match_rules(old, new)`, read back when this memo has it."""
+        if self.pairs is None:
+            pairs, removed, added = match_rules(old, new)
+            where_old = {id(r): i for i, r in enumerate(old)}
+            where_new = {id(r): j for j, r in enumerate(new)}
+            self.pairs = [(where_old[id(p.old)], where_new[id(p.new)], p.matched_by) for p in pairs]
+            return pairs, removed, added
+        pairs = [Pair(old[i], new[j], how) for i, j, how in self.pairs]
+        return pairs, *_unpaired(old, new, pairs)
+
+
+def find_changes(old: Snapshot, new: Snapshot, compare: str = "trigger", memo: Memo | None = None) -> Iterator[Change]:
+    """Every change from `old` to `new`, in a stable order: by kind, then by place.
+
+    `memo`, when given, is read before matching and deciding conditions and gets what was decided:
+    the same two snapshots then need no matching and no solver the second time."""
     if compare not in ("trigger", "condition"):
         raise ValueError(f"compare must be 'trigger' or 'condition', not {compare!r}")
     changes: list[Change] = []
     spellings = (Spellings.of(old.flags), Spellings.of(new.flags))
-    pairs, removed, added = match_rules(old.rules, new.rules)
+    memo = Memo() if memo is None else memo
+    pairs, removed, added = memo.matched(old.rules, new.rules)
     for rule in removed:
         gone = AdjustmentRemoved if rule.kind is RuleKind.ADJUSTMENT else Removed
         changes.append(gone(rule, None, "", spellings=spellings))
@@ -196,7 +226,7 @@ def find_changes(old: Snapshot, new: Snapshot, compare: str = "trigger") -> Iter
         changes.append(came(None, rule, "", spellings=spellings))
     domains = field_domains(old.flags, new.flags)
     for pair in pairs:
-        changes.extend(_pair_changes(pair, compare, domains, spellings))
+        changes.extend(_pair_changes(pair, compare, domains, spellings, memo.verdicts))
     changes.extend(_flag_changes(old.flags, new.flags))
     yield from sorted(changes, key=_change_order)
 
@@ -209,7 +239,8 @@ def _change_order(change: Change) -> tuple:
 
 
 def _pair_changes(pair: Pair, compare: str, domains: Mapping[str, Sequence[object]],
-                  spellings: tuple[Spellings, Spellings]) -> Iterator[RuleChange]:
+                  spellings: tuple[Spellings, Spellings],
+                  verdicts: MutableMapping[tuple[str, str], str | None]) -> Iterator[RuleChange]:
     a, b, how = pair.old, pair.new, pair.matched_by
     adjustment = a.kind is RuleKind.ADJUSTMENT
     if a.location.file != b.location.file or a.function != b.function:
@@ -222,7 +253,9 @@ def _pair_changes(pair: Pair, compare: str, domains: Mapping[str, Sequence[objec
             yield MessageChanged(a, b, how, spellings=spellings)
         if a.exception != b.exception or a.kind != b.kind:
             yield ExceptionChanged(a, b, how, spellings=spellings)
-    verdict = compare_conditions(a, b, compare, domains)
+    if (a.id, b.id) not in verdicts:
+        verdicts[a.id, b.id] = compare_conditions(a, b, compare, domains)
+    verdict = verdicts[a.id, b.id]
     if verdict is not None:
         kinds = {
             "tightened": AdjustmentWidened if adjustment else Tightened,
@@ -234,6 +267,18 @@ def _pair_changes(pair: Pair, compare: str, domains: Mapping[str, Sequence[objec
             "local condition changed" if local else
             "local condition unchanged: earlier checks or the call path changed")
         yield kinds[verdict](a, b, how, note, compare, spellings=spellings)
+
+
+def memo_path(old_key: str, new_key: str, compare: str, folder: Path | None = None) -> Path:
+    """Where the memo of diffing the extractions `old_key` and `new_key` is kept, as this code decides
+    it (the solver is part of its fingerprint)."""
+    return compact_path("diff", old_key, new_key, compare, code_fingerprint("products.diff"), folder=folder)
+
+
+def known_memo(path: Path) -> Memo:
+    """The memo kept at `path`, else an empty one."""
+    found = read_pickled(path)
+    return found if isinstance(found, Memo) else Memo()
 
 
 def compare_conditions(a: Rule, b: Rule, compare: str = "trigger",

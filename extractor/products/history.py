@@ -13,6 +13,7 @@ from __future__ import annotations
 import atexit
 import concurrent.futures
 import contextlib
+import copy
 import gc
 import hashlib
 import json
@@ -30,9 +31,10 @@ from ..core.errors import LayoutError, ParseError, SourceError
 from ..core.serialize import SCHEMA_VERSION, dumps
 from ..sources.layout import ARG_GROUPS, SERVER_ARGS, find_layout
 from ..sources.trees import cached_releases, git_log, git_tree, release_versions
-from .cache import cache_key, cache_paths, code_fingerprint, extract_documents, extraction_cache, load_cached, prune_cache
-from .diff import counts, find_changes, match_rules
-from .sides import Snapshot, Spec, open_spec
+from .cache import (cache_key, cache_paths, code_fingerprint, extract_documents, extraction_cache, load_cached,
+                    prune_cache, read_pickled, write_pickled)
+from .diff import counts, find_changes, known_memo, memo_path
+from .sides import Snapshot, Spec, open_spec, snapshot_path
 
 HISTORY_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/history.schema.json"
 
@@ -133,11 +135,16 @@ def diff_keys(folder: Path, old_key: str, new_key: str, compare: str) -> dict:
     """Diff two cached extractions and cache the step: the changes as the history keeps them, and the
     pairs whose id changed (to follow rules by lineage)."""
     before, after = _snapshot(folder, old_key), _snapshot(folder, new_key)
-    pairs, _, _ = match_rules(before.rules, after.rules)
+    # The memo `diff` keeps for the same two extractions: either command reuses what the other decided.
+    memo = known_memo(memo_path(old_key, new_key, compare, folder))
+    known = copy.deepcopy(memo)
     step = {
-        "changes": [_trimmed(c.as_dict()) for c in find_changes(before, after, compare)],
-        "renamed": sorted([p.old.id, p.new.id] for p in pairs if p.old.id != p.new.id),
+        "changes": [_trimmed(c.as_dict()) for c in find_changes(before, after, compare, memo)],
+        "renamed": sorted([p.old.id, p.new.id] for p in memo.matched(before.rules, after.rules)[0]
+                          if p.old.id != p.new.id),
     }
+    if memo != known:
+        write_pickled(memo_path(old_key, new_key, compare, folder), memo)
     _store(_step_path(folder, old_key, new_key, compare), step)
     return step
 
@@ -170,10 +177,15 @@ def _remember(key: str, value: object) -> None:
 def _snapshot(folder: Path, key: str) -> Snapshot:
     found = _RECENT.get(key)
     if not isinstance(found, Snapshot):
-        documents = found or load_cached(key, folder)
-        if documents is None:
-            raise SourceError(f"extraction {key[:12]} is missing from the cache {folder}")
-        found = Snapshot.from_documents(*documents)
+        compact = None if found else read_pickled(snapshot_path(key, folder))
+        if isinstance(compact, Snapshot):
+            found = compact
+        else:
+            documents = found or load_cached(key, folder)
+            if documents is None:
+                raise SourceError(f"extraction {key[:12]} is missing from the cache {folder}")
+            found = Snapshot.from_documents(*documents)
+            write_pickled(snapshot_path(key, folder), found)
     _remember(key, found)
     return found
 

@@ -9,16 +9,13 @@ never used: any change gives another key, and an unreadable index is rebuilt.
 from __future__ import annotations
 
 import hashlib
-import os
-import pickle
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from .cache import code_fingerprint, extraction_cache
+from .cache import code_fingerprint, extraction_cache, read_pickled, write_pickled
 from .linter import RuleSet
 
-INDEX_FORMAT = "1"  # bumped when the index layout itself changes
+INDEX_FORMAT = "2"  # bumped when the index layout itself changes (2: formulas hashed anew when read)
 
 
 def index_folder() -> Path:
@@ -38,21 +35,10 @@ def indexed(key: str, build: Callable[[], RuleSet], folder: Path | None = None) 
     """The rule set stored under `key`, else `build()` stored there first (atomically, best effort:
     a read-only cache only costs the load time)."""
     path = (folder or index_folder()) / f"{key}.pickle"
-    try:
-        with path.open("rb") as stream:
-            found = pickle.load(stream)
-        if isinstance(found, RuleSet):
-            os.utime(path)  # used now: the last to go when the cache is pruned
-            return found
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
-        pass
+    found = read_pickled(path)
+    if isinstance(found, RuleSet):
+        return found
     ruleset = build()
     _ = ruleset.writes, ruleset.readers, ruleset.catalog  # stored computed: check needs them every time
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("wb", dir=path.parent, prefix=".index-", delete=False) as stream:
-            pickle.dump(ruleset, stream, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(stream.name, path)
-    except OSError:
-        pass
+    write_pickled(path, ruleset)
     return ruleset

@@ -8,7 +8,7 @@ import tempfile
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import fastjsonschema
 import jsonschema
@@ -28,8 +28,10 @@ from ..core.serialize import (
     write_json,
 )
 from .exports import graph_documents
-from .extraction import Extraction
 from .graph import figures, graph_data
+
+if TYPE_CHECKING:  # libcst-backed; `diff` and `history` write and validate documents without it
+    from .extraction import Extraction
 
 SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
 GENERATOR = {"name": "sglang-constraints", "version": __version__}

@@ -102,7 +102,8 @@ def site_files(site: SiteIndex, documents: Callable[[str], tuple[Mapping, Mappin
             records[page].append((label, api_record(raw[rule.id])))
             newest_version = entry.version_of(entry.newest, site.order)
             if label == entry.newest or (label in entry.versions and label != newest_version):
-                text = error_page(entry, rule, label, flags, snapshot.source, by_id, site, source_url)
+                text = error_page(entry, rule, label, flags, snapshot.source, by_id, site, raw[rule.id]["flags"],
+                                  source_url)
                 path = f"errors/{page}.md" if label == entry.newest else f"errors/{page}/{label}.md"
                 files[path] = (text, None)
         for flag_data in flags_document["flags"]:

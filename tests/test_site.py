@@ -5,21 +5,26 @@ internal link."""
 from __future__ import annotations
 
 import functools
+import html
 import http.server
 import json
 import re
 import threading
 import urllib.parse
-from html.parser import HTMLParser
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from extractor.cli import main
 from extractor.commands import site as site_command
+from extractor.core.errors import InvalidDocument
+from extractor.core.serialize import dumps
 from extractor.products.cache import extraction_cache, load_cached
 from extractor.products.history import release_specs, run_history
+from extractor.products.output import load_schema, validate
 from extractor.products.site import history_site
+from extractor.products.site_api import SITE_SCHEMA
 from extractor.products.site_model import site_index
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -88,8 +93,6 @@ def test_the_project_is_complete_deterministic_and_generated(built: Path) -> Non
     # The same history again gives the same bytes.
     history = run_history(release_specs(RELEASES), jobs=1)
     again = history_site(history, lambda key: load_cached(key, extraction_cache()))
-    from extractor.core.serialize import dumps
-
     regenerated = {name: (c if isinstance(c, str) else dumps(c)).encode() for name, (c, _) in again.items()}
     assert regenerated == written
     index = json.loads(written["api/index.json"])
@@ -103,37 +106,47 @@ def test_the_project_is_complete_deterministic_and_generated(built: Path) -> Non
             if version != api["versions"][-1]:
                 assert f"errors/{error['id']}/{version}.md" in written
     assert (built / "public" / "index.html").is_file()
+    # The compiled validators that passed them agree with jsonschema, the reference for draft 2020-12.
+    schema = load_schema(SITE_SCHEMA)
+    reference = jsonschema.validators.validator_for(schema)(schema)
+    kinds = ("api/index.json", index["errors"][0]["api"], index["flags"][0]["api"], index["releases"][-1]["api"])
+    for name in kinds:
+        document = json.loads(written[name])
+        assert not list(reference.iter_errors(document)), name
+        document["type"] = "unknown"
+        assert list(reference.iter_errors(document)), name
+        with pytest.raises(InvalidDocument):
+            validate(document, SITE_SCHEMA)
 
 
-class _Links(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.links: list[str] = []
-        self.ids: set[str] = set()
+_ATTRIBUTE = re.compile(r"""\s(href|src|id)=(?:"([^"]*)"|'([^']*)')""")
 
-    def handle_starttag(self, tag: str, attrs) -> None:
-        for name, value in attrs:
-            if name in ("href", "src") and value:
-                self.links.append(value)
-            elif name == "id" and value:
-                self.ids.add(value)
+
+def _attributes(text: str) -> tuple[list[str], set[str]]:
+    """The href and src values and the ids of a page (quoted attributes: what MkDocs and Material write)."""
+    links, ids = [], set()
+    for name, double, single in _ATTRIBUTE.findall(text):
+        value = html.unescape(double or single)
+        if name == "id":
+            ids.add(value)
+        elif value:
+            links.append(value)
+    return links, ids
 
 
 @pytest.mark.network
 def test_every_internal_link_of_the_built_site_resolves(built: Path) -> None:
     public = built / "public"
-    parsed: dict[Path, _Links] = {}
+    parsed: dict[Path, tuple[list[str], set[str]]] = {}
 
-    def parse(path: Path) -> _Links:
+    def parse(path: Path) -> tuple[list[str], set[str]]:
         if path not in parsed:
-            parser = _Links()
-            parser.feed(path.read_text(encoding="utf-8"))
-            parsed[path] = parser
+            parsed[path] = _attributes(path.read_text(encoding="utf-8"))
         return parsed[path]
 
     broken, checked = [], 0
     for page in sorted(public.rglob("*.html")):
-        for link in parse(page).links:
+        for link in parse(page)[0]:
             url = urllib.parse.urlsplit(link)
             if url.scheme or url.netloc or link.startswith(("mailto:", "data:", "javascript:")):
                 continue
@@ -146,7 +159,7 @@ def test_every_internal_link_of_the_built_site_resolves(built: Path) -> None:
             checked += 1
             if not target.is_file() or public.resolve() not in target.parents:
                 broken.append(f"{page.relative_to(public)}: {link}")
-            elif url.fragment and target.suffix == ".html" and url.fragment not in parse(target).ids:
+            elif url.fragment and target.suffix == ".html" and url.fragment not in parse(target)[1]:
                 broken.append(f"{page.relative_to(public)}: {link} (no such anchor)")
     assert checked > 10_000
     assert broken == []

@@ -95,12 +95,17 @@ def site_index(document: Mapping, outlines: Sequence[Mapping], steps: Mapping[st
     present: dict[str, list[str]] = defaultdict(list)
     for label, outline in zip(labels, outlines):
         for rule in outline["rule_list"]:
-            page = next((p for first, last, p in spans.get(rule["id"], ()) if first <= order[label] <= last), rule["id"])
+            # An id can be an old id of one lineage and the latest of another that began after the
+            # rename: within the later one's span it is the later one's.
+            here = [(first, p) for first, last, p in spans.get(rule["id"], ()) if first <= order[label] <= last]
+            page = rule["id"] if (not here or any(p == rule["id"] for _, p in here)) else max(here)[1]
             page_of[label, rule["id"]] = page
             if not present[page] or present[page][-1] != label:
                 present[page].append(label)
     errors = {}
     for page, lineages in sorted(by_page.items()):
+        if not present[page]:  # every rule it had is another lineage's (cannot happen with a sound history)
+            continue
         lineages.sort(key=lambda e: order[e["first_seen"]])
         changes = [c for e in lineages for c in e["changes"]]
         starts = {e["first_seen"] for e in lineages} | {c["to"] for c in changes if c["kind"] in TEXT_CHANGES}

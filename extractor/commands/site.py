@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..core.errors import EXIT_INTERNAL, EXIT_OK, EXIT_PARTIAL, SourceError, UsageError
 from ..products.pages import DEFAULT_SOURCE_URL
+from .history import add_range_arguments, range_specs
 
 
 def add_parser(commands) -> None:
@@ -20,47 +21,27 @@ def add_parser(commands) -> None:
                     "mkdocs.yml and docs/ with a page per error, flag and release, a home page, and JSON under "
                     "docs/api/. --build runs `mkdocs build --strict` into public/ (needs the `site` extra).")
     which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--releases", metavar="A..B|A,B,...", help="a range of releases on the index, or a list")
     which.add_argument("--release", metavar="VERSION", help="one release")
-    which.add_argument("--revs", metavar="A..B", help="commits of --git from A to B that touch the read files")
-    parser.add_argument("--git", metavar="REPO", help="a local SGLang clone (with --revs)")
-    parser.add_argument("--pre", action="store_true", help="include pre-releases in a range")
-    parser.add_argument("--index-url", help="package index (default: $PIP_INDEX_URL or PyPI)")
-    parser.add_argument("--include", action="append", metavar="GLOB", help="read these files instead of the layout's")
-    parser.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all cores)")
-    parser.add_argument("--compare", choices=("trigger", "condition"), default="trigger")
+    add_range_arguments(parser, which)
     parser.add_argument("--source-url", default=DEFAULT_SOURCE_URL,
                         help="link template with {commit}, {path}, {line} (default: GitHub, pinned)")
     parser.add_argument("-o", "--output", default="site", help="folder of the MkDocs project")
     parser.add_argument("--build", action="store_true", help="then run `mkdocs build --strict` into OUTPUT/public")
-    parser.add_argument("--no-cache", action="store_true", help="extract and diff again even if seen before")
     parser.set_defaults(func=cmd_site)
 
 
 def cmd_site(args: argparse.Namespace) -> int:
     from ..products.cache import extraction_cache, load_cached
-    from ..products.history import git_specs, release_specs, run_history
+    from ..products.history import run_history
     from ..products.site import history_site, write_site
 
-    if args.revs and not args.git:
-        raise UsageError("--revs needs --git REPO")
-    if args.git and not args.revs:
-        raise UsageError("--git goes with --revs A..B")
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError("--jobs must be at least 1")
     try:
         args.source_url.format(commit="c", path="p", line=1, end_line=1)
     except (KeyError, IndexError, ValueError) as error:
         raise UsageError(f"--source-url: bad template ({error})") from None
     if args.build:
         require_mkdocs()  # before the long part
-    if args.revs:
-        specs = git_specs(args.git, args.revs, args.include)
-    else:
-        specs = release_specs(args.releases or args.release, pre=args.pre, index_url=args.index_url)
-    if args.no_cache:
-        # The site reads every source's documents back from the extraction cache.
-        raise UsageError("site reads the extraction cache: --no-cache is not available here")
+    specs = range_specs(args, args.release)
     history = run_history(specs, include=args.include, jobs=args.jobs, compare=args.compare)
     errors = [s for s in history.sources if s.error is not None]
     if len(errors) == len(history.sources):

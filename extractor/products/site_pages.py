@@ -90,21 +90,34 @@ def history_section(entry: ErrorEntry, site: SiteIndex, here: str) -> str:
     by_release: dict[str, list[Mapping]] = defaultdict(list)
     for change in entry.changes:
         by_release[change["to"]].append(change)
-    out += ["| release | text | what changed |", "|---|---|---|"]
-    for label in site.labels:
-        present = label in entry.releases
-        if not present and label not in by_release:
-            continue
+    out += ["| releases | text | what changed |", "|---|---|---|"]
+    for labels, present in _runs(entry, site, by_release):
         if present:
-            target = text_path(entry, label, site)
-            version = entry.version_of(label, order)
+            target = text_path(entry, labels[0], site)
+            version = entry.version_of(labels[0], order)
             shown = "this text" if target == here else f"text of {escape(version)}"
             text = f"[{shown}]({relative(target, here)})"
         else:
-            text = "—"
-        what = "; ".join(_change_words(c) for c in by_release.get(label, ())) or ("first seen" if label == entry.releases[0] else "")
-        out.append(f"| {_release_link(label, here)} | {text} | {what} |")
+            text = "not in these releases"
+        what = "; ".join(_change_words(c) for c in by_release.get(labels[0], ())) or (
+            "first seen" if labels[0] == entry.releases[0] else "")
+        span = _release_link(labels[0], here) + (f" – {_release_link(labels[-1], here)}" if len(labels) > 1 else "")
+        out.append(f"| {span} | {text} | {what} |")
     return "\n".join(out) + "\n"
+
+
+def _runs(entry: ErrorEntry, site: SiteIndex, by_release: Mapping[str, list]) -> list[tuple[list[str], bool]]:
+    """The releases from its first on, in runs with the same text: a run ends where something changes
+    (a change recorded, or the rule goes or comes back)."""
+    present = set(entry.releases)
+    runs: list[tuple[list[str], bool]] = []
+    for label in site.labels[site.order[entry.releases[0]]:]:
+        here = label in present
+        if not runs or label in by_release or here != runs[-1][1]:
+            runs.append(([label], here))
+        else:
+            runs[-1][0].append(label)
+    return runs
 
 
 def _change_words(change: Mapping) -> str:
@@ -193,7 +206,7 @@ def flag_page(entry: FlagEntry, flag: Flag, source: Mapping, errors: Sequence[tu
             ("choices", ", ".join(code(repr(c)) for c in flag.choices) if flag.choices else "any"),
             ("action", code(flag.action) if flag.action else "—"), ("nargs", code(flag.nargs) if flag.nargs else "—"),
             ("declared at", f"[{where}]({link})" if link else where)]
-    out += ["## Declaration", "", "| | |", "|---|---|"] + [f"| {k} | {v.replace('|', chr(92) + '|')} |" for k, v in rows]
+    out += ["## Declaration", "", "| what | value |", "|---|---|"] + [f"| {k} | {v.replace('|', chr(92) + '|')} |" for k, v in rows]
     out.append("")
     spellings = [f for f in flag.flags[1:] if f not in {a.flag for a in flag.aliases}]
     if spellings or flag.aliases:

@@ -48,7 +48,7 @@ def cmd_site(args: argparse.Namespace) -> int:
         raise SourceError("no source could be extracted: " + "; ".join(str(s.error) for s in errors))
     folder = extraction_cache()
 
-    def documents(key: str):
+    def documents(key: str) -> tuple[dict, dict]:
         found = load_cached(key, folder)
         if found is None:
             raise SourceError(f"extraction {key[:12]} is missing from the cache {folder}")

@@ -185,8 +185,7 @@ def index(rules: Sequence[Rule], flags: Flags, source: Mapping[str, object]) -> 
     groups = by_function(rules)
     for rule in rules:
         by_file[rule.location.file].append(rule)
-        own, _ = split_condition(rule, groups[(rule.location.file, rule.function)])
-        names = sorted({flags.option(n) for part in own for t in terms(part) for n in t.fields if flags.settable(n)})
+        names = sorted({flags.option(n) for n in own_fields(rule, groups[(rule.location.file, rule.function)], flags)})
         for name in names or ["(no flag)"]:
             by_flag[name].append(rule)
     out = [f"# SGLang {escape(label)} server-argument rules", "",
@@ -203,6 +202,12 @@ def index(rules: Sequence[Rule], flags: Flags, source: Mapping[str, object]) -> 
         out += [f"- {_rule_link(r, r.id)} — line {r.location.line}" for r in _ordered(by_file[path])]
         out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def own_fields(rule: Rule, siblings: Iterable[Rule], flags: Flags) -> list[str]:
+    """The fields with a flag that the rule's own condition tests (not what it inherits), sorted."""
+    own, _ = split_condition(rule, siblings)
+    return sorted({n for part in own for t in terms(part) for n in t.fields if flags.settable(n)})
 
 
 def by_function(rules: Iterable[Rule]) -> dict[tuple[str, str], list[Rule]]:

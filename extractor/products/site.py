@@ -14,7 +14,8 @@ from pathlib import Path
 
 from ..core.serialize import dumps
 from .history import History, history_document
-from .pages import DEFAULT_SOURCE_URL, replace_file
+from ..core.model import RuleKind
+from .pages import DEFAULT_SOURCE_URL, by_function, own_fields, replace_file
 from .sides import Snapshot
 from .site_api import SITE_SCHEMA, api_record, error_document, flag_document, index_document, release_document
 from .site_model import SiteIndex, flag_slug, site_index
@@ -96,14 +97,15 @@ def site_files(site: SiteIndex, documents: Callable[[str], tuple[Mapping, Mappin
         flags = Flags(snapshot.flags)
         by_id = {r.id: r for r in snapshot.rules}
         raw = {r["id"]: r for r in rules_document["rules"]}
+        groups = by_function(snapshot.rules)
+        own = {r.id: own_fields(r, groups[(r.location.file, r.function)], flags) for r in snapshot.rules}
         for rule in snapshot.rules:
             page = site.page_of[label, rule.id]
             entry = site.errors[page]
             records[page].append((label, api_record(raw[rule.id])))
             newest_version = entry.version_of(entry.newest, site.order)
             if label == entry.newest or (label in entry.versions and label != newest_version):
-                text = error_page(entry, rule, label, flags, snapshot.source, by_id, site, raw[rule.id]["flags"],
-                                  source_url)
+                text = error_page(entry, rule, label, flags, snapshot.source, by_id, site, own[rule.id], source_url)
                 path = f"errors/{page}.md" if label == entry.newest else f"errors/{page}/{label}.md"
                 files[path] = (text, None)
         for flag_data in flags_document["flags"]:
@@ -113,22 +115,21 @@ def site_files(site: SiteIndex, documents: Callable[[str], tuple[Mapping, Mappin
             entry = site.flags[flag.name]
             if label != entry.newest:
                 continue
-            spellings = set(flag.flags)
-            errors = [(site.page_of[label, r["id"]], r["message"]) for r in rules_document["rules"]
-                      if r["kind"] != "adjustment" and spellings & set(r["flags"])]
-            adjustments = [(site.page_of[label, r["id"]], r["message"]) for r in rules_document["rules"]
-                           if r["kind"] == "adjustment" and r.get("target") == flag.name]
+            errors = [(site.page_of[label, r.id], r.message) for r in snapshot.rules
+                      if r.kind is not RuleKind.ADJUSTMENT and flag.name in own[r.id]]
+            adjustments = [(site.page_of[label, r.id], r.message) for r in snapshot.rules
+                           if r.kind is RuleKind.ADJUSTMENT and r.target == flag.name]
             flag_lists[flag.name] = ([p for p, _ in errors], [p for p, _ in adjustments])
             files[f"flags/{flag_slug(flag.name)}.md"] = (
                 flag_page(entry, flag, snapshot.source, errors, adjustments, site, source_url), None)
-        rule_flags = {r["id"]: r["flags"] for r in rules_document["rules"]}
+        rule_flags = {rule_id: [flags.option(n) for n in names] for rule_id, names in own.items()}
         changes = [_with_page(c, site, label) for c in site.steps.get(label, ())]
         files[f"releases/{label}.md"] = (release_page(label, site, changes, rule_flags, old_rule_flags, primary), None)
         pages = sorted({site.page_of[label, r.id] for r in snapshot.rules})
         files[f"api/releases/{label}.json"] = (
             release_document(label, site, changes, pages, [f.name for f in snapshot.flags]), SITE_SCHEMA)
         old_rule_flags = rule_flags
-        del snapshot, by_id, raw, rules_document, flags_document  # the next release replaces them
+        del snapshot, by_id, raw, own, rules_document, flags_document  # the next release replaces them
     for page, entry in site.errors.items():
         files[f"api/errors/{page}.json"] = (error_document(entry, records[page]), SITE_SCHEMA)
     for name, entry in site.flags.items():

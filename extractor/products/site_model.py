@@ -66,10 +66,7 @@ class SiteIndex:
     page_of: Mapping[tuple[str, str], str]  # (release, rule id) -> page
     steps: Mapping[str, Sequence[Mapping]]  # release -> the changes from the release before it
     compare: str
-
-    @property
-    def order(self) -> dict[str, int]:
-        return {label: i for i, label in enumerate(self.labels)}
+    order: Mapping[str, int]  # label -> its place in `labels`
 
     def previous(self, label: str) -> str | None:
         i = self.labels.index(label)
@@ -123,4 +120,4 @@ def site_index(document: Mapping, outlines: Sequence[Mapping], steps: Mapping[st
             flags_present[name].append(label)
     flags = {name: FlagEntry(name, tuple(flags_present[name]), tuple(runs[name])) for name in sorted(flags_present)}
     return SiteIndex(labels=labels, sources={s["label"]: s for s in document["sources"]}, errors=errors,
-                     flags=flags, page_of=page_of, steps=steps, compare=document["compare"])
+                     flags=flags, page_of=page_of, steps=steps, compare=document["compare"], order=order)

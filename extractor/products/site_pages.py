@@ -64,11 +64,10 @@ def text_path(entry: ErrorEntry, label: str, site: SiteIndex) -> str:
     return error_path(entry.page) if version == newest else error_path(entry.page, version)
 
 
-def flags_section(rule_flags: Sequence[str], site: SiteIndex, flags: Flags, here: str) -> str:
-    """Links to the pages of the flags the rule's own condition tests."""
-    field_of = {spelling: name for name, flag in flags.by_field.items() for spelling in flag.flags}
-    links = [f"[{code(spelling)}]({relative(f'flags/{flag_slug(field_of[spelling])}.md', here)})"
-             for spelling in rule_flags if field_of.get(spelling) in site.flags]
+def flags_section(fields: Sequence[str], site: SiteIndex, flags: Flags, here: str) -> str:
+    """Links to the pages of the flags (by field name) the rule's own condition tests."""
+    links = [f"[{code(flags.option(name))}]({relative(f'flags/{flag_slug(name)}.md', here)})"
+             for name in fields if name in site.flags]
     if not links:
         return ""
     return "## Flags { data-search-exclude }\n\nIts own condition tests " + ", ".join(links) + ".\n"
@@ -136,10 +135,10 @@ def _change_words(change: Mapping) -> str:
 
 
 def error_page(entry: ErrorEntry, rule: Rule, label: str, flags: Flags, source: Mapping, rules: Mapping[str, Rule],
-               site: SiteIndex, rule_flags: Sequence[str] = (), source_url: str = DEFAULT_SOURCE_URL) -> str:
+               site: SiteIndex, tested: Sequence[str] = (), source_url: str = DEFAULT_SOURCE_URL) -> str:
     """The page of `rule` as release `label` has it: the error's own page when that is its newest text,
     else the page of that earlier version (out of the search index: the newest text is the one to find).
-    `rule_flags` are the flags its own condition tests (the record's `flags`)."""
+    `tested` are the fields its own condition tests (`pages.own_fields`)."""
     here = text_path(entry, label, site)
     newest = here == error_path(entry.page)
     version_labels = [r for r in entry.releases if entry.version_of(r, site.order) == entry.version_of(label, site.order)]
@@ -157,7 +156,7 @@ def error_page(entry: ErrorEntry, rule: Rule, label: str, flags: Flags, source: 
 
     text = page(rule, flags, source, rules, source_url, link_to=link, heading="\n".join(heading),
                 data_link=relative(f"api/errors/{entry.page}.json", here),
-                sections=[flags_section(rule_flags, site, flags, here), history_section(entry, site, here)])
+                sections=[flags_section(tested, site, flags, here), history_section(entry, site, here)])
     for section in _UNSEARCHED:
         text = text.replace(f"\n{section}\n", f"\n{section} {{ data-search-exclude }}\n", 1)
     return "\n".join(_front(searched=newest, page_title=rule.message)) + "\n" + text

@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 RELEASE ?= 0.5.23
 OUT ?= out
 
-.PHONY: setup run test bench docs site verify clean
+.PHONY: setup run test bench docs site verify flag-history clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,11 @@ site: setup
 
 bench: setup
 	$(PY) bench/run.py
+
+# Rebuild the shipped flag history (which releases accept each option; check words unknown options
+# with it) from every release on PyPI: about 10 minutes, then commit extractor/data/flag_history.json.
+flag-history: setup
+	$(PY) -m extractor flag-history --all -o extractor/data/flag_history.json
 
 # Differential test against the real SGLang (a developer tool, not part of `make test`/CI; see
 # verify/README.md): SGLang 0.5.23 in its own venv, never in $(VENV).

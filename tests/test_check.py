@@ -87,6 +87,12 @@ def test_parse_values(ruleset, argv, field, value) -> None:
         pytest.param(["--disaggregation-mode", "both"],
                      "argument --disaggregation-mode: invalid choice: 'both' (choose from 'null', 'prefill', 'decode')",
                      id="bad choice"),
+        pytest.param(["--disaggregation-mode", "decod"],
+                     "argument --disaggregation-mode: invalid choice: 'decod' (choose from 'null', 'prefill', 'decode')"
+                     " (did you mean 'decode'?)", id="misspelt choice"),
+        pytest.param(["--disaggregation-mode", "Decode"],
+                     "argument --disaggregation-mode: invalid choice: 'Decode' (choose from 'null', 'prefill', 'decode')"
+                     " (did you mean 'decode'?)", id="choice in another case"),
         pytest.param(["--tp-size", "two"], "argument --tp-size: invalid int value: 'two'", id="bad int"),
         pytest.param(["--tp-size"], "argument --tp-size: expected one argument", id="missing value"),
         pytest.param(["--cuda-graph-bs"], "argument --cuda-graph-bs: expected at least one argument", id="empty list"),
@@ -258,8 +264,28 @@ def test_cli_json(rules_file, capsys) -> None:
     first = document["errors"][0]
     assert set(first) >= {"id", "message", "certainty", "location", "fix"}
     assert (first["message"], first["certainty"]) == (OFFLOAD, "definite")
-    assert "pass --disaggregation-mode decode" in first["fix"]
-    assert "remove --offload-kvcache" in first["fix"]
+    # Checked on this command line: decode mode alone would leave "needs a storage backend", which
+    # reads the same flag, so the fix that keeps --offload-kvcache adds the backend too.
+    assert first["fix"] == ["remove --offload-kvcache", "pass --disaggregation-mode decode and --storage-backend "
+                            "VALUE (--storage-backend VALUE clears server_args.py:46)"]
+    second = document["errors"][1]
+    assert second["fix"] == ["remove --offload-kvcache", "pass --storage-backend VALUE and --disaggregation-mode decode"
+                             " (--disaggregation-mode decode clears server_args.py:44)"]
+
+
+def test_a_fix_that_sets_off_another_error_is_completed_or_dropped(ruleset) -> None:
+    from extractor.products.fixes import working_fixes
+    from extractor.products.pages import by_function
+    from extractor.products.words import Flags
+
+    argv = ["--model-path", "m", "--disaggregation-mode", "prefill", "--offload-kvcache", "--storage-backend", "s3"]
+    rule = next(r for r in ruleset.rules if r.message == OFFLOAD)
+    fixes = working_fixes(ruleset, rule, argv, Flags(ruleset.flags), by_function(ruleset.rules))
+    assert fixes == ["remove --offload-kvcache", "pass --disaggregation-mode decode"]  # the backend is there already
+    for fix in fixes:  # each one, applied, leaves no definite error
+        edited = [*argv[:2], *(["--disaggregation-mode", "decode", "--offload-kvcache", "--storage-backend", "s3"]
+                              if "decode" in fix else ["--disaggregation-mode", "prefill", "--storage-backend", "s3"])]
+        assert not check(ruleset, edited).definite, fix
 
 
 def test_cli_exit_codes(rules_file, capsys) -> None:
@@ -466,3 +492,46 @@ def test_real_fix_never_swaps_the_model(real) -> None:
     groups = by_function(real.rules)
     fixes = fixes_for(rule, Flags(real.flags), groups[(rule.location.file, rule.function)])
     assert fixes and not [fix for fix in fixes if "--model-path" in fix]  # was "... and --model-path none"
+
+
+def test_sarif_log_of_launch_files(rules_file, tmp_path, capsys) -> None:
+    script = tmp_path / "serve.sh"
+    script.write_text("#!/bin/sh\npython -m sglang.launch_server --model-path m --disaggregation-mode prefill \\\n"
+                      "    --offload-kvcache --tp-sise 2\n", encoding="utf-8")
+    clean = tmp_path / "ok.sh"
+    clean.write_text("python -m sglang.launch_server --model-path m\n", encoding="utf-8")
+    assert main(["check", "--rules", str(rules_file), "--format", "sarif", "--file", str(script), str(clean)]) == 1
+    log = json.loads(capsys.readouterr().out)
+    assert log["version"] == "2.1.0" and len(log["runs"]) == 1
+    run = log["runs"][0]
+    results = run["results"]
+    assert [r["level"] for r in results] == ["error"] * len(results)
+    assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results} == {str(script)}
+    assert {r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results} == {2}
+    rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
+    assert set(rules) == {r["ruleId"] for r in results} and "argument-error" in rules
+    offload = next(r for r in results if r["message"]["text"].startswith(OFFLOAD))
+    assert "Fix: remove --offload-kvcache" in offload["message"]["text"]
+    assert rules[offload["ruleId"]]["properties"]["sglangLocation"].startswith("sglang/srt/server_args.py:")
+
+
+def test_pre_commit_hook_runs_as_declared(rules_file, tmp_path, capsys) -> None:
+    """pre-commit runs `entry`, then `args`, then the staged file names: that command line must work."""
+    import shlex
+
+    import yaml
+
+    (hook,) = yaml.safe_load((Path(__file__).parents[1] / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert hook["language"] == "python" and hook["pass_filenames"] is True
+    entry = shlex.split(hook["entry"])
+    assert entry[0] == "sglang-constraints"  # the console script of pyproject.toml
+    args = [*hook["args"]]
+    args[args.index("--release"):args.index("--release") + 2] = ["--rules", str(rules_file)]  # no download here
+    bad = tmp_path / "serve.sh"
+    bad.write_text("python -m sglang.launch_server --model-path m --disaggregation-mode prefill --offload-kvcache\n",
+                   encoding="utf-8")
+    good = tmp_path / "good.sh"
+    good.write_text("python -m sglang.launch_server --model-path m\n", encoding="utf-8")
+    assert main([*entry[1:], *args, str(good)]) == 0
+    assert main([*entry[1:], *args, str(good), str(bad)]) == 1
+    assert f"{bad}:1:" in capsys.readouterr().out

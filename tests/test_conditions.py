@@ -308,8 +308,34 @@ CONDITIONS = [
             if renamed.get("attention_backend") == "new":
                 raise ValueError("renamed")
         """,
-        {"renamed": 'renamed.get("attention_backend") == "new"'},
-        id="dict-filled-in-a-loop-is-not-empty-after-it",
+        {"renamed": 'attention_backend == "old"'},
+        id="dict-filled-in-a-loop-reads-the-entry-each-item-set",
+    ),
+    pytest.param(
+        """
+        import platform
+
+
+        def is_host_cpu_arm64():
+            return platform.machine().lower() in ("aarch64", "arm64")
+
+
+        def backends_of(cfg):
+            return cfg.prefill_backend if cfg.prefill_backend else cfg.attention_backend, cfg.attention_backend
+
+
+        def check(server_args):
+            if is_host_cpu_arm64() and server_args.page_size > 1:
+                raise ValueError("arm pages")
+            if not set(backends_of(server_args)) <= {"fa3", "triton"}:
+                raise ValueError("backends")
+        """,
+        {  # a platform predicate keeps its name (profiles answer it); a value helper shows what it reads
+            "arm pages": "is_host_cpu_arm64() and page_size > 1",
+            "backends": 'not (set((prefill_backend if prefill_backend else attention_backend, attention_backend))'
+                        ' <= {"fa3", "triton"})',
+        },
+        id="platform-predicate-kept-value-helper-inlined",
     ),
     pytest.param(
         """
@@ -322,9 +348,8 @@ CONDITIONS = [
             if backend == "fa4" and server_args.page_size > limits.get("fa4"):
                 raise ValueError("fa4 pages")
         """,
-        {  # the branch that filled the dict keeps the lookup; the empty one reads the default
-            "fa4 pages": 'a and overrides.get("backend", backend) == "fa4" and page_size > 128'
-                         ' or not a and backend == "fa4" and page_size > 128',
+        {  # the branch that filled the dict reads "fa3" (never "fa4"); the empty one reads the default
+            "fa4 pages": 'not a and backend == "fa4" and page_size > 128',
         },
         id="get-on-a-dict-display",
     ),
@@ -635,3 +660,42 @@ def test_a_string_local_inside_an_f_string_keeps_it_python(tmp_path: Path) -> No
             raise ValueError("missing")
     """
     assert conditions(tmp_path, src)["missing"] == 'not os.path.exists(f"{model_path}/{name}")'
+
+
+def test_a_constant_imported_from_an_unread_module_is_its_value(tmp_path: Path) -> None:
+    # The guard imports a set built from another set, in its body, from a module outside the read set.
+    (rule,) = guards(tmp_path, {
+        "sglang/__init__.py": "",
+        "sglang/srt/__init__.py": "",
+        "sglang/srt/layers/__init__.py": "",
+        "sglang/srt/layers/sp.py": 'MUSE = frozenset({"Muse"})\nSUPPORTED = MUSE | frozenset({"Qwen3ForCausalLM"})\n',
+        "sglang/srt/server_args.py": """
+            class ServerArgs:
+                def __post_init__(self):
+                    from sglang.srt.layers.sp import SUPPORTED
+
+                    if self.enable_sp and self.architecture not in SUPPORTED:
+                        raise ValueError("sp: unsupported architecture")
+            """,
+    })
+    assert render(rule.condition) == 'enable_sp and architecture not in ["Muse", "Qwen3ForCausalLM"]'
+
+
+def test_an_env_var_the_function_sets_reads_as_set(tmp_path: Path) -> None:
+    # `if not envs.X.is_set(): envs.X.set("python")`, then `envs.X.get() != "python"` can hold only
+    # where the launch environment set it to something else.
+    found = conditions(tmp_path, """
+        def check(server_args):
+            if not envs.SGLANG_TREE_BACKEND.is_set():
+                envs.SGLANG_TREE_BACKEND.set("python")
+            backend = envs.SGLANG_TREE_BACKEND.get()
+            if server_args.enable_sharding and backend != "python":
+                raise ValueError("sharding needs the python tree")
+            if server_args.enable_sharding and not envs.SGLANG_TREE_BACKEND.is_set():
+                raise ValueError("never: it was set")
+        """)
+    assert found == {
+        "sharding needs the python tree":
+            'enable_sharding and envs.SGLANG_TREE_BACKEND.is_set() and envs.SGLANG_TREE_BACKEND.get() != "python"',
+        "never: it was set": "False",
+    }

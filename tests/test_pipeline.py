@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from extractor.core.formula import evaluate, field_values
 from extractor.core.model import RuleKind
+from extractor.logic.evaluation import Context
 from extractor.logic.launch import parse_command
 from extractor.products.linter import check
 from extractor.products.rulesets import ruleset_of
@@ -131,6 +131,7 @@ class ServerArgs:
     device: Optional[str] = None
     page_size: Optional[int] = None
     attention_backend: Optional[str] = None
+    prefill_attention_backend: Optional[str] = None
     speculative_algorithm: Optional[str] = None
     dp_size: int = 1
     attn_dp_size: int = 1
@@ -160,7 +161,9 @@ class ServerArgs:
         parser.add_argument("--device", type=str, default=ServerArgs.device)
         parser.add_argument("--page-size", type=int, default=ServerArgs.page_size)
         parser.add_argument("--attention-backend", type=str, default=ServerArgs.attention_backend,
-                            choices=["fa3", "flashinfer", "triton"])
+                            choices=["fa3", "flashinfer", "triton", "cutedsl", "tokenspeed"])
+        parser.add_argument("--prefill-attention-backend", type=str, default=None,
+                            choices=["fa3", "flashinfer", "triton", "cutedsl", "tokenspeed"])
         parser.add_argument("--speculative-algorithm", type=str, default=ServerArgs.speculative_algorithm)
         parser.add_argument("--dp-size", type=int, default=ServerArgs.dp_size)
         parser.add_argument("--attn-dp-size", type=int, default=ServerArgs.attn_dp_size)
@@ -231,6 +234,31 @@ def handle_language_model_only(server_args):
         raise ValueError("--language-model-only and --language-only are exclusive.")
 
 
+def handle_deprecated_backends(server_args):
+    # A dict built up key by key in a loop, read back, then declared.
+    aliases = {"tokenspeed": "cutedsl"}
+    renamed = {}
+    for attr in ("attention_backend", "prefill_attention_backend"):
+        old = getattr(server_args, attr, None)
+        if old in aliases:
+            renamed[attr] = aliases[old]
+    if renamed.get("prefill_attention_backend") == "cutedsl":
+        renamed["prefill_attention_backend"] = "triton"  # cutedsl is decode-only
+    if renamed:
+        declare_resolution(server_args, "deprecated", **renamed)
+
+
+def backends_of(cfg):
+    prefill = cfg.prefill_attention_backend if cfg.prefill_attention_backend else cfg.attention_backend
+    return prefill, cfg.attention_backend
+
+
+def check_backends(server_args):
+    backends = set(backends_of(resolving_view(server_args)))
+    backends.discard(None)
+    assert backends <= {"fa3", "flashinfer", "triton"}, "the resolved attention backends are not supported"
+
+
 def handle_defaults(server_args):
     cfg = resolving_view(server_args)
     if cfg.device is None:
@@ -268,7 +296,8 @@ def check_attention(server_args, page_size):
         raise ValueError("fa3 is not available on cpu.")
 ''',
     "sglang/srt/arg_groups/pipeline.py": '''
-from sglang.srt.arg_groups.hooks import check_attention, handle_defaults, handle_dp_attention, handle_language_model_only, handle_speculative
+from sglang.srt.arg_groups.hooks import check_attention, check_backends, handle_defaults, handle_deprecated_backends
+from sglang.srt.arg_groups.hooks import handle_dp_attention, handle_language_model_only, handle_speculative
 from sglang.srt.arg_groups.overrides import _pipeline_parallel_overlap_disable, resolving_view, run_post_process_pass
 from sglang.srt.arg_groups.resolution_hooks import run_hook
 
@@ -278,11 +307,13 @@ def run_resolution_pipeline(server_args):
     run_hook(handle_language_model_only, server_args)
     if cfg.model_path.lower() in ["none", "dummy"]:
         return
+    run_hook(handle_deprecated_backends, server_args)
     run_hook(handle_defaults, server_args)
     run_hook(handle_speculative, server_args)
     run_hook(handle_dp_attention, server_args)
     run_post_process_pass(server_args, _pipeline_parallel_overlap_disable)
     check_attention(server_args, cfg.page_size)
+    check_backends(server_args)
 ''',
     "sglang/srt/arg_groups/validation_hook.py": '''
 from sglang.srt.arg_groups.overrides import resolving_view
@@ -331,6 +362,20 @@ CASES = [
 ]
 
 
+BACKENDS = "the resolved attention backends are not supported"
+
+# Split layout only: a deprecated spelling renamed through a dict built up in a loop, read by a
+# helper returning a tuple, compared as a set after `discard(None)`.
+BACKEND_CASES = [
+    pytest.param(["--attention-backend", "tokenspeed"], BACKENDS, id="alias renamed to an unsupported backend"),
+    pytest.param(["--prefill-attention-backend", "tokenspeed"], None, id="renamed, then renamed again"),
+    pytest.param(["--prefill-attention-backend", "cutedsl"], BACKENDS, id="typed unsupported backend"),
+    pytest.param(["--attention-backend", "fa3", "--prefill-attention-backend", "triton"], None, id="both supported"),
+    pytest.param(["--attention-backend", "fa3", "--prefill-attention-backend", "tokenspeed"], None,
+                 id="renamed prefill beside a supported base"),
+]
+
+
 def _ruleset(folder: Path, files: dict[str, str]):
     for name, text in files.items():
         path = folder / name
@@ -357,14 +402,35 @@ def test_first_error_is_what_sglang_raises(layout, argv, first) -> None:
 
 @pytest.mark.parametrize("argv, first", CASES)
 def test_triggers_are_predicates_on_what_the_user_types(layout, argv, first) -> None:
-    """Each trigger, evaluated on the typed values and defaults alone, says whether its guard fires."""
+    """Each trigger, evaluated on the typed values and defaults (and the resolution table its
+    `field__vK` terms name, itself over typed values), says whether its guard fires."""
     command = parse_command(["--model-path", "m", *argv], layout.catalog)
     values = {**layout.defaults, **command.given}
     guards = [r for r in layout.rules if r.reachable and r.kind is not RuleKind.ADJUSTMENT]
-    truths = {r.message: evaluate(r.trigger, field_values(values)) for r in guards}
+    context = Context(values, writes=layout.writes)
+    truths = {r.message: context.truth(r.trigger) for r in guards}
     assert None not in truths.values(), [m for m, t in truths.items() if t is None]
     holding = sorted((r for r in guards if truths[r.message]), key=lambda r: r.order)
     assert (holding[0].message if holding else None) == first
+
+
+@pytest.mark.parametrize("argv, first", BACKEND_CASES)
+def test_dict_entries_helpers_and_set_comparisons_follow_the_resolution(tmp_path_factory, argv, first) -> None:
+    ruleset = _split_ruleset(tmp_path_factory)
+    report = check(ruleset, ["--model-path", "m", *argv])
+    assert not report.argument_errors
+    definite = [f.rule.message for f in report.definite]
+    assert (definite[0] if definite else None) == first, definite
+    assert not [f.rule.message for f in report.findings if f.certainty == "possible"]
+
+
+_SPLIT: list = []
+
+
+def _split_ruleset(tmp_path_factory):
+    if not _SPLIT:
+        _SPLIT.append(_ruleset(tmp_path_factory.mktemp("split-backends"), SPLIT_LAYOUT))
+    return _SPLIT[0]
 
 
 def test_order_follows_the_launch(layout) -> None:

@@ -152,7 +152,27 @@ def check_options(tool: list[str]) -> list[str]:
     options: list[str] = []
     if "--platform" in text:
         options += ["--platform", "cpu"]
+    if "--device-memory" in text:
+        options += ["--device-memory", str(host_memory_mib())]
     return options
+
+
+def host_memory_mib() -> int:
+    """This host's memory per NUMA node in MiB, as SGLang's `get_cpu_memory_capacity()` computes it on
+    the CPU (MemTotal, capped by the cgroup's memory.max): the oracle runs here too."""
+    total = 0
+    with open("/proc/meminfo", encoding="ascii") as meminfo:
+        for line in meminfo:
+            if line.startswith("MemTotal:"):
+                total = int(line.split()[1]) * 1024
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text(encoding="ascii").strip()
+        if limit.isdigit():
+            total = min(total, int(limit))
+    except OSError:
+        pass
+    nodes = len(list(Path("/sys/devices/system/node").glob("node[0-9]*"))) or 1
+    return int((total / nodes) // (1 << 20))
 
 
 # A launch with one definite error and the usual possible ones: what check prints for it changes

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -23,9 +23,10 @@ from ..sources.trees import SourceTree
 from .guards import CallEvent, FunctionInfo, FunctionSummary, import_bindings, walk_function
 from .lines import iter_statements
 from .modules import ModuleSummary, outline
-from .normalize import normalize
+from .normalize import classify, normalize
 from .pyast import literal as ast_literal
 from .scope import FIELD_KEY, Bound, Choice, Env, Scope, bind, dotted_name, is_alias, literal
+from .static_values import MISSING, Index
 
 ENTRY_METHODS = ("__post_init__", "resolve_once", "check_server_args")
 ENTRY_FUNCTIONS = ("run_resolution_pipeline",)
@@ -75,6 +76,36 @@ class _Enums:
         return self.program.enum_member(self.info, name, member)
 
 
+class _Constants(Mapping):
+    """The literal constants a function sees: its module's, and names it imports (at module level or in
+    its body) that are constants of another module of the package (`SP_SUPPORTED_ARCHITECTURES`),
+    looked up when read."""
+
+    def __init__(self, program: Program, info: FunctionInfo, own: Mapping[str, Lit]) -> None:
+        self.program = program
+        self.info = info
+        self.own = own
+
+    def __getitem__(self, name: str) -> Lit:
+        found = self.own.get(name)
+        if found is None:
+            found = self.program.imported_constant(self.info, name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        return name in self.own or self.program.imported_constant(self.info, name) is not None
+
+    def __iter__(self):
+        return iter(self.own)
+
+    def __len__(self) -> int:
+        return len(self.own)
+
+
 class Program:
     """The read modules plus any package module a call leads to, with memoized function walks."""
 
@@ -88,6 +119,8 @@ class Program:
         self._function_imports: dict[str, dict[str, str]] = {}
         self._may_load = True
         self._enum_classes: dict[str, bool] = {}
+        self._imported_constants: dict[str, Lit | None] = {}
+        self._static = Index(self.modules.values(), load=self.module)
         self._writes: dict[str, frozenset[str]] = {}
         self._writing: set[str] = set()
         self._registered: list[FunctionInfo] | None = None
@@ -163,7 +196,8 @@ class Program:
         def inline_cases(call: cst.Call, env: Env):
             return self._inline_cases(info, holder[0], call, env, depth)
 
-        scope = Scope(info.aliases | extra_aliases, module.constants, _Enums(self, info), inline=inline,
+        scope = Scope(info.aliases | extra_aliases, _Constants(self, info, module.constants), _Enums(self, info),
+                      inline=inline,
                       methods=self.server_args_methods, call_writes=call_writes, inline_cases=inline_cases)
         holder.append(scope)
         return scope
@@ -192,6 +226,26 @@ class Program:
         return imports
 
     # --- name resolution -----------------------------------------------------------------------
+
+    def imported_constant(self, info: FunctionInfo, name: str) -> Lit | None:
+        """The literal value of a name the function imports from another module of the package, when
+        that module binds it once to a literal or to a collection built from literals."""
+        module = self.modules[info.module]
+        target = self.local_imports(info).get(name) or module.imports.get(name)
+        if target is None or "." not in target:
+            return None
+        if target not in self._imported_constants:
+            dotted, _, attr = target.rpartition(".")
+            found = None
+            with self._loading(True):
+                owner = self.module(dotted)
+                if owner is not None:
+                    found = owner.constants.get(attr)
+                    if found is None and owner.syntax is not None:
+                        value = self._static.value(owner, ast.Name(attr))
+                        found = Lit(value) if value is not MISSING else None
+            self._imported_constants[target] = found
+        return self._imported_constants[target]
 
     def is_enum(self, info: FunctionInfo, name: str) -> bool:
         """Is `name`, as seen from the function, an Enum class? Read from the class line, without parsing."""
@@ -417,6 +471,8 @@ class Program:
         """The function a call to inline reaches (and its implicit bindings), within the depth limit."""
         if depth >= MAX_INLINE:
             return None
+        if not call.args and classify(f"{dotted_name(call.func)}()", ()).kind is TermKind.PLATFORM:
+            return None  # `is_host_cpu_arm64()`: a platform predicate, kept by the name the profiles answer
         with self._loading(self._reaches_arguments(call, scope, env)):
             return self.resolve(info, call.func, env)
 

@@ -14,11 +14,15 @@ from ..core.formula import conj, disj, formula_size, literal_source, neg
 from ..core.model import FALSE, SWAPPED_OP, TRUE, Atom, Const, Formula, Lit, Term, TermKind
 from .normalize import classify, opaque, value_fields
 from .scope import (
+    ENV_KEY,
     FIELD_KEY,
     MAX_CHOICES,
+    Absent,
     Bound,
     Choice,
+    Entries,
     Env,
+    EnvOriginal,
     NonEmpty,
     Original,
     Rewritten,
@@ -27,6 +31,7 @@ from .scope import (
     Value,
     choice_names,
     dotted_name,
+    env_call,
     field_of,
     is_alias,
     literal,
@@ -43,6 +48,9 @@ _MAX_EXPANDED_ATOMS = 128  # a test over path-dependent locals larger than this 
 def to_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit:
     if isinstance(node, cst.NamedExpr):
         return to_term(node.value, scope, env)
+    set_here = _env_set(node, env, "get")
+    if set_here is not None and not isinstance(set_here, Choice):
+        return _value_term("env", set_here, scope)  # `envs.X.get()` after this function set it
     private = _private_default(node, scope, env)
     if private is not None:
         return private
@@ -107,6 +115,9 @@ def _dict_get(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit | 
     if not 1 <= len(node.args) <= 2 or any(a.keyword or a.star for a in node.args):
         return None
     key = literal(node.args[0].value, scope)
+    entry = _entry(node, scope, env)
+    if entry is not None:
+        return None if isinstance(entry, Choice) else _value_term("entry", entry, scope)
     target, target_scope, target_env = _resolved(node.func.value, scope, env)
     if key is None or not isinstance(target, cst.Dict):
         return None
@@ -117,6 +128,58 @@ def _dict_get(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit | 
         if element_key == key:
             return to_term(element.value, target_scope, target_env)  # type: ignore[union-attr]
     return to_term(node.args[1].value, scope, env) if len(node.args) == 2 else Lit(None)
+
+
+def _entry(node: cst.BaseExpression, scope: Scope, env: Env) -> Value | None:
+    """What `d.get("k"[, default])` reads where `d` is a dict local built up key by key (`Entries`):
+    the entry's value (a choice where only some paths set it), the default where it is absent."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get"
+            and isinstance(node.func.value, cst.Name) and isinstance(env.get(node.func.value.value), Entries)):
+        return None
+    if not 1 <= len(node.args) <= 2 or any(a.keyword or a.star for a in node.args):
+        return None
+    key = literal(node.args[0].value, scope)
+    if key is None or not isinstance(key.value, str):
+        return None
+    entry = env[node.func.value.value].get(key.value)  # type: ignore[union-attr]
+    default: Value = Bound(node.args[1].value, env) if len(node.args) == 2 else Bound(cst.Name("None"), {})
+
+    def filled(value: Value) -> Value:
+        if isinstance(value, Absent):
+            return default
+        if isinstance(value, Choice):
+            return Choice(tuple((when, filled(option)) for when, option in value.options))
+        return value
+
+    return filled(entry)
+
+
+def _env_set(node: cst.BaseExpression, env: Env, method: str) -> Value | None:
+    """What `envs.NAME.get()` / `.is_set()` reads where the function `envs.NAME.set(...)` it earlier
+    (on some paths: a choice with `EnvOriginal` elsewhere); None where it did not."""
+    if not env:
+        return None
+    found = env_call(node)
+    if found is None or found[1] != method:
+        return None
+    return env.get(ENV_KEY + found[0])
+
+
+def _env_is_set(value: Value, node: cst.BaseExpression, scope: Scope) -> Formula:
+    if isinstance(value, Choice):
+        return disj(*(conj(when, _env_is_set(option, node, scope)) for when, option in value.options))
+    if isinstance(value, EnvOriginal):
+        return Atom(opaque(node, scope, {}))  # as the launch environment has it
+    return TRUE
+
+
+def _present(entry: Value) -> Formula:
+    """When a dict local's entry is set."""
+    if isinstance(entry, Absent):
+        return FALSE
+    if isinstance(entry, Choice):
+        return disj(*(conj(when, _present(option)) for when, option in entry.options))
+    return TRUE
 
 
 def _folded(node: cst.BinaryOperation, scope: Scope, env: Env) -> Lit | None:
@@ -183,7 +246,11 @@ def _value_term(name: str, value: Value, scope: Scope) -> Term | Lit:
         return Term(TermKind.FIELD, value.name, value.name, (value.name,), after=value.call)
     if isinstance(value, Bound):
         return to_term(value.node, value.scope or scope, value.env)
-    if isinstance(value, (Unknown, NonEmpty)):
+    if isinstance(value, Absent):
+        return Lit(None)
+    if isinstance(value, EnvOriginal):
+        return classify(value.text, ())
+    if isinstance(value, (Unknown, NonEmpty, Entries)):
         return classify(value.text, value.fields)
     return Term(TermKind.OPAQUE, name, name, value_fields(value, scope))
 
@@ -224,12 +291,17 @@ def to_formula(node: cst.BaseExpression, scope: Scope, env: Env) -> Formula:
         return disj(conj(test, to_formula(node.body, scope, env)), conj(neg(test), to_formula(node.orelse, scope, env)))
     if isinstance(node, cst.NamedExpr):  # `if (x := cfg.a) is not None`: the walker binds x
         return to_formula(node.value, scope, env)
+    set_here = _env_set(node, env, "is_set")
+    if set_here is not None:  # `envs.X.is_set()` after this function set it (on some paths)
+        return _env_is_set(set_here, node, scope)
     if isinstance(node, cst.Name) and node.value in env:
         value = env[node.value]
         if isinstance(value, Bound):
             return to_formula(value.node, value.scope or scope, value.env)
         if isinstance(value, NonEmpty):
             return TRUE
+        if isinstance(value, Entries):  # `if renamed:`: some entry was set
+            return disj(*(_present(entry) for _, entry in value.entries))
     if env and isinstance(node, (cst.Attribute, cst.Call)):
         assigned = _assigned_field(node, scope, env)
         if isinstance(assigned, Bound):  # `self.enable_x = cfg.a > 1` ... `if self.enable_x:`
@@ -348,6 +420,7 @@ def _elementwise(node: cst.Comparison) -> list[tuple[cst.BaseExpression, cst.Bas
 
 
 _MAX_OPERAND_CASES = 8
+_ENTRY = "_entry__"  # a name bound to a dict entry being read (no SGLang code uses it)
 
 
 def operand_cases(
@@ -364,6 +437,11 @@ def operand_cases(
     """
     start = node
     node, scope, env = _resolved(node, scope, env)
+    entry = _entry(node, scope, env)
+    if entry is None:
+        entry = _env_set(node, env, "get")
+    if entry is not None:  # `renamed.get("prefill_attention_backend")`: each value the entry holds
+        return operand_cases(cst.Name(_ENTRY), scope, {**env, _ENTRY: entry}, container_ok)
     cases: list[tuple[Formula, Term | Lit]]
     choice = _choice_of(node, scope, env)
     if choice is not None:

@@ -17,10 +17,13 @@ from .normalize import classify, normalize, term_source, value_fields
 from .pyast import absolute_module, message_text
 from .scope import (
     ALIAS_PARAMS,
+    ENV_KEY,
     FIELD_KEY,
     Bound,
     Choice,
+    Entries,
     Env,
+    EnvOriginal,
     NonEmpty,
     Original,
     Rewritten,
@@ -31,9 +34,12 @@ from .scope import (
     bound_string,
     code,
     dotted_name,
+    entries_of,
+    env_call,
     field_of,
     is_alias,
     iter_expression,
+    with_entry,
 )
 
 # Functions that declare a resolved value for fields given as keywords: `declare_resolution(sa, "src", x=1)`.
@@ -41,6 +47,7 @@ DECLARE_FUNCTIONS = frozenset({"declare_resolution", "declare_late_resolution"})
 # Methods that leave a collection with at least one item.
 _ADDING_METHODS = frozenset({"append", "add", "insert", "appendleft"})
 _GROWING_METHODS = frozenset({"extend", "update", "setdefault", "__setitem__"})
+_SHRINKING_METHODS = frozenset({"discard", "remove"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,16 +342,15 @@ class _Walker:
             r, _, item_env = self.suite(node.body, running, {**after, **bindings}, nest)
             ret = disj(ret, conj(running, r))
             running = conj(running, neg(r))
-            after = _fields_after_loop(after, item_env, TRUE)
+            # What the item left is what the next item starts from: fields, and locals built up item
+            # by item (`renamed[attr] = ...`), which read after the loop as the last item left them.
+            after = dict(item_env)
         summary.guards[start["guards"]:] = _merged(summary.guards[start["guards"]:], lambda g: (g.line, g.kind, g.exception, g.message))
         summary.writes[start["writes"]:] = _merged(summary.writes[start["writes"]:], lambda w: (w.line, w.field, w.value))
         for name, events in self._event_lists().items():
             first = start.get(name, 0)
             events[first:] = [_within(event, ctx) for event in events[first:]]
-        loop_env = dict(after)
-        for name in _assigned_names(node):
-            loop_env[name] = Unknown(name, value_fields(env[name], self.scope) if name in env else ())
-        return ret, FALSE, loop_env
+        return ret, FALSE, after
 
     def _event_lists(self) -> dict[str, list]:
         """Every list the walk appends conditioned events to, by name."""
@@ -500,7 +506,10 @@ class _Walker:
             key = _string_key(target, env)
             if local in self.staged and key is not None:  # `fields["hicache_ratio"] = 2.0`, declared later with `**fields`
                 self.stage(local, key, value, ctx, env, nest, line, end_line)
-                return {**env, local: NonEmpty(local, normalize(value, self.scope, env)[1])}
+                fields = normalize(value, self.scope, env)[1]
+                # Each entry kept, so `renamed.get("prefill_attention_backend")` reads what was set.
+                updated = with_entry(env[local], key, bind(value, env), fields)
+                return {**env, local: updated if updated is not None else NonEmpty(local, fields)}
             # `renamed[attr] = ...`: the local no longer holds what it was assigned.
             fields = tuple(sorted(set(value_fields(env[local], self.scope)) | set(normalize(value, self.scope, env)[1])))
             return {**env, local: Unknown(local, fields)}
@@ -582,11 +591,20 @@ class _Walker:
                 elif arg.star == "**" and isinstance(arg.value, cst.Name) and arg.value.value in self.staged:
                     env = self.write_staged(arg.value.value, ctx, env)
             return env
+        elif (written := env_call(node)) is not None and written[1] == "set" and len(node.args) == 1:
+            # `envs.X.set("python")`: later `envs.X.get()` in this function reads it, `is_set()` holds.
+            return {**env, ENV_KEY + written[0]: bind(node.args[0].value, env)}
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
             owner = node.func.value.value
             method = node.func.attr.value
             if owner in env and method in _ADDING_METHODS:
                 return {**env, owner: NonEmpty(owner, normalize(node, self.scope, env)[1])}
+            if owner in env and method in _SHRINKING_METHODS and isinstance(env[owner], Bound) \
+                    and len(node.args) == 1 and not node.args[0].keyword and not node.args[0].star:
+                # `backends.discard(None)`: the set minus that item, so `backends <= {...}` stays exact.
+                less = cst.BinaryOperation(cst.Name(owner), cst.Subtract(),
+                                           cst.Set([cst.Element(node.args[0].value)]))
+                return {**env, owner: Bound(less, env)}
             if owner in env and method in _GROWING_METHODS:
                 fields = tuple(sorted(set(value_fields(env[owner], self.scope)) | set(normalize(node, self.scope, env)[1])))
                 return {**env, owner: Unknown(owner, fields)}
@@ -725,7 +743,12 @@ def _merge(before: Env, then_env: Env, else_env: Env, test: Formula) -> Env:
                 merged[name] = a
             continue
         # A field one branch did not assign keeps the value the launch command gave it.
-        unassigned = Original(name[len(FIELD_KEY):]) if name.startswith(FIELD_KEY) else Unknown(name)
+        unassigned = Original(name[len(FIELD_KEY):]) if name.startswith(FIELD_KEY) else (
+            EnvOriginal(name[len(ENV_KEY):]) if name.startswith(ENV_KEY) else Unknown(name))
+        entries = _merged_entries(a, b, test)
+        if entries is not None:
+            merged[name] = entries
+            continue
         options = _combine(_options(test, a or unassigned) + _options(neg(test), b or unassigned))
         if len(options) == 1:
             merged[name] = options[0][1]
@@ -738,6 +761,26 @@ def _merge(before: Env, then_env: Env, else_env: Env, test: Formula) -> Env:
 
 
 MAX_CHOICE_OPTIONS = 6
+
+
+def _merged_entries(a: Value | None, b: Value | None, test: Formula) -> Entries | None:
+    """A dict local set key by key in either branch, as one dict whose entries depend on the test
+    (a choice per key, not per combination of keys: four optional keys stay four choices)."""
+    left, right = entries_of(a), entries_of(b)
+    if left is None or right is None or not (isinstance(a, Entries) or isinstance(b, Entries)):
+        return None
+    keys = [k for k, _ in left.entries] + [k for k, _ in right.entries if all(k != j for j, _ in left.entries)]
+    entries = []
+    for key in keys:
+        then_value, else_value = left.get(key), right.get(key)
+        if then_value is else_value or then_value == else_value:
+            entries.append((key, then_value))
+            continue
+        options = _combine(_options(test, then_value) + _options(neg(test), else_value))
+        if len(options) > MAX_CHOICE_OPTIONS:
+            return None
+        entries.append((key, options[0][1] if len(options) == 1 else Choice(tuple(options))))
+    return Entries(left.text, tuple(entries), tuple(sorted(set(left.fields) | set(right.fields))))
 
 
 def _options(condition: Formula, value: Value) -> list[tuple[Formula, Value]]:

@@ -196,10 +196,31 @@ class _Renderer:
         if name is not None:
             self.fields.add(name)
             return name
+        inlined = self._inlined(node)
+        if inlined is not None:
+            return inlined
         func = node.func
         # `self.get_x()` calls a method: it reads no field named get_x.
         head = f"{self.expression(func.value)}.{func.attr.value}" if type(func) is cst.Attribute else self.expression(func)
         return f"{head}({', '.join(self.argument(a) for a in node.args)})"
+
+    def _inlined(self, node: cst.Call) -> str | None:
+        """A call to a one-`return` helper that reads server arguments (`attention_backends_of(cfg)`),
+        written as the expression it returns, so that the fields it reads are seen (and the run can
+        read them as resolved). Calls whose result reads no field keep their name: they stand for a
+        platform or model fact (`model_config_of(server_args)`, `is_host_cpu_arm64()`)."""
+        if self.scope.inline is None or not node.args:
+            return None
+        found = self.scope.inline(node, self.env)
+        if found is None:
+            return None
+        returned, scope, env = found
+        inner = _Renderer(scope, env)
+        text = inner.expression(returned, outer=True)
+        if not inner.fields:
+            return None
+        self.fields |= inner.fields
+        return f"({text})"
 
     def argument(self, arg: cst.Arg) -> str:
         keyword = f"{arg.keyword.value}=" if arg.keyword is not None else ""

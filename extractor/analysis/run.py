@@ -17,7 +17,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from ..core.formula import apply_transforms, compare, conj, disj, fields_read, literal_source, neg, pinned_name, terms
+from ..core.formula import (
+    apply_transforms,
+    compare,
+    conj,
+    disj,
+    fields_read,
+    literal_source,
+    neg,
+    pinned_in,
+    pinned_name,
+    terms,
+)
 from ..core.model import (FALSE, SWAPPED_OP, TRUE, And, Atom, Const, Formula, Lit, Not, Or, Rule, RuleKind, Term,
                           TermKind, Write)
 from .callgraph import Program, calls_variable, label, registry_condition, registry_name, without_loop_items
@@ -186,15 +197,16 @@ class Run:
         """A term of a function's condition as a value of the run: a field read pins its version."""
         if not isinstance(term, Term):
             return term
+        versions = instance.after.get(term.after, instance.entry) if term.after else instance.entry
         if term.kind is TermKind.FIELD:
-            versions = instance.after.get(term.after, instance.entry) if term.after else instance.entry
             version = versions.get(term.name, 0)
             if version:
                 return resolved_term(term.name, version, term.transforms)
             return replace(term, after=0) if term.after else term
         if term.fields:
-            now = self.versions()
-            pins = tuple((name, now[name]) for name in term.fields if now.get(name))
+            # Read where the function read them (its entry, or after the call that rewrote them), not
+            # at the event: a write declared later in the function does not change what a test before it saw.
+            pins = tuple((name, versions[name]) for name in term.fields if versions.get(name))
             if pins:
                 return _Template(term, pins)
         return term
@@ -361,16 +373,20 @@ def _put(left, op: str, right, side: int, value):
 def _pinned_atom(template: _Template, op: str, other, side: int) -> Formula:
     """A comparison over an opaque term whose written fields are read as the run resolved them: each
     such field named `field__vK` in its text (`core.formula.pinned_name`), which `check` evaluates
-    from the resolution table. Undecided when the other side is such a term too."""
+    from the resolution table; both sides so when the other is such a term too."""
+    term = _pinned_term(template)
     if isinstance(other, _Template):
-        return _undecided(template.term, op, other)
-    text = template.term.text
-    for name, version in template.pins:
-        text = _replace_name(text, name, pinned_name(name, version))
-    term = Term(TermKind.OPAQUE, text, text, template.term.fields)
+        other = _pinned_term(other)
     if op == "truthy":
         return Atom(term)
     return _atom_of(term, op, other) if side == 0 else _atom_of(other, op, term)
+
+
+def _pinned_term(template: _Template) -> Term:
+    text = template.term.text
+    for name, version in template.pins:
+        text = _replace_name(text, name, pinned_name(name, version))
+    return Term(TermKind.OPAQUE, text, text, template.term.fields)
 
 
 def _undecided(term: Term, op: str, other) -> Formula:
@@ -479,14 +495,17 @@ def _resolved_versions(run: Run, formulas: Iterable[Formula]) -> dict[str, int]:
             continue
         seen.add(f)
         for term in terms(f):
-            if term.kind is TermKind.RESOLVED and term.version > wanted.get(term.name, 0):
-                for a in run.store.get(term.name, [])[wanted.get(term.name, 0): term.version]:
+            read = [(term.name, term.version)] if term.kind is TermKind.RESOLVED else pinned_in(term.text)
+            for name, version in read:  # `resolved(x)`, or `x__v3` in an opaque term's text
+                if version <= wanted.get(name, 0):
+                    continue
+                for a in run.store.get(name, [])[wanted.get(name, 0): version]:
                     pending.append(a.condition)
                     for when, value in a.cases:
                         pending.append(when)
-                        if isinstance(value, Term) and value.kind is TermKind.RESOLVED:
+                        if isinstance(value, Term):
                             pending.append(Atom(value))
-                wanted[term.name] = term.version
+                wanted[name] = version
     return wanted
 
 

@@ -60,6 +60,48 @@ class NonEmpty:
     fields: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Entries:
+    """A dict local built up key by key from a display with literal keys (`renamed = {}`, then
+    `renamed[attr] = aliases[old]` in an unrolled loop): what each key holds, a `Choice` with
+    `ABSENT` where only some paths set it. `.get(key)` reads the entry; a key never set reads absent."""
+
+    text: str
+    entries: tuple[tuple[str, Value], ...]
+    fields: tuple[str, ...] = ()
+
+    def get(self, key: str) -> Value:
+        return next((value for k, value in self.entries if k == key), ABSENT)
+
+    def with_entry(self, key: str, value: Value) -> Entries:
+        kept = tuple((k, v) for k, v in self.entries if k != key)
+        return Entries(self.text, (*kept, (key, value)), self.fields)
+
+
+@dataclass(frozen=True, slots=True)
+class EnvOriginal:
+    """An environment variable as the launch environment sets it: its value on a path where the
+    function did not `envs.NAME.set(...)` it."""
+
+    name: str
+    fields: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return f"envs.{self.name}.get()"
+
+
+@dataclass(frozen=True, slots=True)
+class Absent:
+    """A key a dict local does not hold (on some path)."""
+
+    text: str = "None"
+    fields: tuple[str, ...] = ()
+
+
+ABSENT = Absent()
+
+
 class _FieldValue:
     """A value that is one field's, read as the field itself (`text` and `fields` of its name)."""
 
@@ -94,7 +136,7 @@ class Rewritten(_FieldValue):
     call: int  # the walk's order of the call event
 
 
-Value = Bound | Choice | Unknown | NonEmpty | Original | Rewritten
+Value = Bound | Choice | Unknown | NonEmpty | Entries | Absent | EnvOriginal | Original | Rewritten
 Env = Mapping[str, Value]
 # Env keys of the fields a function assigns itself (`self.page_size = 64`): "@page_size". Reads of
 # the field after the assignment see the assigned value, path by path, as reads of a local do.
@@ -117,6 +159,21 @@ class Scope:
     call_writes: Callable[[cst.Call, Env], frozenset[str]] | None = field(default=None, compare=False, hash=False)
     # Reads a call to a small pure helper as the values it returns: [(when, expression, its scope, its locals)].
     inline_cases: Callable[[cst.Call, Env], list | None] | None = field(default=None, compare=False, hash=False)
+
+
+# Env keys of the environment variables a function sets itself (`envs.NAME.set("python")`): "$NAME".
+ENV_KEY = "$"
+_ENV_METHODS = frozenset({"get", "is_set", "set"})
+
+
+def env_call(node: cst.BaseExpression) -> tuple[str, str] | None:
+    """(NAME, method) of `envs.NAME.get()`, `envs.NAME.is_set()` or `envs.NAME.set(v)`, else None."""
+    if type(node) is not cst.Call or type(node.func) is not cst.Attribute or node.func.attr.value not in _ENV_METHODS:
+        return None
+    owner = node.func.value
+    if type(owner) is cst.Attribute and type(owner.value) is cst.Name and owner.value.value == "envs":
+        return owner.attr.value, node.func.attr.value
+    return None
 
 
 def code(node: cst.CSTNode) -> str:
@@ -273,6 +330,36 @@ def iter_expression(node: cst.CSTNode):
                 stack.extend(v for v in reversed(value) if isinstance(v, cst.CSTNode))
             elif isinstance(value, cst.CSTNode):
                 stack.append(value)
+
+
+def entries_of(value: Value | None) -> Entries | None:
+    """A dict local's entries: built up already, or a display whose keys are all string literals."""
+    if isinstance(value, Entries):
+        return value
+    if isinstance(value, Bound) and isinstance(value.node, cst.Dict):
+        entries = []
+        for element in value.node.elements:
+            key = element.key if isinstance(element, cst.DictElement) else None
+            if not (isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str)):
+                return None  # `**other` or a computed key: which keys it holds cannot be told
+            entries.append((key.evaluated_value, Bound(element.value, value.env, value.scope)))
+        return Entries(code(value.node), tuple(entries))
+    return None
+
+
+def with_entry(value: Value, key: str, entry: Value, fields: tuple[str, ...]) -> Value | None:
+    """The dict local after `d[key] = ...` on this path (each option of a path-dependent one); None
+    when it is not a dict whose keys can be told."""
+    if isinstance(value, Choice):
+        options = [(when, with_entry(option, key, entry, fields)) for when, option in value.options]
+        if any(option is None for _, option in options):
+            return None
+        return Choice(tuple(options))  # type: ignore[arg-type]
+    entries = entries_of(value)
+    if entries is None:
+        return None
+    updated = entries.with_entry(key, entry)
+    return Entries(updated.text, updated.entries, tuple(sorted(set(entries.fields) | set(fields))))
 
 
 def choice_names(node: cst.BaseExpression, env: Env, scope: Scope | None = None) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .modules import ClassInfo, ModuleSummary
@@ -78,8 +78,9 @@ class Index:
     """Values of names across the read modules: literal constants, collections built from them, class
     attributes and function locals, looked up through each module's imports."""
 
-    def __init__(self, modules: Iterable[ModuleSummary]) -> None:
+    def __init__(self, modules: Iterable[ModuleSummary], load: Callable[[str], ModuleSummary | None] | None = None) -> None:
         self.modules = {m.dotted: m for m in modules}
+        self.load = load  # modules outside the read set, loaded on demand (the program's), or none
         self._module_bindings: dict[str, Bindings] = {}
         self._class_bindings: dict[tuple[str, str], Bindings] = {}
 
@@ -106,10 +107,12 @@ class Index:
                     return MISSING
                 elements.extend(found if isinstance(element, ast.Starred) else [found])  # type: ignore[arg-type]
             return _unique(tuple(elements)) if isinstance(node, ast.Set) else tuple(elements)
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.BitOr)):
             left, right = self.value(module, node.left, local, depth + 1), self.value(module, node.right, local, depth + 1)
-            both = isinstance(left, tuple) and isinstance(right, tuple)
-            return left + right if both else MISSING  # type: ignore[operator]
+            if not (isinstance(left, tuple) and isinstance(right, tuple)):
+                return MISSING
+            # `["auto"] + OTHERS`; `MUSE_ARCHS | frozenset({"Qwen3ForCausalLM"})`: the union, in order
+            return left + right if isinstance(node.op, ast.Add) else _unique(left + right)
         name = dotted(node)
         if name is None:
             return MISSING
@@ -137,7 +140,10 @@ class Index:
             return module, name
         parts = (target + ("." + rest if rest else "")).split(".")
         for cut in range(len(parts) - 1, 0, -1):
-            owner = self.modules.get(".".join(parts[:cut]))
+            dotted_module = ".".join(parts[:cut])
+            owner = self.modules.get(dotted_module)
+            if owner is None and self.load is not None:
+                owner = self.load(dotted_module)
             if owner is not None:
                 return owner, ".".join(parts[cut:])
         return None

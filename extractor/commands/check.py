@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from pathlib import Path
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
+from .. import __version__
 from ..core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from ..core.serialize import dumps
-from ..logic.facts import ModelFacts, find_platform, local_model
-from ..logic.launch import ENV_ASSIGNMENT, split_command
+from ..core.model import Rule
+from ..logic.facts import ModelFacts, find_platform, local_model, memory_mib, with_device_memory
+from ..logic.launch import ENV_ASSIGNMENT, parse_command, split_command
 from ..logic.launch_files import file_kind, launch_commands
-from ..products.linter import RuleSet, check, report_json, report_text, shown_message
+from ..products.fixes import working_fixes
+from ..products.linter import RuleSet, check, launch_facts, report_json, report_text, shown_message
 from ..products.pages import by_function
 from ..products.rulesets import load_rules, release_rules
+from ..products.sarif import sarif_document
 from ..products.words import Flags, fixes_for
 
 
@@ -35,22 +40,44 @@ def add_parser(commands) -> None:
     facts.add_argument("--platform", "--gpu", metavar="NAME",
                        help="a platform profile: cpu, cuda-sm80/89/90/100/120, rocm-mi300/325/355, npu, xpu, mps, "
                             "cpu-engine, or a GPU name such as H100, A100, B200, MI300X")
+    facts.add_argument("--device-memory", metavar="SIZE",
+                       help="the device's memory (on the CPU, the host's per NUMA node), e.g. 80GiB or 81559 "
+                            "(MiB): SGLang sizes chunked prefill, CUDA graphs and other defaults by it")
     model = facts.add_mutually_exclusive_group()
     model.add_argument("--model-config", metavar="FILE", help="the model's config.json (default: the config.json "
                        "of --model-path when it names a local folder)")
     model.add_argument("--model-arch", metavar="NAME", help="the model's architecture alone, e.g. LlamaForCausalLM")
-    parser.add_argument("--format", choices=("text", "json", "github"), default="text",
+    parser.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text",
                         help="github: one workflow annotation (::error file=...,line=...::) per definite or "
-                             "argument error, at the launch command's line")
+                             "argument error, at the launch command's line; sarif: a SARIF 2.1.0 log of them, "
+                             "for code scanning")
     parser.add_argument("--show-possible", action="store_true",
                         help="text output: list each possible error with what would decide it (default: one "
                              "summary line per kind of missing fact)")
     parser.add_argument("--definite-only", action="store_true", help=argparse.SUPPRESS)  # the default now
-    parser.add_argument("--file", action="append", default=[], metavar="PATH",
-                        help="check every launch command in a shell script, Dockerfile or YAML file (a folder: "
-                             "every such file under it); repeatable")
+    parser.add_argument("--file", action="extend", nargs="+", default=[], metavar="PATH",
+                        help="check every launch command in shell scripts, Dockerfiles or YAML files (a folder: "
+                             "every such file under it); several after one --file, or repeated (end the list "
+                             "with -- before launch arguments)")
     parser.add_argument("launch", nargs="*", help="launch arguments (after --)")
     parser.set_defaults(func=cmd_check)
+
+
+def _fixes(ruleset, report, argv: list[str], flags: Flags, groups, env: dict[str, str], platform, model
+           ) -> Callable[[Rule], list[str]]:
+    """Fixes of each finding: those of a definite error checked on this very command line (and
+    completed where they would set off another error); a possible one's read off its condition."""
+    tokens, assignments = split_command(argv)
+    plain = [f"{name}={value}" for name, value in assignments.items()] + tokens
+    facts = launch_facts(parse_command(plain, ruleset.catalog), platform, model)
+    definite = {f.rule.id for f in report.definite}
+
+    def fixes(rule: Rule) -> list[str]:
+        if rule.id in definite:
+            return working_fixes(ruleset, rule, plain, flags, groups, env=env, facts=facts)
+        return fixes_for(rule, flags, groups[(rule.location.file, rule.function)])
+
+    return fixes
 
 
 def _pairs(items: Sequence[str], what: str, parse: Callable[[str], object]) -> dict[str, object]:
@@ -100,29 +127,36 @@ def cmd_check(args: argparse.Namespace) -> int:
     env = dict(item.split("=", 1) for item in args.env)
     assume = _pairs(args.assume, "--assume", _truth_value)
     platform = find_platform(args.platform) if args.platform else None
+    if args.device_memory is not None:
+        platform = with_device_memory(platform, memory_mib(args.device_memory))
     model = ModelFacts.from_file(args.model_config) if args.model_config else (
         ModelFacts.from_architecture(args.model_arch) if args.model_arch else None)
     found = _commands_in_files(args.file)
     ruleset = open_rules(args)
     flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
-    fixes = lambda rule: fixes_for(rule, flags, groups[(rule.location.file, rule.function)])  # noqa: E731
     commands = ([(None, tuple(launch))] if launch else []) + found
     failed = False
-    documents, texts = [], []
+    documents, texts, reports = [], [], []
     for place, argv in commands:
         report = check(ruleset, list(argv), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
                        platform=platform, model=model)
         failed |= bool(report.definite or report.argument_errors)
+        fixes = _fixes(ruleset, report, list(argv), flags, groups, {**(os.environ if args.use_env else {}), **env},
+                       platform, model)
         if args.format == "json":
             documents.append({**({"file": place[0], "line": place[1]} if place else {}), **report_json(report, fixes)})
         elif args.format == "github":
             texts.extend(_annotations(report, place))
+        elif args.format == "sarif":
+            reports.append((place, report, fixes))
         else:
             given = frozenset(k for k, v in (("platform", platform), ("model", model or _local_model(argv))) if v)
             text = report_text(report, fixes, show_possible=args.show_possible and not args.definite_only, given=given)
             texts.append(f"{place[0]}:{place[1]}: {_short(argv)}\n" + _indent(text) if place else text)
     if args.format == "json":
         sys.stdout.write(dumps(documents[0] if not args.file else {"commands": documents}))
+    elif args.format == "sarif":
+        sys.stdout.write(dumps(sarif_document(reports, __version__)))
     else:
         if args.file and not found:
             texts.append("no launch command found in " + ", ".join(args.file))

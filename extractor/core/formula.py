@@ -468,10 +468,16 @@ def field_values(assignment: Mapping[str, object]) -> Callable[[Term], object]:
 # A field after its first K writes of the run, as a name inside an opaque term's source text
 # (`moe_runner_backend__v3.startswith("lora")`): the evaluator reads it from the resolution table.
 _PINNED = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*?)__v(\d+)$")
+_PINNED_IN_TEXT = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*?)__v(\d+)\b")
 
 
 def pinned_name(field: str, version: int) -> str:
     return f"{field}__v{version}"
+
+
+def pinned_in(text: str) -> list[tuple[str, int]]:
+    """The (field, version) of every `field__vK` name in a term's text."""
+    return [(m.group(1), int(m.group(2))) for m in _PINNED_IN_TEXT.finditer(text)] if "__v" in text else []
 
 
 def parse_pinned(name: str) -> tuple[str, int] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 
@@ -142,6 +143,19 @@ def _call(node: ast.Call, ev, env) -> object:
         raise Unknown("isinstance")
     if isinstance(func, ast.Name) and func.id in _SAFE_CALLS:
         return _SAFE_CALLS[func.id](*[ev(a) for a in node.args])
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "re" \
+            and func.attr in _REGEX_CALLS and len(node.args) == 2 and isinstance(node.args[0], ast.Constant) \
+            and isinstance(node.args[0].value, str):
+        # `re.match(r"(.+)://(.*)", model_path)`: the pattern is the source's literal; only the subject is a value.
+        subject = ev(node.args[1])
+        if not isinstance(subject, str):
+            raise Unknown("regex subject")
+        found = _REGEX_CALLS[func.attr](node.args[0].value, subject)
+        return _Match(found.group(0), found.groups()) if found is not None else None
+    if isinstance(func, ast.Attribute) and func.attr == "group":
+        receiver = ev(func.value)
+        if isinstance(receiver, _Match):
+            return receiver.group(*[ev(a) for a in node.args])
     if isinstance(func, ast.Attribute):
         env_read = _env_read(node)
         if env_read is not None:
@@ -155,6 +169,23 @@ def _call(node: ast.Call, ev, env) -> object:
             if isinstance(receiver, (str, dict, list, tuple)):
                 return getattr(receiver, func.attr)(*[ev(a) for a in node.args])
     raise Unknown("call")
+
+
+_REGEX_CALLS: dict[str, Callable] = {"match": re.match, "fullmatch": re.fullmatch, "search": re.search}
+
+
+class _Match:
+    """What `re.match` found: its groups, read with `.group(n)`."""
+
+    __slots__ = ("whole", "groups")
+
+    def __init__(self, whole: str, groups: tuple) -> None:
+        self.whole, self.groups = whole, groups
+
+    def group(self, index: int = 0) -> object:
+        if not isinstance(index, int) or not 0 <= index <= len(self.groups):
+            raise Unknown("group")
+        return self.whole if index == 0 else self.groups[index - 1]
 
 
 def _env_read(node: ast.Call) -> tuple[str, str, object] | None:

@@ -61,6 +61,24 @@ def find_platform(name: str) -> Platform:
     raise UsageError(f"unknown platform {name!r}; known: {names} (or a GPU name such as H100, A100, B200, MI300X)")
 
 
+_MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(mib|mb|gib|gb|tib|tb)?\s*$", re.IGNORECASE)
+_MEMORY_UNITS = {None: 1, "mib": 1, "mb": 1, "gib": 1024, "gb": 1024, "tib": 1 << 20, "tb": 1 << 20}
+
+
+def memory_mib(text: str) -> float:
+    """`81559`, `80GiB`, `24 GB`: a device memory size in MiB, as `get_device_memory_capacity()` gives it."""
+    found = _MEMORY.match(text)
+    if not found or float(found.group(1)) <= 0:
+        raise UsageError(f"--device-memory expects a size such as 81559 (MiB), 80GiB or 24GB, got {text!r}")
+    return float(found.group(1)) * _MEMORY_UNITS[(found.group(2) or "").lower() or None]
+
+
+def with_device_memory(platform: Platform | None, mib: float) -> Platform:
+    """A profile whose device (or, on the CPU, host) memory is `mib`: what SGLang sizes defaults by."""
+    base = platform if platform is not None else Platform("custom", "", (), {})
+    return Platform(base.name, base.description, base.aliases, {**base.facts, "get_device_memory_capacity": mib})
+
+
 def _simple(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
@@ -122,13 +140,22 @@ MLA_ARCHITECTURES = frozenset({
 })
 
 
+# Architectures model_config.py leaves to the generic head sizes (no special case sets head_dim or
+# v_head_dim for them), so K and V rows have one width unless config.json says otherwise.
+SYMMETRIC_KV_ARCHITECTURES = frozenset({
+    "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM",
+    "Phi3ForCausalLM",
+})
+
+
 class _ModelConfig:
     """What `model_config_of(cfg)` gives, where config.json alone says it."""
 
-    __slots__ = ("config",)
+    __slots__ = ("config", "architecture_only")
 
-    def __init__(self, config: _Config) -> None:
+    def __init__(self, config: _Config, architecture_only: bool = False) -> None:
         self.config = config
+        self.architecture_only = architecture_only  # `--model-arch NAME`: nothing is known of head sizes
 
     def attribute(self, name: str) -> object:
         data = self.config.data
@@ -150,6 +177,16 @@ class _ModelConfig:
         if name == "quantization":
             quant = data.get("quantization_config")
             return quant.get("quant_method") if isinstance(quant, dict) else None
+        if name == "decision_config" and archs and archs != ["Qwen3_5Model"]:
+            return None  # only a bare Qwen3.5 backbone loads a decision head config
+        if name == "is_embedding_gemma" and not self.architecture_only:
+            text = data.get("text_config") if isinstance(data.get("text_config"), dict) else data
+            return text.get("model_type") == "gemma3_text" and bool(text.get("use_bidirectional_attention", False))
+        if name == "has_asymmetric_kv" and not self.architecture_only \
+                and any(a in SYMMETRIC_KV_ARCHITECTURES for a in archs):
+            text = data.get("text_config") if isinstance(data.get("text_config"), dict) else data
+            if not any(k in text for k in ("v_head_dim", "swa_head_dim", "swa_v_head_dim")):
+                return False  # V rows default to K's width, and these architectures change neither
         if name in ("is_multimodal", "is_multimodal_gen", "is_image_gen", "is_audio_model"):
             if not any(k in data for k in ("vision_config", "audio_config", "image_token_id", "vision_tower")) \
                     and all(a.endswith("ForCausalLM") for a in archs) and archs:
@@ -164,11 +201,12 @@ class ModelFacts:
     config: Mapping[str, object]
     source: str
     architecture_only: bool = False
+    local_folder: bool = False  # `--model-path` names this folder: nothing is fetched from a hub
 
     @classmethod
     def from_folder(cls, folder: str | Path) -> ModelFacts:
         path = Path(folder) / "config.json"
-        return cls(_read_config(path), str(path))
+        return cls(_read_config(path), str(path), local_folder=True)
 
     @classmethod
     def from_file(cls, path: str | Path) -> ModelFacts:
@@ -380,8 +418,10 @@ class _Evaluator:
                         raise Unknown("isinstance")
                     types += _TYPES[kind.id]
                 return isinstance(value, types)
+            if name == "resolve_hf_gguf_reference" and self.facts.model is not None and self.facts.model.local_folder:
+                return None  # a local folder is no Hub reference to a .gguf: the path stays as typed
             if name == "model_config_of" and self.facts.model is not None:
-                return _ModelConfig(_Config(self.facts.model.config))
+                return _ModelConfig(_Config(self.facts.model.config), self.facts.model.architecture_only)
             if name == "get_platform" and self.facts.platform is not None and not node.args:
                 return _Platform(self.facts.platform)
             if name in _BUILTINS and not node.keywords:
@@ -397,6 +437,11 @@ class _Evaluator:
                     return platform.facts[key]
             raise Unknown(name)
         if isinstance(func, ast.Attribute):
+            if self.facts.model is not None and (
+                    (func.attr == "from_server_args" and isinstance(func.value, ast.Name) and func.value.id == "ModelConfig")
+                    or func.attr == "get_model_config"):
+                # `ModelConfig.from_server_args(server_args, ...)`, `server_args.get_model_config()`: the model's config
+                return _ModelConfig(_Config(self.facts.model.config), self.facts.model.architecture_only)
             owner = self.eval(func.value)
             if isinstance(owner, _Platform):
                 return owner.fact(func.attr)

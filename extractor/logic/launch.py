@@ -42,6 +42,30 @@ class ArgError:
     message: str
 
 
+# Words too common in option names to say two options are about the same thing.
+_COMMON_WORDS = frozenset({"enable", "disable", "max", "min", "size", "num", "mode", "backend", "path", "type",
+                           "use", "no", "allow", "config", "file", "port", "host", "id", "ids", "dir", "level"})
+
+
+def closest_option(text: str, options: list[str]) -> str | None:
+    """The option a misspelt one most likely meant: a near spelling (`--reasoning_parser`), or else
+    one that shares a distinctive word (`--enable-reasoning` -> `--reasoning-parser`, not `--enable-trace`)."""
+    spelled = text.replace("_", "-")
+    if spelled in options:
+        return spelled
+    close = difflib.get_close_matches(spelled, options, n=1, cutoff=0.8)
+    if close:
+        return close[0]
+    words = set(spelled.strip("-").split("-")) - _COMMON_WORDS
+    sharing = [(len(words & set(o.strip("-").split("-"))), difflib.SequenceMatcher(None, spelled, o).ratio(), o)
+               for o in options]
+    best = max((s for s in sharing if s[0]), default=None, key=lambda s: (s[0], s[1]))  # the first of equals
+    if best is not None:
+        return best[2]
+    loose = difflib.get_close_matches(spelled, options, n=1)
+    return loose[0] if loose else None
+
+
 class Catalog:
     """Option strings, value types and defaults of every flag."""
 
@@ -99,8 +123,8 @@ class Catalog:
             return self.options[matches[0]], None
         if matches:
             return None, f"ambiguous option: {text} could match {', '.join(matches[:6])}"
-        hint = difflib.get_close_matches(text, list(self.options), n=1)
-        return None, f"unrecognized arguments: {text}" + (f" (did you mean {hint[0]}?)" if hint else "")
+        hint = closest_option(text, list(self.options))
+        return None, f"unrecognized arguments: {text}" + (f" (did you mean {hint}?)" if hint else "")
 
 
 def _alias_option(flag: Flag, alias: Alias) -> Option:
@@ -166,7 +190,13 @@ def _convert(flag: Flag, option: str, text: str) -> tuple[object, str | None]:
             value = text
     if flag.choices is not None and value not in flag.choices:
         choices = ", ".join(repr(c) for c in flag.choices)
-        return UNKNOWN, f"argument {option}: invalid choice: {value!r} (choose from {choices})"
+        # argparse's words, then a hint of ours: `flashinferr` was meant to be `flashinfer`.
+        named = [c for c in flag.choices if isinstance(c, str)]
+        near = difflib.get_close_matches(value, named, n=1, cutoff=0.75) if isinstance(value, str) else []
+        if not near and isinstance(value, str):
+            near = [c for c in named if c.lower() == value.lower()]
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        return UNKNOWN, f"argument {option}: invalid choice: {value!r} (choose from {choices}){hint}"
     return value, None
 
 

@@ -20,6 +20,7 @@ from ..logic.environment import EnvVar
 from ..logic.evaluation import MISSING_KINDS, Context, Evaluator, assumption_key, substitute_assumptions
 from ..logic.facts import Facts, ModelFacts, Platform, local_model
 from ..logic.launch import ArgError, Catalog, CommandLine, parse_command
+from ..logic.releases import FlagHistory, shipped_flag_history
 
 
 @dataclass(frozen=True)
@@ -145,9 +146,7 @@ def check(
     """
     command = parse_command(argv, ruleset.catalog)
     assumed = {assumption_key(k): v for k, v in (assume or {}).items()}
-    if model is None:
-        model = local_model(command.given.get("model_path"))
-    facts = Facts(platform, model) if platform is not None or model is not None else None
+    facts = launch_facts(command, platform, model)
     context = _context(ruleset, command, env, use_env, assumed, facts)
     rules = list(ruleset.rules)
     used: set[str] = set()
@@ -180,8 +179,35 @@ def check(
                                  f.rule.location.line, f.rule.id))
     adjustments = [] if wanted is not None else [
         r for r in rules if r.kind is RuleKind.ADJUSTMENT and r.reachable and evaluator.fires(r.id)]
-    return Report(findings, command.errors, adjustments, sorted(set(assumed) - used), checked, ruleset.label,
+    return Report(findings, told_errors(command.errors, ruleset.label), adjustments, sorted(set(assumed) - used), checked, ruleset.label,
                   list(command.placeholders))
+
+
+def launch_facts(command: CommandLine, platform: Platform | None = None, model: ModelFacts | None = None) -> Facts | None:
+    """The platform and model facts of a launch: as given, the model else read from a `--model-path`
+    folder's config.json."""
+    if model is None:
+        model = local_model(command.given.get("model_path"))
+    return Facts(platform, model) if platform is not None or model is not None else None
+
+
+def told_errors(errors: Sequence[ArgError], release: str, history: FlagHistory | None = None) -> list[ArgError]:
+    """Argument errors, an unknown option worded with what other releases say of it: removed (and
+    what sets its field now), or newer than this release; a typo keeps argparse's words."""
+    history = history if history is not None else shipped_flag_history()
+    if history is None:
+        return list(errors)
+    told = []
+    for error in errors:
+        story = history.story(error.flag, release) if error.flag and error.flag.startswith("--") else None
+        if story is None or not error.message.startswith(("unrecognized arguments", "ambiguous option")):
+            told.append(error)
+            continue
+        message, _, hint = error.message.partition(" (did you mean ")
+        if hint and " sets that field with " not in story:
+            story += f"; did you mean {hint.rstrip(')').rstrip('?')}?"
+        told.append(ArgError(error.flag, f"{message}: {story}"))
+    return told
 
 
 def _position(rule: Rule) -> int:
@@ -189,11 +215,13 @@ def _position(rule: Rule) -> int:
 
 
 def definite_errors(ruleset: RuleSet, argv: Sequence[str], reading: Iterable[str] | None = None,
-                    before: int | None = None) -> list[Rule]:
+                    before: int | None = None, *, env: Mapping[str, str] | None = None,
+                    facts: Facts | None = None) -> list[Rule]:
     """The guards the command line sets off for sure, in run order: those that read one of `reading`
-    (fields, `env:NAME`) when given, and only those that run before order `before` when given."""
+    (fields, `env:NAME`) when given, and only those that run before order `before` when given; under
+    `env` and the platform and model `facts` when given."""
     command = parse_command(argv, ruleset.catalog)
-    evaluator = Evaluator(ruleset.by_id, _context(ruleset, command))
+    evaluator = Evaluator(ruleset.by_id, _context(ruleset, command, env, facts=facts))
     if reading is None:
         candidates = sorted((r for r in ruleset.rules if r.reachable and r.kind is not RuleKind.ADJUSTMENT),
                             key=_position)

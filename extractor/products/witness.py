@@ -23,7 +23,7 @@ from ..logic.expressions import UNKNOWN, computable, safe_eval
 from ..logic.launch import ENV_ASSIGNMENT, parse_command, takes_list, value_type
 from ..logic.solver import find_model
 from .linter import RuleSet, check, definite_errors
-from .words import Edit, Flags, solutions, split_condition
+from .words import Flags, apply_way, solutions, split_condition
 
 MODEL_PATH = "org/model"  # a stand-in for the required --model-path
 _REQUIRED_VALUE = {"model_path": MODEL_PATH}
@@ -306,7 +306,7 @@ class _Finder:
 
     def _after(self, rule: Rule, before: list[str]) -> list[str] | None:
         siblings = self.siblings.get((rule.location.file, rule.function), [])
-        candidates = [self._apply(before, way) for way in solutions(rule, self.flags, siblings)]
+        candidates = [apply_way(before, way, self.catalog) for way in solutions(rule, self.flags, siblings)]
         own, inherited = split_condition(rule, siblings)
         if own:
             model = find_model(conj(*inherited, neg(And(tuple(own)) if len(own) > 1 else own[0])),
@@ -322,21 +322,6 @@ class _Finder:
 
     def _values(self, argv: list[str]) -> dict[str, object]:
         return {k: v for k, v in parse_command(argv, self.catalog).given.items() if v is not UNKNOWN}
-
-    def _apply(self, argv: list[str], way: tuple[Edit, ...]) -> list[str] | None:
-        result = list(argv)
-        for edit in way:
-            if edit.action == "env":
-                result = [t for t in result if not t.startswith(edit.name + "=")]
-                if edit.value is not None:
-                    result.insert(0, f"{edit.name}={edit.value}")
-                continue
-            if edit.value == "VALUE":
-                return None  # a placeholder is no command line
-            result = _without(result, edit.name, self.catalog)
-            if edit.action == "pass":
-                result += [edit.name] + ([edit.value] if edit.value is not None else [])
-        return result
 
 
 def _field(name: str) -> Term:
@@ -357,26 +342,6 @@ def _equate(model: Mapping[Term, object], formula: Formula) -> dict[Term, object
             elif left is not None:
                 values[Term(TermKind.FIELD, other.name, other.name, (other.name,))] = values[left]
     return values
-
-
-def _without(argv: list[str], option: str, catalog) -> list[str]:
-    """The command line with every occurrence of the flag `option` names (any alias, `--no-`) dropped."""
-    target, _ = catalog.resolve(option)
-    if target is None:
-        return argv
-    result: list[str] = []
-    skipping = False
-    for token in argv:
-        if token.startswith("-"):
-            found, _ = catalog.resolve(token.split("=", 1)[0])
-            skipping = found is not None and found.flag.name == target.flag.name
-            if skipping:
-                skipping = found.store and "=" not in token
-                continue
-        elif skipping:
-            continue
-        result.append(token)
-    return result
 
 
 def _text(value: object) -> str:

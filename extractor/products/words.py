@@ -297,6 +297,44 @@ class Edit:
 Way = tuple[Edit, ...]
 
 
+def apply_way(argv: Sequence[str], way: Way, catalog, placeholders: bool = False) -> list[str] | None:
+    """The command line with a way's edits made; None when an edit has no real value (a placeholder),
+    unless `placeholders`: then `VALUE` stands as the value (any text a free-form flag takes)."""
+    result = list(argv)
+    for edit in way:
+        if edit.action == "env":
+            result = [t for t in result if not t.startswith(edit.name + "=")]
+            if edit.value is not None:
+                result.insert(0, f"{edit.name}={edit.value}")
+            continue
+        if edit.value == "VALUE" and not placeholders:
+            return None  # a placeholder is no command line
+        result = _without(result, edit.name, catalog)
+        if edit.action == "pass":
+            result += [edit.name] + ([edit.value] if edit.value is not None else [])
+    return result
+
+
+def _without(argv: list[str], option: str, catalog) -> list[str]:
+    """The command line with every occurrence of the flag `option` names (any alias, `--no-`) dropped."""
+    target, _ = catalog.resolve(option)
+    if target is None:
+        return argv
+    result: list[str] = []
+    skipping = False
+    for token in argv:
+        if token.startswith("-"):
+            found, _ = catalog.resolve(token.split("=", 1)[0])
+            skipping = found is not None and found.flag.name == target.flag.name
+            if skipping:
+                skipping = found.store and "=" not in token
+                continue
+        elif skipping:
+            continue
+        result.append(token)
+    return result
+
+
 def solutions(rule: Rule, flags: Flags, siblings: Iterable[Rule] = ()) -> list[Way]:
     """Each way to make the rule's own condition false, as command-line edits (first found per conjunct)."""
     own, _ = split_condition(rule, siblings)

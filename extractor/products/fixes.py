@@ -1,0 +1,94 @@
+"""Fixes that work: each way out of a definite error applied to the launch command and checked again.
+
+A rule's solutions (products/words.py) are read off its own condition; a fix that clears it can set
+off another guard (`--disaggregation-mode decode` for the offload flag hits "only supported when
+hicache-storage-backend is provided"). Each way is applied and the command checked under the same
+environment and facts; a way that sets off a new error is completed with a way out of that one
+that only adds flags (never removes more of what the user typed, never undoes the way), at most
+`MAX_EXTRA` times; so is one that leaves an error the command already had on the same flags. Ways
+that cannot be made to work are not offered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ..core.formula import fields_read
+from ..core.model import Rule
+from ..logic.facts import Facts
+from .linter import RuleSet, definite_errors
+from .words import Edit, Flags, Way, apply_way, solutions, way_text
+
+MAX_EXTRA = 3
+
+
+def working_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flags,
+                  siblings: Mapping[tuple[str, str], Sequence[Rule]], *, env: Mapping[str, str] | None = None,
+                  facts: Facts | None = None) -> list[str]:
+    """The rule's fixes for this command line, each as text, with the flags added for other rules."""
+    found = []
+    had = {r.id for r in definite_errors(ruleset, argv, env=env, facts=facts)}
+    for way in solutions(rule, flags, siblings.get((rule.location.file, rule.function), ())):
+        completed = _completed(ruleset, rule, list(argv), way, flags, siblings, had, env, facts)
+        if completed is not None and completed not in found:
+            found.append(completed)
+    return found
+
+
+def _completed(ruleset: RuleSet, rule: Rule, argv: list[str], way: Way, flags: Flags,
+               siblings: Mapping[tuple[str, str], Sequence[Rule]], had: set[str],
+               env: Mapping[str, str] | None, facts: Facts | None) -> str | None:
+    edits: list[Edit] = list(way)
+    extras: list[tuple[Way, Rule]] = []
+    for _ in range(MAX_EXTRA + 1):
+        fixed = apply_way(argv, tuple(edits), ruleset.catalog, placeholders=True)
+        if fixed is None:
+            return None
+        reading = _fields(edits, ruleset) | set(fields_read(rule.effective))  # what can change, and the rule
+        errors = definite_errors(ruleset, fixed, reading=reading, env=env, facts=facts)
+        if any(e.id == rule.id for e in errors):
+            return None  # the way does not clear it on this command line
+        # A new error, or one the command had that reads the same flags: the fix is not done until
+        # those are (the seed's decode-only offload flag also wants a storage backend).
+        new = [e for e in errors if e.id not in had or _shares_flags(e, rule)]
+        if not new:
+            return _text(way, extras)
+        blocker = new[0]
+        edited = {e.name for e in edits}
+        extra = next((w for w in solutions(blocker, flags, siblings.get((blocker.location.file, blocker.function), ()))
+                      if w and all(e.action != "remove" and e.name not in edited for e in w)), None)
+        if extra is None:
+            return None
+        edits.extend(extra)
+        extras.append((extra, blocker))
+    return None
+
+
+def _shares_flags(other: Rule, rule: Rule) -> bool:
+    """Whether two guards read a flag in common (not the model path, which nearly every one reads)."""
+    return bool((set(fields_read(other.effective)) & set(fields_read(rule.effective))) - _EVERYWHERE)
+
+
+_EVERYWHERE = frozenset({"model_path"})
+
+
+def _fields(edits: Sequence[Edit], ruleset: RuleSet) -> set[str]:
+    """What the edits change: the fields their options set, `env:NAME` for variables."""
+    fields = set()
+    for edit in edits:
+        if edit.action == "env":
+            fields.add(f"env:{edit.name}")
+            continue
+        option, _ = ruleset.catalog.resolve(edit.name)
+        if option is not None:
+            fields.add(option.flag.name)
+    return fields
+
+
+def _text(way: Way, extras: Sequence[tuple[Way, Rule]]) -> str:
+    if not extras:
+        return way_text(way)
+    combined = way + tuple(e for extra, _ in extras for e in extra)
+    why = "; ".join(f"{' '.join(e.text().partition(' ')[2] for e in extra)} clears "
+                    f"{blocker.location.file.rsplit('/', 1)[-1]}:{blocker.location.line}" for extra, blocker in extras)
+    return f"{way_text(combined)} ({why})"

@@ -5,12 +5,12 @@ PY := $(VENV)/bin/python
 RELEASE ?= 0.5.23
 OUT ?= out
 
-.PHONY: setup run test bench docs verify flag-history clean
+.PHONY: setup run test bench docs site verify flag-history clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,site]'
 	touch $@
 
 setup: $(VENV)/.installed
@@ -23,6 +23,11 @@ test: setup
 
 docs: setup
 	$(PY) -m extractor render --release $(RELEASE) -o $(OUT)/site/$(RELEASE)
+
+# The docs site of the releases SITE_RELEASES, built into $(OUT)/docs-site/public (see README "Docs site").
+SITE_RELEASES ?= 0.5.18..0.5.23
+site: setup
+	$(PY) -m extractor site --releases $(SITE_RELEASES) -o $(OUT)/docs-site --build
 
 bench: setup
 	$(PY) bench/run.py

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 from ..core.errors import EXIT_OK, EXIT_PARTIAL, SourceError, UsageError
 from ..products.diff import counts
 from ..products.history import git_specs, history_document, release_specs, run_history, timeline_markdown
+from ..products.sides import Spec
 
 
 # ---- the command --------------------------------------------------------------------------------------
@@ -19,8 +21,17 @@ def add_parser(commands) -> None:
         description="Extract every source (in parallel, cached by content) and write history.json and "
                     "timeline.md: each rule's first and last source and its changes step by step.")
     which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--releases", metavar="A..B|A,B,...", help="a range of releases on the index, or a list")
     which.add_argument("--all", action="store_true", help="every release on the index")
+    add_range_arguments(parser, which)
+    parser.add_argument("-o", "--output", default="out/history", help="folder for history.json and timeline.md")
+    parser.add_argument("--no-cache", action="store_true", help="extract and diff again even if seen before")
+    parser.set_defaults(func=cmd_history)
+
+
+def add_range_arguments(parser: argparse.ArgumentParser, which: argparse._MutuallyExclusiveGroup) -> None:
+    """The sources of a history (`--releases`, `--revs` with `--git`) and how they are extracted; `site`
+    takes them too."""
+    which.add_argument("--releases", metavar="A..B|A,B,...", help="a range of releases on the index, or a list")
     which.add_argument("--revs", metavar="A..B", help="commits of --git from A to B that touch the read files")
     parser.add_argument("--git", metavar="REPO", help="a local SGLang clone (with --revs)")
     parser.add_argument("--pre", action="store_true", help="include pre-releases in a range or --all")
@@ -28,14 +39,10 @@ def add_parser(commands) -> None:
     parser.add_argument("--include", action="append", metavar="GLOB", help="read these files instead of the layout's")
     parser.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all cores)")
     parser.add_argument("--compare", choices=("trigger", "condition"), default="trigger")
-    parser.add_argument("-o", "--output", default="out/history", help="folder for history.json and timeline.md")
-    parser.add_argument("--no-cache", action="store_true", help="extract and diff again even if seen before")
-    parser.set_defaults(func=cmd_history)
 
 
-def cmd_history(args) -> int:
-    from ..products.output import write_documents
-
+def range_specs(args: argparse.Namespace, releases: str | None = None) -> list[Spec]:
+    """The sources the range arguments name (`releases` stands for --releases when given)."""
     if args.revs and not args.git:
         raise UsageError("--revs needs --git REPO")
     if args.git and not args.revs:
@@ -43,9 +50,15 @@ def cmd_history(args) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     if args.revs:
-        specs = git_specs(args.git, args.revs, args.include)
-    else:
-        specs = release_specs(args.releases, all_releases=args.all, pre=args.pre, index_url=args.index_url)
+        return git_specs(args.git, args.revs, args.include)
+    return release_specs(releases or args.releases, all_releases=getattr(args, "all", False), pre=args.pre,
+                         index_url=args.index_url)
+
+
+def cmd_history(args) -> int:
+    from ..products.output import write_documents
+
+    specs = range_specs(args)
     history = run_history(specs, include=args.include, jobs=args.jobs, use_cache=not args.no_cache,
                           compare=args.compare)
     document = history_document(history, args.compare)

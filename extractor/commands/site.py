@@ -1,0 +1,90 @@
+"""`site`: a docs site (MkDocs, Material) of every error across releases or commits, optionally built."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from ..core.errors import EXIT_INTERNAL, EXIT_OK, EXIT_PARTIAL, SourceError, UsageError
+from ..products.pages import DEFAULT_SOURCE_URL
+from .history import add_range_arguments, range_specs
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser(
+        "site", help="write a docs site (MkDocs Material) of every error across releases",
+        description="Extract every source like `history` (in parallel, cached), then write a MkDocs project: "
+                    "mkdocs.yml and docs/ with a page per error, flag and release, a home page, and JSON under "
+                    "docs/api/. --build runs `mkdocs build --strict` into public/ (needs the `site` extra).")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--release", metavar="VERSION", help="one release")
+    add_range_arguments(parser, which)
+    parser.add_argument("--source-url", default=DEFAULT_SOURCE_URL,
+                        help="link template with {commit}, {path}, {line} (default: GitHub, pinned)")
+    parser.add_argument("-o", "--output", default="site", help="folder of the MkDocs project")
+    parser.add_argument("--build", action="store_true", help="then run `mkdocs build --strict` into OUTPUT/public")
+    parser.set_defaults(func=cmd_site)
+
+
+def cmd_site(args: argparse.Namespace) -> int:
+    from ..products.cache import extraction_cache, load_cached
+    from ..products.history import run_history
+    from ..products.site import history_site, write_site
+
+    try:
+        args.source_url.format(commit="c", path="p", line=1, end_line=1)
+    except (KeyError, IndexError, ValueError) as error:
+        raise UsageError(f"--source-url: bad template ({error})") from None
+    if args.build:
+        require_mkdocs()  # before the long part
+    specs = range_specs(args, args.release)
+    history = run_history(specs, include=args.include, jobs=args.jobs, compare=args.compare)
+    errors = [s for s in history.sources if s.error is not None]
+    if len(errors) == len(history.sources):
+        raise SourceError("no source could be extracted: " + "; ".join(str(s.error) for s in errors))
+    folder = extraction_cache()
+
+    def documents(key: str) -> tuple[dict, dict]:
+        found = load_cached(key, folder)
+        if found is None:
+            raise SourceError(f"extraction {key[:12]} is missing from the cache {folder}")
+        return found
+
+    files = history_site(history, documents, args.compare, args.source_url)
+    output = Path(args.output)
+    written = write_site(output, files)
+    pages = sum(name.endswith(".md") for name in files)
+    print(f"{len(history.sources) - len(errors)} sources, {pages} pages, {written - pages} other files -> {output}")
+    for source in errors:
+        print(f"warning: {source.spec.value}: {source.error}", file=sys.stderr)
+    if args.build:
+        code = build(output)
+        if code != EXIT_OK:
+            return code
+        print(f"built -> {output / 'public'}")
+    return EXIT_PARTIAL if errors else EXIT_OK
+
+
+def require_mkdocs() -> None:
+    missing = [name for name in ("mkdocs", "material") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise UsageError(f"--build needs {' and '.join(missing)}: pip install 'sglang-constraints[site]'")
+
+
+def build(folder: Path) -> int:
+    """`mkdocs build --strict` of the project in `folder`, with this interpreter; its output shown only
+    when it fails."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # Material's notice about MkDocs 2 is not ours to show
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet",
+                           "--config-file", str(folder / "mkdocs.yml")],
+                          env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        lines = [line for line in (done.stderr + done.stdout).splitlines() if line.strip()]
+        sys.stderr.write("\n".join(lines[-20:]) + "\n")
+        print(f"sglang-constraints: error: mkdocs build failed (exit {done.returncode})", file=sys.stderr)
+        return EXIT_INTERNAL
+    return EXIT_OK

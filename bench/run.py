@@ -229,6 +229,39 @@ def measure_cached_diff(repo: Path, cache: Path) -> dict:
     return found
 
 
+SEED_COMMAND = ["--model-path", "m", "--disaggregation-mode", "prefill", "--disaggregation-decode-enable-offload-kvcache"]
+SEED_ERROR = "The argument disaggregation-decode-enable-offload-kvcache is only supported for decode side."
+TARGET_CHECK_CPU_S = 0.3
+TARGET_FOLDER_CPU_S = 3.0
+TARGET_EXPLAIN_CPU_S = 0.5
+
+
+def child_cpu(argv: list[str]) -> float:
+    """CPU seconds of one run of the command line tool (user + system of the child), its output dropped."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-m", "extractor", *argv], capture_output=True, cwd=ROOT)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return round(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 2)
+
+
+def measure_latencies() -> dict:
+    """What a user waits for on a cached release: `check` of one command (the seed), of a folder of
+    50 launch scripts, and `explain` of the seed error line; best of three, after one warm-up run
+    that builds the release's index."""
+    release = RELEASES[-1]
+    with tempfile.TemporaryDirectory() as folder:
+        for n in range(50):
+            flags = " ".join(SEED_COMMAND[:2] + (["--tp-size", str(1 + n % 4)] if n % 2 else SEED_COMMAND[2:]))
+            Path(folder, f"serve{n:02}.sh").write_text(f"python -m sglang.launch_server {flags}\n", encoding="utf-8")
+        runs = {
+            "check_one_cpu_s": ["check", "--release", release, "--", *SEED_COMMAND],
+            "check_folder_50_cpu_s": ["check", "--release", release, "--file", folder],
+            "explain_cpu_s": ["explain", "--release", release, f"ValueError: {SEED_ERROR}"],
+        }
+        child_cpu(runs["check_one_cpu_s"])  # the index of the release, built once
+        return {name: min(child_cpu(argv) for _ in range(3)) for name, argv in runs.items()}
+
+
 def verdict(ok: bool) -> str:
     return "pass" if ok else "FAIL"
 
@@ -243,6 +276,7 @@ def main() -> int:
         commits = measure_git_history(Path(repo), Path(cache))
         cached_diff = measure_cached_diff(Path(repo), Path(cache))
     history = None if os.environ.get("BENCH_SKIP_HISTORY") else measure_history()
+    latencies = measure_latencies()
     machine = {
         "python": platform.python_version(),
         "libcst": importlib.metadata.version("libcst"),
@@ -267,6 +301,9 @@ def main() -> int:
           f", identical {cached_diff['identical']}")
     if history:
         print(f"history {HISTORY_RANGE}: " + ", ".join(f"{k}={v}" for k, v in history.items()))
+    print(f"latency on cached {RELEASES[-1]} (CPU s, best of 3): check of one command {latencies['check_one_cpu_s']} "
+          f"(target {TARGET_CHECK_CPU_S}), of a folder of 50 {latencies['check_folder_50_cpu_s']} "
+          f"(target {TARGET_FOLDER_CPU_S}), explain {latencies['explain_cpu_s']} (target {TARGET_EXPLAIN_CPU_S})")
     one_function = commits[-1]["incremental_over_cold"]
     ratio = next(r["extract_over_libcst"] for r in rows if r["source"] == RELEASES[-1])
     targets = {
@@ -284,7 +321,7 @@ def main() -> int:
     print(f"target: full extract of {RELEASES[-1]} <= {TARGET_EXTRACT_OVER_LIBCST}x the libcst parse: {ratio}x "
           f"{verdict(targets['extract_over_libcst']['pass'])}")
     results = {"machine": machine, "repeats": REPEATS, "sources": rows, "git_commits": commits,
-               "cached_diff": cached_diff, "targets": targets, "history": history}
+               "cached_diff": cached_diff, "targets": targets, "history": history, "latencies": latencies}
     (ROOT / "bench" / "results.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
     return 0
 

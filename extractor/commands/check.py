@@ -79,7 +79,7 @@ def _fixes(ruleset, report, argv: list[str], flags: Flags, groups, env: dict[str
 
     def fixes(rule: Rule) -> list[str]:
         if rule.id in definite:
-            return working_fixes(ruleset, rule, plain, flags, groups, env=env, facts=facts)
+            return working_fixes(ruleset, rule, plain, flags, groups, env=env, facts=facts, had=definite)
         return fixes_for(rule, flags, groups[(rule.location.file, rule.function)])
 
     return fixes

@@ -9,10 +9,6 @@ from pathlib import Path
 from ..core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from ..core.serialize import dumps
 from ..products.changes import KINDS
-from ..products.cache import write_pickled
-from ..products.diff import (Memo, diff_document, find_changes, known_memo, memo_path, parse_kinds, render_markdown,
-                             render_text)
-from ..products.sides import load_side, resolve_spec
 
 
 # ---- the command -----------------------------------------------------------------------------------
@@ -44,7 +40,12 @@ def add_arguments(parser) -> None:
 
 def run_diff(args) -> int:
     """The `diff` command: 0 no change of the selected kinds, 1 changes found (2 is raised as errors)."""
+    # Imported when a diff runs: the sources and the cache are not what other commands start with.
+    from ..products.cache import write_pickled
+    from ..products.diff import Memo, diff_document, find_changes, known_memo, memo_path, parse_kinds, render_markdown
+    from ..products.diff import render_text
     from ..products.output import validate, write_atomic
+    from ..products.sides import load_side, resolve_spec
 
     try:
         selected = parse_kinds(args.fail_on)

@@ -7,11 +7,10 @@ import sys
 from collections.abc import Iterable
 
 from ..core.errors import UsageError
-from ..products.explain import Candidate, explain_text
-from ..products.pages import page
-from ..products.rulesets import load_rules, release_rules
-from ..products.words import Flags
-from ..sources.trees import cached_releases
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..products.explain import Candidate
 
 
 # ---- command -------------------------------------------------------------------------------------------
@@ -29,6 +28,10 @@ def add_parser(commands) -> None:
 
 
 def _rule_sets(args: argparse.Namespace) -> Iterable[tuple[str, object]]:
+    # Imported when explain runs, so that the other commands do not start with them.
+    from ..products.rulesets import load_rules, release_rules
+    from ..sources.trees import cached_releases
+
     if args.rules:
         ruleset = load_rules(args.rules)
         return [(ruleset.label, ruleset)]
@@ -39,6 +42,10 @@ def _rule_sets(args: argparse.Namespace) -> Iterable[tuple[str, object]]:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
+    from ..products.explain import explain_text
+    from ..products.pages import page
+    from ..products.words import Flags
+
     text = " ".join(args.text)
     if text == "-":
         text = sys.stdin.read()

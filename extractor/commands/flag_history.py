@@ -7,9 +7,6 @@ import sys
 from pathlib import Path
 
 from ..core.errors import EXIT_OK, EXIT_PARTIAL, SourceError, UsageError
-from ..products.flag_history import flag_history_document, release_options
-from ..products.history import release_specs
-from ..sources.trees import release_tree
 
 DEFAULT_OUTPUT = "extractor/data/flag_history.json"
 
@@ -30,6 +27,9 @@ def add_parser(commands) -> None:
 
 
 def _options_of(version: str, index_url: str | None) -> tuple[str, dict | None, str]:
+    from ..products.flag_history import release_options
+    from ..sources.trees import release_tree
+
     try:
         return version, release_options(release_tree(version, index_url=index_url)), ""
     except Exception as error:  # a release whose files or catalog cannot be read: skipped, and said so
@@ -37,6 +37,9 @@ def _options_of(version: str, index_url: str | None) -> tuple[str, dict | None, 
 
 
 def cmd_flag_history(args) -> int:
+    # Imported when the command runs: the catalog needs libcst, which the other commands' start should not pay for.
+    from ..products.flag_history import flag_history_document
+    from ..products.history import release_specs
     from ..products.output import write_documents
 
     if args.jobs < 1:

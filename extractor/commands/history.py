@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 
 from ..core.errors import EXIT_OK, EXIT_PARTIAL, SourceError, UsageError
-from ..products.diff import counts
-from ..products.history import git_specs, history_document, release_specs, run_history, timeline_markdown
-from ..products.sides import Spec
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the history machinery is imported when a command runs: the CLI starts faster
+    from ..products.sides import Spec
 
 
 # ---- the command --------------------------------------------------------------------------------------
@@ -43,6 +44,8 @@ def add_range_arguments(parser: argparse.ArgumentParser, which: argparse._Mutual
 
 def range_specs(args: argparse.Namespace, releases: str | None = None) -> list[Spec]:
     """The sources the range arguments name (`releases` stands for --releases when given)."""
+    from ..products.history import git_specs, release_specs
+
     if args.revs and not args.git:
         raise UsageError("--revs needs --git REPO")
     if args.git and not args.revs:
@@ -56,6 +59,8 @@ def range_specs(args: argparse.Namespace, releases: str | None = None) -> list[S
 
 
 def cmd_history(args) -> int:
+    from ..products.diff import counts
+    from ..products.history import history_document, run_history, timeline_markdown
     from ..products.output import write_documents
 
     specs = range_specs(args)

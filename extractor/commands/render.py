@@ -6,8 +6,6 @@ import argparse
 from pathlib import Path
 
 from ..core.errors import EXIT_OK, UsageError
-from ..products.pages import DEFAULT_SOURCE_URL, render_site
-from ..products.rulesets import load_rules
 from .source import add_source_arguments, run_extract
 
 
@@ -16,13 +14,17 @@ def add_parser(commands) -> None:
                                  description="Docs pages from a source (like extract) or a rules.json.")
     add_source_arguments(parser)
     parser.add_argument("-o", "--output", default="docs", help="folder for the pages")
-    parser.add_argument("--source-url", default=DEFAULT_SOURCE_URL,
+    parser.add_argument("--source-url", default=None,
                         help="link template with {commit}, {path}, {line} (default: GitHub, pinned)")
     parser.add_argument("--keep-going", action="store_true", help="skip files that fail to parse")
     parser.set_defaults(func=cmd_render)
 
 
 def cmd_render(args: argparse.Namespace) -> int:
+    from ..products.pages import DEFAULT_SOURCE_URL, render_site  # imported when pages are written
+    from ..products.rulesets import load_rules
+
+    args.source_url = args.source_url or DEFAULT_SOURCE_URL
     if args.path and args.path.endswith(".json") and not (args.release or args.git):
         ruleset = load_rules(args.path)
         rules, flag_list, source = ruleset.rules, ruleset.flags, ruleset.source

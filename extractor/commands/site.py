@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 from ..core.errors import EXIT_INTERNAL, EXIT_OK, EXIT_PARTIAL, SourceError, UsageError
-from ..products.pages import DEFAULT_SOURCE_URL
 from .history import add_range_arguments, range_specs
 
 
@@ -23,7 +22,7 @@ def add_parser(commands) -> None:
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--release", metavar="VERSION", help="one release")
     add_range_arguments(parser, which)
-    parser.add_argument("--source-url", default=DEFAULT_SOURCE_URL,
+    parser.add_argument("--source-url", default=None,
                         help="link template with {commit}, {path}, {line} (default: GitHub, pinned)")
     parser.add_argument("-o", "--output", default="site", help="folder of the MkDocs project")
     parser.add_argument("--build", action="store_true", help="then run `mkdocs build --strict` into OUTPUT/public")
@@ -33,8 +32,10 @@ def add_parser(commands) -> None:
 def cmd_site(args: argparse.Namespace) -> int:
     from ..products.cache import extraction_cache, load_cached
     from ..products.history import run_history
+    from ..products.pages import DEFAULT_SOURCE_URL
     from ..products.site import history_site, write_site
 
+    args.source_url = args.source_url or DEFAULT_SOURCE_URL
     try:
         args.source_url.format(commit="c", path="p", line=1, end_line=1)
     except (KeyError, IndexError, ValueError) as error:

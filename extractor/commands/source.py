@@ -6,10 +6,10 @@ import argparse
 from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
-from ..sources.trees import SourceTree, git_tree, path_tree, release_tree
 
 if TYPE_CHECKING:  # extract pulls in libcst: imported when a command extracts (history, diff, check on
     from ..products.extraction import Extraction  # a rules.json or a warm cache never do)
+    from ..sources.trees import SourceTree  # the sources, when a command opens one
 
 
 def add_source_arguments(parser: argparse.ArgumentParser, positional: bool = True) -> None:
@@ -23,6 +23,8 @@ def add_source_arguments(parser: argparse.ArgumentParser, positional: bool = Tru
 
 
 def open_source(args: argparse.Namespace) -> SourceTree:
+    from ..sources.trees import git_tree, path_tree, release_tree
+
     chosen = [name for name in ("path", "release", "git") if getattr(args, name, None)]
     if len(chosen) != 1:
         raise UsageError("give exactly one source: PATH, --release VERSION or --git REPO --rev REV")

@@ -11,7 +11,7 @@ that cannot be made to work are not offered.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..core.formula import fields_read
 from ..core.model import Rule
@@ -24,10 +24,11 @@ MAX_EXTRA = 3
 
 def working_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flags,
                   siblings: Mapping[tuple[str, str], Sequence[Rule]], *, env: Mapping[str, str] | None = None,
-                  facts: Facts | None = None) -> list[str]:
-    """The rule's fixes for this command line, each as text, with the flags added for other rules."""
+                  facts: Facts | None = None, had: Iterable[str] | None = None) -> list[str]:
+    """The rule's fixes for this command line, each as text, with the flags added for other rules.
+    `had`: the ids of the command's definite errors, when the caller knows them already."""
     found = []
-    had = {r.id for r in definite_errors(ruleset, argv, env=env, facts=facts)}
+    had = set(had) if had is not None else {r.id for r in definite_errors(ruleset, argv, env=env, facts=facts)}
     for way in solutions(rule, flags, siblings.get((rule.location.file, rule.function), ())):
         completed = _completed(ruleset, rule, list(argv), way, flags, siblings, had, env, facts)
         if completed is not None and completed not in found:

@@ -274,6 +274,34 @@ def test_cli_json(rules_file, capsys) -> None:
                              " (--disaggregation-mode decode clears server_args.py:44)"]
 
 
+def test_docs_pages_list_the_fixes_checked_on_their_example(ruleset) -> None:
+    """A page's Solutions are the ways out that work on its example command line, completed as
+    `check` completes them; a rule without an example says its solutions are unchecked."""
+    from extractor.products.fixes import example_fixes
+    from extractor.products.pages import by_function, page
+    from extractor.products.words import Flags
+
+    flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
+    checked = example_fixes(ruleset, flags, groups)
+    rule = next(r for r in ruleset.rules if r.message == OFFLOAD)
+    assert rule.example is not None and rule.id in checked
+    for fix in checked[rule.id]:  # the example with the fix applied leaves no definite error
+        before = list(rule.example.before)
+        if fix.startswith("remove"):
+            edited = [a for a in before if a != "--offload-kvcache"]
+        else:
+            edited = [a for a in before if not a.startswith("--disaggregation-mode")]
+            edited = [a for i, a in enumerate(edited) if not (i and edited[i - 1] == "--disaggregation-mode")]
+            edited += ["--disaggregation-mode", "decode"] + (["--storage-backend", "s3"] if "storage" in fix else [])
+        assert not check(ruleset, edited).definite, (fix, edited)
+    text = page(rule, flags, ruleset.source, ruleset.by_id, fixes=checked[rule.id])
+    solutions = text.split("## Solutions", 1)[1].split("##", 1)[0]
+    assert "Each one checked on the example command below" in solutions
+    assert "`--offload-kvcache`" in solutions
+    unchecked = page(rule, flags, ruleset.source, ruleset.by_id)
+    assert "not checked on a command line" in unchecked.split("## Solutions", 1)[1].split("##", 1)[0]
+
+
 def test_a_fix_that_sets_off_another_error_is_completed_or_dropped(ruleset) -> None:
     from extractor.products.fixes import working_fixes
     from extractor.products.pages import by_function
@@ -297,6 +325,8 @@ def test_cli_exit_codes(rules_file, capsys) -> None:
     assert main(["check", "--rules", str(rules_file), "--env", "oops", "--", "--model-path", "m"]) == 2
     assert main(["check", "--rules", str(rules_file), "--assume", "x=maybe", "--", "--model-path", "m"]) == 2
     assert main(["check", "--", "--model-path", "m"]) == 2  # neither --rules nor --release
+    assert main(["check", "--rules", str(rules_file), "--local", "/no/such/folder", "--", "--model-path", "m"]) == 2
+    assert main(["check", "--rules", str(rules_file), "--local", "--", "--model-path", "m"]) == 0
     err = capsys.readouterr().err
     assert "Traceback" not in err
 

@@ -9,7 +9,8 @@ import pytest
 
 from extractor.core.errors import UsageError
 from extractor.logic.expressions import Unknown
-from extractor.logic.facts import Facts, ModelFacts, find_platform, local_model, memory_mib, with_device_memory
+from extractor.logic.facts import (Facts, LaunchHost, ModelFacts, find_platform, local_model, memory_mib,
+                                   with_device_memory)
 
 LLAMA = {"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "num_attention_heads": 32,
          "max_position_embeddings": 8192}
@@ -57,6 +58,47 @@ def test_symmetric_kv_only_where_the_config_and_architecture_say_so(tmp_path: Pa
             Facts(model=ModelFacts.from_folder(_folder(tmp_path / name, config))).value(term)
     with pytest.raises(Unknown):  # the architecture alone says nothing of head sizes
         Facts(model=ModelFacts.from_architecture("LlamaForCausalLM")).value(term)
+
+
+def test_model_config_attributes_a_plain_decoder_decides(tmp_path: Path) -> None:
+    model = ModelFacts.from_folder(_folder(tmp_path / "llama", LLAMA))
+    spec = 'getattr(model_config_of(server_args), "embedding_model_spec", None)'
+    # The spec depends on --is-embedding too: unknown unless the launch's value of it is given.
+    # (Facts are per launch: one set of field values each.)
+    with pytest.raises(Unknown):
+        Facts(model=model).value(f"{spec}.safe_disable_chunked_prefill")
+    typed = {"is_embedding": False}
+    assert Facts(model=model).value(f"{spec} is not None", typed) is True
+    assert Facts(model=model).value(f"{spec}.safe_disable_chunked_prefill", typed) is False
+    assert Facts(model=model).value(f'{spec}.bcg_prefill_policy == "full_encoder"', typed) is False
+    with pytest.raises(Unknown):
+        Facts(model=model).value(f"{spec}.safe_disable_chunked_prefill", {"is_embedding": True})
+    llama = Facts(model=model)
+    assert llama.value("model_config_of(server_args).nvfp4_moe_meta is not None") is False
+    assert llama.value("model_config_of(server_args).is_fp4_experts") is False
+    hybrid = {**LLAMA, "quantization_config": {"quant_algo": "MIXED_PRECISION", "moe_quant_algo": "NVFP4",
+                                               "group_size": 16}}
+    quantized = Facts(model=ModelFacts.from_folder(_folder(tmp_path / "hybrid", hybrid)))
+    for term in ("model_config_of(server_args).nvfp4_moe_meta", "model_config_of(server_args).is_fp4_experts"):
+        with pytest.raises(Unknown):
+            quantized.value(term)
+    experts = "model_config_of(server_args).is_fp4_experts"
+    assert Facts(model=ModelFacts.from_folder(_folder(tmp_path / "ds", DEEPSEEK))).value(experts) is False
+    v4 = {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4"}
+    with pytest.raises(Unknown):  # DeepSeek-V4 has its own expert layouts, found in the checkpoint
+        Facts(model=ModelFacts.from_folder(_folder(tmp_path / "v4", v4))).value(experts)
+
+
+def test_paths_are_looked_up_only_on_the_launch_host(tmp_path: Path) -> None:
+    (tmp_path / "key.pem").write_text("k", encoding="utf-8")
+    (tmp_path / "certs").mkdir()
+    host = Facts(host=LaunchHost(tmp_path))
+    assert host.value("os.path.isfile(ssl_keyfile)", {"ssl_keyfile": "key.pem"}) is True
+    assert Facts(host=LaunchHost(tmp_path)).value("os.path.isfile(ssl_keyfile)", {"ssl_keyfile": "nope"}) is False
+    assert Facts(host=LaunchHost(tmp_path)).value("os.path.isdir(d)", {"d": "certs"}) is True
+    assert Facts(host=LaunchHost(tmp_path)).value("Path(model_path).is_file()", {"model_path": "certs"}) is False
+    with pytest.raises(Unknown):  # no launch host given: nothing is looked up
+        Facts(find_platform("cpu")).value("os.path.isfile(ssl_keyfile)", {"ssl_keyfile": "key.pem"})
 
 
 @pytest.mark.parametrize(("text", "mib"), [("81559", 81559), ("80GiB", 81920), ("24 GB", 24576), ("1.5TiB", 1572864)])

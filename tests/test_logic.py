@@ -248,3 +248,30 @@ def test_is_compares_singletons_by_identity_and_other_literals_by_type_and_value
     assert compare(built, "is", "static") and not compare(built, "is not", "static")
     assert not compare(1, "is", 1.0) and not compare(True, "is", 1) and not compare(0, "is", False)
     assert compare(None, "is", None) and compare(True, "is", True) and not compare(None, "is", 0)
+
+
+# ---- property: a launch's answer holds whatever the atoms it does not know are ----------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(formulas, st.sampled_from(GRID))
+def test_decided_holds_for_every_value_of_what_is_unknown(f: Formula, x: object) -> None:
+    """`Context.decided` answers beyond Kleene's logic only where every value of `y` agrees."""
+    from extractor.logic.evaluation import Context
+
+    answer = Context({"x": x}).decided(f)
+    kleene = Context({"x": x}).truth(f)
+    assert kleene is None or answer == kleene
+    if answer is not None:
+        assert all(Context({"x": x, "y": y}).truth(f) in (answer, None) for y in GRID)
+
+
+def test_decided_sees_through_an_unknown_atom_on_both_branches() -> None:
+    from extractor.logic.evaluation import Context
+
+    unknown = truthy(fact(TermKind.OPAQUE, "helper()"))
+    f = Or((And((cmp("x", "==", 1), unknown)), And((cmp("x", "==", 1), Not(unknown)))))
+    context = Context({"x": 1})
+    assert context.truth(f) is None  # Kleene: unknown
+    assert context.decided(f) is True
+    assert Context({"x": 2}).decided(f) is False

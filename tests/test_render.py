@@ -13,7 +13,7 @@ from extractor.cli import main
 from extractor.core.model import And, Atom, Flag, Lit, Not, Or, Term, TermKind
 from extractor.core.serialize import rule_json
 from extractor.products.extraction import extract
-from extractor.products.pages import page, render_site, source_link
+from extractor.products.pages import by_function, page, render_site, source_link
 from extractor.products.words import Flags, solutions, way_text, words
 from extractor.sources.trees import path_tree
 
@@ -28,10 +28,20 @@ def extraction():
     return extract(path_tree(CASE / "src"))
 
 
+def _render(extraction, folder: Path) -> None:
+    """The pages as `render` writes them: solutions checked on each rule's example."""
+    from extractor.products.fixes import example_fixes
+    from extractor.products.rulesets import ruleset_of
+
+    tree = path_tree(CASE / "src")
+    checked = example_fixes(ruleset_of(extraction, tree), Flags(extraction.flags), by_function(extraction.rules))
+    render_site(extraction.rules, extraction.flags, SOURCE, folder, checked_fixes=checked)
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, extraction) -> Path:
     folder = tmp_path_factory.mktemp("site")
-    render_site(extraction.rules, extraction.flags, SOURCE, folder)
+    _render(extraction, folder)
     return folder
 
 
@@ -50,7 +60,7 @@ def test_pages_match_golden(site, regen_golden) -> None:
 
 
 def test_deterministic(tmp_path, extraction, site) -> None:
-    render_site(extraction.rules, extraction.flags, SOURCE, tmp_path)
+    _render(extraction, tmp_path)
     for path in site.iterdir():
         assert (tmp_path / path.name).read_bytes() == path.read_bytes(), path.name
 
@@ -101,7 +111,11 @@ def test_page_in_words_and_fixes(site, extraction) -> None:
     text = (site / f"{rule.id}.md").read_text(encoding="utf-8")
     assert "Rejected when `--offload-kvcache` is set and `--disaggregation-mode` is not `decode`." in text
     assert "- `--model-path` (ignoring case) is neither `none` nor `dummy`" in text
-    assert "1. Remove `--offload-kvcache`." in text and "2. Pass `--disaggregation-mode decode`." in text
+    # Checked on the example: decode mode alone would set off "needs a storage backend", so that
+    # way out comes with the backend, and says which error the extra flag clears.
+    assert "Each one checked on the example command below" in text
+    assert "1. Remove `--offload-kvcache`." in text
+    assert "2. Pass `--disaggregation-mode decode` and `--storage-backend VALUE` (`--storage-backend VALUE` clears" in text
     assert "https://github.com/sgl-project/sglang/blob/v9.9.9/python/sglang/srt/server_args.py#L" in text
     assert "python -m sglang.launch_server --model-path org/model --offload-kvcache" in text  # the witness
 

@@ -154,6 +154,8 @@ def check_options(tool: list[str]) -> list[str]:
         options += ["--platform", "cpu"]
     if "--device-memory" in text:
         options += ["--device-memory", str(host_memory_mib())]
+    if "--local" in text:  # the oracle's children run from verify/: relative paths are looked up there
+        options += ["--local", str(VERIFY_DIR)]
     return options
 
 
@@ -443,6 +445,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fresh", choices=("oracle", "check", "both"), help="ignore that cache (e.g. after check's code changed)")
     parser.add_argument("--tool", default=" ".join(DEFAULT_TOOL), help="how to run the extractor's CLI")
     parser.add_argument("--live", action="store_true", help="run check from the working tree, not from a snapshot of extractor/")
+    parser.add_argument("--disagreements", action="store_true",
+                        help="only the cases the last full run disagreed on (a quick look at a fix); "
+                             "writes report-disagreements.json and disagreements-again.md, not the full report")
     args = parser.parse_args(argv)
     global WORKDIR
     WORKDIR = ROOT if args.live else snapshot_extractor(SNAPSHOT)
@@ -452,6 +457,13 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"compare: no cases in {args.cases}: run verify/cases.py first")
     if args.limit and len(cases) > args.limit:
         cases = [cases[i * len(cases) // args.limit] for i in range(args.limit)]
+    report_path, disagreements_path = REPORT, DISAGREEMENTS
+    if args.disagreements:
+        if not REPORT.exists():
+            raise SystemExit(f"compare: --disagreements needs a full run's {REPORT}")
+        last = {row["id"] for row in json.loads(REPORT.read_text())["rows"] if row["class"] not in AGREEMENTS}
+        cases = [c for c in cases if c["id"] in last]
+        report_path, disagreements_path = CACHE_DIR / "report-disagreements.json", CACHE_DIR / "disagreements-again.md"
     rules = args.rules.resolve()
     rules_doc = json.loads(rules.read_text())
     rules_sha = sha256_file(rules)
@@ -526,13 +538,13 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": {"oracle": round(oracle_seconds, 1), "check": round(check_seconds, 1)},
         "rows": rows,
     }
-    REPORT.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    write_disagreements(disagreements, DISAGREEMENTS, line)
+    report_path.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    write_disagreements(disagreements, disagreements_path, line)
     print(f"compare: oracle statuses {json.dumps(dict(statuses), sort_keys=True)}; real raise matched by "
           f"{json.dumps(report['match_modes'], sort_keys=True)}; first definite known by {json.dumps(dict(first_how))}; "
           f"missed-no-rule by reason {json.dumps(dict(no_rule), sort_keys=True)}; "
           f"oracle {oracle_seconds:.0f} s, check {check_seconds:.0f} s (0 = all cached)")
-    print(f"compare: {REPORT}, {DISAGREEMENTS} ({len(disagreements)} disagreements)")
+    print(f"compare: {report_path}, {disagreements_path} ({len(disagreements)} disagreements)")
     print(line)
     return 0
 

@@ -25,7 +25,7 @@ from .lines import iter_statements
 from .modules import ModuleSummary, outline
 from .normalize import classify, normalize
 from .pyast import literal as ast_literal
-from .scope import FIELD_KEY, Bound, Choice, Env, Scope, bind, dotted_name, is_alias, literal
+from .scope import FIELD_KEY, Bound, Choice, Env, Scope, bind, dotted_name, field_of, is_alias, literal
 from .static_values import MISSING, Index
 
 ENTRY_METHODS = ("__post_init__", "resolve_once", "check_server_args")
@@ -89,7 +89,7 @@ class _Constants(Mapping):
     def __getitem__(self, name: str) -> Lit:
         found = self.own.get(name)
         if found is None:
-            found = self.program.imported_constant(self.info, name)
+            found = self.program.imported_constant(self.info, name) or self.program.module_constant(self.info, name)
         if found is None:
             raise KeyError(name)
         return found
@@ -97,7 +97,20 @@ class _Constants(Mapping):
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):
             return False
-        return name in self.own or self.program.imported_constant(self.info, name) is not None
+        return name in self.own or self.program.imported_constant(self.info, name) is not None \
+            or self.program.module_constant(self.info, name) is not None
+
+    def fixed(self, name: str) -> Lit | None:
+        """The value, when the name is never changed in place (a registry filled by decorators is not)."""
+        found = self.get(name)
+        if found is None:
+            return None
+        module = self.program.modules[self.info.module]
+        target = self.program.local_imports(self.info).get(name) or module.imports.get(name)
+        owner = self.program.modules.get(target.rpartition(".")[0]) if target else module
+        if owner is None or self.program.mutated_anywhere(owner, target.rpartition(".")[2] if target else name):
+            return None
+        return found
 
     def __iter__(self):
         return iter(self.own)
@@ -124,6 +137,7 @@ class Program:
         self._writes: dict[str, frozenset[str]] = {}
         self._writing: set[str] = set()
         self._registered: list[FunctionInfo] | None = None
+        self._mutated: dict[tuple[str, str], bool] = {}  # (module, name) -> changed in place somewhere
         self._inlining: set[str] = set()  # helpers whose returns are being read (a cycle stops there)
         # Registered functions by the dynamic call that runs them: (caller key, call line) -> functions.
         self.run_at: dict[tuple[str, int], list[FunctionInfo]] = {}
@@ -140,6 +154,26 @@ class Program:
             if name.rsplit(".", 1)[-1] == "ServerArgs"
             for method in cls.methods
         )
+
+        self.server_args_constants = self._record_constants()
+
+    def _record_constants(self) -> dict[str, Lit]:
+        """Upper-case constants of the ServerArgs class bound to literals or collections of them."""
+        found: dict[str, Lit] = {}
+        for dotted in sorted(self.read):
+            module = self.modules[dotted]
+            for name, cls in module.classes.items():
+                if name.rsplit(".", 1)[-1] != "ServerArgs" or module.syntax is None:
+                    continue
+                for stmt in cls.node.body:
+                    targets = stmt.targets if isinstance(stmt, ast.Assign) else \
+                        [stmt.target] if isinstance(stmt, ast.AnnAssign) and stmt.value is not None else []
+                    for target in targets:
+                        if isinstance(target, ast.Name) and target.id.isupper():
+                            value = self._static.value(module, stmt.value)
+                            if value is not MISSING:
+                                found.setdefault(target.id, Lit(value))
+        return found
 
     # --- modules and functions -----------------------------------------------------------------
 
@@ -198,7 +232,8 @@ class Program:
 
         scope = Scope(info.aliases | extra_aliases, _Constants(self, info, module.constants), _Enums(self, info),
                       inline=inline,
-                      methods=self.server_args_methods, call_writes=call_writes, inline_cases=inline_cases)
+                      methods=self.server_args_methods, record_constants=self.server_args_constants,
+                      call_writes=call_writes, inline_cases=inline_cases)
         holder.append(scope)
         return scope
 
@@ -246,6 +281,34 @@ class Program:
                         found = Lit(value) if value is not MISSING else None
             self._imported_constants[target] = found
         return self._imported_constants[target]
+
+    def module_constant(self, info: FunctionInfo, name: str) -> Lit | None:
+        """The value of a name the function's own module binds to a collection built from literals
+        (`MUSE = frozenset({...})`), which the module's literal constants leave out."""
+        key = f"{info.module}.{name}"
+        if key not in self._imported_constants:
+            module = self.modules[info.module]
+            found = None
+            if name.isupper() and module.syntax is not None and not self.mutated_anywhere(module, name):
+                value = self._static.value(module, ast.Name(name))
+                found = Lit(value) if value is not MISSING else None
+            self._imported_constants[key] = found
+        return self._imported_constants[key]
+
+    def mutated_anywhere(self, module: ModuleSummary, name: str) -> bool:
+        """Is the name changed in place anywhere in its module (`_REGISTRY.append(fn)` in a decorator)?
+        The static value reads module-level statements only: a registry is no constant."""
+        key = (module.dotted, name)
+        if key not in self._mutated:
+            self._mutated[key] = self._changed_in_place(module, name)
+        return self._mutated[key]
+
+    def _changed_in_place(self, module: ModuleSummary, name: str) -> bool:
+        if self.tree is None:
+            return True
+        pattern = re.compile(rf"\b{re.escape(name)}\s*(\.\s*(append|add|extend|update|insert|remove|discard|pop|clear|"
+                             rf"setdefault)\s*\(|\[[^\]]*\]\s*=[^=])")
+        return bool(pattern.search(self.tree.read_text(module.path)))
 
     def is_enum(self, info: FunctionInfo, name: str) -> bool:
         """Is `name`, as seen from the function, an Enum class? Read from the class line, without parsing."""
@@ -451,6 +514,12 @@ class Program:
         # following every utility module would parse most of the package.
         return any(is_alias(a.value, scope, env) for a in call.args)
 
+    @staticmethod
+    def _reads_fields(call: cst.Call, scope: Scope, env: Env) -> bool:
+        """Is the call handed a server argument's value (`parse_connector_type(cfg.model_path)`)? A small
+        helper of it is read through, from whatever module defines it."""
+        return any(field_of(a.value, scope, env) is not None for a in call.args)
+
     def _callees(self, summary: FunctionSummary, call: CallEvent):
         info = summary.info
         resolved = self.resolve(info, call.node.func, call.env)
@@ -471,9 +540,11 @@ class Program:
         """The function a call to inline reaches (and its implicit bindings), within the depth limit."""
         if depth >= MAX_INLINE:
             return None
-        if not call.args and classify(f"{dotted_name(call.func)}()", ()).kind is TermKind.PLATFORM:
-            return None  # `is_host_cpu_arm64()`: a platform predicate, kept by the name the profiles answer
-        with self._loading(self._reaches_arguments(call, scope, env)):
+        if classify(f"{dotted_name(call.func)}()", ()).kind is TermKind.PLATFORM:
+            # `is_host_cpu_arm64()`, `get_device_memory_capacity(cfg.device)`: a platform fact, kept by
+            # the name the profiles answer.
+            return None
+        with self._loading(self._reaches_arguments(call, scope, env) or self._reads_fields(call, scope, env)):
             return self.resolve(info, call.func, env)
 
     def _inline(self, info: FunctionInfo, scope: Scope, call: cst.Call, env: Env, depth: int):

@@ -39,7 +39,7 @@ from .scope import (
 
 _STRING_METHODS = frozenset({"lower", "upper", "strip", "casefold"})
 _BUILTIN_TRANSFORMS = frozenset({"int", "float", "str", "len", "bool", "abs"})
-_MAX_EXPANDED_ATOMS = 128  # a test over path-dependent locals larger than this stays one opaque atom
+_MAX_EXPANDED_ATOMS = 256  # a test over path-dependent locals larger than this stays one opaque atom
 
 
 # --- terms -------------------------------------------------------------------------------------
@@ -220,15 +220,23 @@ def _enum_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit |
         if node.value.value not in env:
             member = getattr(scope.enums, "member", None)
             return Lit(member(node.value.value, node.attr.value) if member else node.attr.value)
+    parsed = _enum_parsed(node, scope)
+    return to_term(parsed, scope, env) if parsed is not None else None
+
+
+def _enum_parsed(node: cst.BaseExpression, scope: Scope) -> cst.BaseExpression | None:
+    """The string an Enum member is parsed from: `x` of `E.from_string(x)`, `E(x)` or `E[x]`."""
+    if not scope.enums:
+        return None
     if isinstance(node, cst.Call) and len(node.args) == 1 and node.args[0].keyword is None:
         func = dotted_name(node.func) or ""
         owner = func.split(".")[0]
         if owner in scope.enums and (func == owner or func.count(".") == 1 and "from" in func.split(".")[1]):
-            return to_term(node.args[0].value, scope, env)
+            return node.args[0].value
     if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value in scope.enums:
         index = node.slice[0].slice if len(node.slice) == 1 else None
         if isinstance(index, cst.Index):
-            return to_term(index.value, scope, env)
+            return index.value
     return None
 
 
@@ -302,6 +310,10 @@ def to_formula(node: cst.BaseExpression, scope: Scope, env: Env) -> Formula:
             return TRUE
         if isinstance(value, Entries):  # `if renamed:`: some entry was set
             return disj(*(_present(entry) for _, entry in value.entries))
+    if isinstance(node, cst.Call) and _none_receiver(node, env):
+        # `algo.is_spark()` on the path where `algo = None`: the call is never made (it would fail),
+        # so this error is not raised there.
+        return FALSE
     if env and isinstance(node, (cst.Attribute, cst.Call)):
         assigned = _assigned_field(node, scope, env)
         if isinstance(assigned, Bound):  # `self.enable_x = cfg.a > 1` ... `if self.enable_x:`
@@ -320,6 +332,15 @@ def to_formula(node: cst.BaseExpression, scope: Scope, env: Env) -> Formula:
         if returned is not None:  # a helper with several returns: true when what it returns is
             return disj(*(conj(when, to_formula(expr, s, e)) for when, expr, s, e in returned))
     return Atom(term)
+
+
+def _none_receiver(node: cst.Call, env: Env) -> bool:
+    """A method called on a local that holds None on this path."""
+    func = node.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+        return False
+    value = env.get(func.value.value)
+    return isinstance(value, Bound) and isinstance(value.node, cst.Name) and value.node.value == "None"
 
 
 def _returned(node: cst.Call, scope: Scope, env: Env):
@@ -476,6 +497,9 @@ def operand_cases(
             (conj(neg(first) if keep_first else first, w), v)
             for w, v in operand_cases(node.right, scope, env, container_ok)
         ]
+    elif (parsed := _enum_parsed(node, scope)) is not None:
+        # `SpeculativeAlgorithm.from_string(cfg.algo)` where the function rewrote `algo`: each value parsed.
+        return operand_cases(parsed, scope, env, container_ok)
     elif is_boolean(node):
         # `not x`, `a > b`: True or False by its form, each with when.
         truth = to_formula(node, scope, env)

@@ -368,25 +368,47 @@ class _Walker:
         return lists
 
     def try_(self, node: cst.Try | cst.TryStar, ctx: Formula, env: Env, nest: tuple[int, ...]):
+        start = len(self.summary.guards)
         r_body, b_body, body_env = self.suite(node.body, ctx, env, nest)
+        body_raises = [i for i in range(start, len(self.summary.guards)) if self.summary.guards[i].kind is RuleKind.RAISE]
         ret, brk = (FALSE, FALSE) if node.handlers else (r_body, b_body)
         for handler in node.handlers:
             # `raised(E)`: the try body raised E; an opaque atom that still reads as Python.
             caught = code(handler.type) if handler.type is not None else "BaseException"
             if isinstance(handler.type, cst.Tuple):
                 caught = ", ".join(code(e.value) for e in handler.type.elements)
-            context = Atom(classify(f"raised({caught})", ()))
+            # A `raise E(...)` of the body itself that this handler catches does not leave the try:
+            # the handler runs when it fires (`except ValueError as exc: raise AssertionError(str(exc))`).
+            names = {name.strip().rsplit(".", 1)[-1] for name in caught.split(",")}
+            taken = [i for i in body_raises if (self.summary.guards[i].exception or "").rsplit(".", 1)[-1] in names]
+            body_raises = [i for i in body_raises if i not in taken]
+            fired = [self.summary.guards[i] for i in taken]
+            for i in taken:
+                self.summary.guards[i] = replace(self.summary.guards[i], condition=FALSE)
+            # Beyond those, only a call can raise what it catches (a body of tests and raises cannot).
+            elsewhere = Atom(classify(f"raised({caught})", ())) if not fired or _calls_outside_raises(node.body) else FALSE
+            context = disj(elsewhere, *(g.condition for g in fired))
             handler_env = dict(body_env)
             if handler.name is not None:
                 handler_env = assign_unknown(handler_env, handler.name.name, self.scope)
+            first_of_handler = len(self.summary.guards)
             with self.within(context):
                 r, b, _ = self.suite(handler.body, conj(ctx, context), handler_env, nest)
+            if len(fired) == 1 and handler.name is not None:
+                self._reraised(first_of_handler, handler.name.name.value, fired[0])  # type: ignore[union-attr]
             ret, brk = disj(ret, conj(context, r)), disj(brk, conj(context, b))
         for extra in (node.orelse, node.finalbody):
             if extra is not None:
                 r, b, body_env = self.suite(extra.body, ctx, body_env, nest)
                 ret, brk = disj(ret, r), disj(brk, b)
         return ret, brk, body_env
+
+    def _reraised(self, first: int, name: str, caught: GuardEvent) -> None:
+        """`raise AssertionError(str(exc))` of the one raise caught: the caught message is what it says."""
+        for i in range(first, len(self.summary.guards)):
+            guard = self.summary.guards[i]
+            if guard.kind is RuleKind.RAISE and guard.message in (f"{{str({name})}}", f"{{{name}}}"):
+                self.summary.guards[i] = replace(guard, message=caught.message, message_static=caught.message_static)
 
     def match(self, node: cst.Match, ctx: Formula, env: Env, nest: tuple[int, ...]):
         ret: Formula = FALSE
@@ -663,6 +685,23 @@ def _message_arg(call: cst.Call) -> cst.BaseExpression | None:
         if arg.keyword is not None and arg.keyword.value in ("msg", "message"):
             return arg.value
     return None
+
+
+def _calls_outside_raises(body: cst.BaseSuite) -> bool:
+    """Does the block call anything, other than to build the exceptions it raises?"""
+    found = False
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Raise(self, node: cst.Raise) -> bool:
+            return False
+
+        def visit_Call(self, node: cst.Call) -> bool:
+            nonlocal found
+            found = True
+            return False
+
+    body.visit(_Calls())
+    return found
 
 
 def message_of(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[str, bool]:

@@ -12,8 +12,9 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from ..core.formula import literal_source
 from ..core.model import Term, TermKind
-from .scope import Bound, Choice, Env, Scope, Value, code, field_of
+from .scope import Bound, Choice, Env, Scope, Value, code, constant_of, field_of
 
 _ENV_PATTERNS = (
     re.compile(r"^envs\.([A-Za-z_][A-Za-z0-9_]*)\b"),
@@ -75,6 +76,9 @@ class _Normalizer(cst.CSTTransformer):
         if name is not None:
             self.fields.add(name)
             return cst.Name(name)
+        constant = None if self.quotes else _constant_text(original_node, self.scope, self.env)
+        if constant is not None:
+            return _parenthesize(cst.parse_expression(constant))
         return updated_node.with_changes(value=original_node.value.visit(self))
 
     def visit_Arg(self, node: cst.Arg) -> bool:
@@ -93,7 +97,10 @@ class _Normalizer(cst.CSTTransformer):
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         value = self.env.get(original_node.value)
         if value is None:
-            return updated_node
+            # A constant's value, so that the evaluator can compute the test (not inside an f-string:
+            # messages keep their source text).
+            constant = None if self.quotes else _constant_text(original_node, self.scope, self.env)
+            return updated_node if constant is None else _parenthesize(cst.parse_expression(constant))
         if isinstance(value, Bound):
             inner = _Normalizer(value.scope or self.scope, value.env)
             rewritten = value.node.visit(inner)
@@ -130,6 +137,18 @@ _OPERATORS: dict[type, str] = {
     cst.GreaterThanEqual: ">=", cst.In: "in", cst.NotIn: "not in", cst.Is: "is", cst.IsNot: "is not",
 }
 _UNARY = {cst.Not: "not ", cst.Minus: "-", cst.Plus: "+", cst.BitInvert: "~"}
+
+
+MAX_CONSTANT_TEXT = 2000  # a longer constant keeps its name in a term's text
+
+
+def _constant_text(node: cst.BaseExpression, scope: Scope, env: Env) -> str | None:
+    """The source of a constant's value, written in place of its name in a term."""
+    constant = constant_of(node, scope, env)
+    if constant is None:
+        return None
+    text = literal_source(constant.value)
+    return text if len(text) <= MAX_CONSTANT_TEXT else None
 
 
 class _Renderer:
@@ -172,6 +191,10 @@ class _Renderer:
             return f"({text})"
         if value is not None:
             self.fields.update(value_fields(value, self.scope))
+        else:
+            constant = _constant_text(node, self.scope, self.env)
+            if constant is not None:
+                return constant
         text = node.value
         return "(" * len(node.lpar) + text + ")" * len(node.rpar) if node.lpar and not outer else text
 
@@ -189,6 +212,9 @@ class _Renderer:
         if name is not None:
             self.fields.add(name)
             return name
+        constant = _constant_text(node, self.scope, self.env)
+        if constant is not None:
+            return constant
         return f"{self.expression(node.value)}.{node.attr.value}"
 
     def call(self, node: cst.Call) -> str:

@@ -151,6 +151,8 @@ class Scope:
     constants: Mapping[str, Lit]  # module-level names bound to literals
     enums: Container[str] = field(default=frozenset(), compare=False, hash=False)  # `E.MEMBER` reads as "MEMBER"
     methods: frozenset[str] = frozenset()  # methods and properties of ServerArgs: `self.x` of these is no field
+    # Constants of the ServerArgs class (`server_args.LANGUAGE_MODEL_ONLY_ARCHITECTURES`), by name.
+    record_constants: Mapping[str, Lit] = field(default_factory=dict, compare=False, hash=False)
     # Inlines a call to a one-`return` predicate: gives (returned expression, its scope, its locals).
     inline: Callable[[cst.Call, Env], tuple[cst.BaseExpression, Scope, Env] | None] | None = field(
         default=None, compare=False, hash=False
@@ -207,6 +209,18 @@ def is_alias(node: cst.BaseExpression, scope: Scope, env: Env) -> bool:
                 return is_alias(node.func.value, scope, env)
             return bool(node.args) and is_alias(node.args[0].value, scope, env)
     return False
+
+
+def constant_of(node: cst.BaseExpression, scope: Scope, env: Env) -> Lit | None:
+    """The value of an upper-case constant the expression names: of the module or an import
+    (`SUPPORTED_SCHEMES`), or of the ServerArgs class through the record
+    (`server_args.LANGUAGE_MODEL_ONLY_ARCHITECTURES`)."""
+    if isinstance(node, cst.Name) and node.value.isupper() and node.value not in env:
+        fixed = getattr(scope.constants, "fixed", None)  # not a registry that is filled in place
+        return fixed(node.value) if fixed is not None else scope.constants.get(node.value)
+    if isinstance(node, cst.Attribute) and node.attr.value in scope.record_constants and is_alias(node.value, scope, env):
+        return scope.record_constants[node.attr.value]
+    return None
 
 
 def field_of(node: cst.BaseExpression, scope: Scope, env: Env) -> str | None:

@@ -43,6 +43,9 @@ def add_parser(commands) -> None:
     facts.add_argument("--device-memory", metavar="SIZE",
                        help="the device's memory (on the CPU, the host's per NUMA node), e.g. 80GiB or 81559 "
                             "(MiB): SGLang sizes chunked prefill, CUDA graphs and other defaults by it")
+    facts.add_argument("--local", nargs="?", const=".", metavar="DIR",
+                       help="the launch will run on this machine, from DIR (default: this folder): decide SGLang's "
+                            "checks of the paths it names (SSL key and certificate files) by this file system")
     model = facts.add_mutually_exclusive_group()
     model.add_argument("--model-config", metavar="FILE", help="the model's config.json (default: the config.json "
                        "of --model-path when it names a local folder)")
@@ -63,7 +66,7 @@ def add_parser(commands) -> None:
     parser.set_defaults(func=cmd_check)
 
 
-def _fixes(ruleset, report, argv: list[str], flags: Flags, groups, env: dict[str, str], platform, model
+def _fixes(ruleset, report, argv: list[str], flags: Flags, groups, env: dict[str, str], platform, model, host
            ) -> Callable[[Rule], list[str]]:
     """Fixes of each finding: those of a definite error checked on this very command line (and
     completed where they would set off another error); a possible one's read off its condition."""
@@ -74,7 +77,7 @@ def _fixes(ruleset, report, argv: list[str], flags: Flags, groups, env: dict[str
 
     tokens, assignments = split_command(argv)
     plain = [f"{name}={value}" for name, value in assignments.items()] + tokens
-    facts = launch_facts(parse_command(plain, ruleset.catalog), platform, model)
+    facts = launch_facts(parse_command(plain, ruleset.catalog), platform, model, host)
     definite = {f.rule.id for f in report.definite}
 
     def fixes(rule: Rule) -> list[str]:
@@ -126,7 +129,7 @@ def open_rules(args: argparse.Namespace) -> RuleSet:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from ..logic.facts import ModelFacts, find_platform, memory_mib, with_device_memory
+    from ..logic.facts import LaunchHost, ModelFacts, find_platform, memory_mib, with_device_memory
     from ..logic.launch import ENV_ASSIGNMENT
     from ..products.linter import check, report_json, report_text
     from ..products.pages import by_function
@@ -150,6 +153,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         platform = with_device_memory(platform, memory_mib(args.device_memory))
     model = ModelFacts.from_file(args.model_config) if args.model_config else (
         ModelFacts.from_architecture(args.model_arch) if args.model_arch else None)
+    if args.local is not None and not Path(args.local).is_dir():
+        raise UsageError(f"--local {args.local}: no such folder")
+    host = LaunchHost(Path(args.local).resolve()) if args.local is not None else None
     found = _commands_in_files(args.file)
     ruleset = open_rules(args)
     flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
@@ -162,14 +168,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     documents, texts, reports = [], [], []
     for place, argv in commands:
         report = check(ruleset, list(argv), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
-                       platform=platform, model=model)
+                       platform=platform, model=model, host=host)
         failed |= bool(report.definite or report.argument_errors)
         fixes = _fixes(ruleset, report, list(argv), flags, groups, {**(os.environ if args.use_env else {}), **env},
-                       platform, model)
+                       platform, model, host)
         change = None
         if older is not None:
             before = check(older, list(argv), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
-                           platform=platform, model=model)
+                           platform=platform, model=model, host=host)
             change = upgrade(older, ruleset, before, report, list(argv))
         if args.format == "json":
             document = {**({"file": place[0], "line": place[1]} if place else {}), **report_json(report, fixes)}

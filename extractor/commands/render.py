@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..core.errors import EXIT_OK, UsageError
-from .source import add_source_arguments, run_extract
+from .source import add_source_arguments, open_source
 
 
 def add_parser(commands) -> None:
@@ -21,20 +21,25 @@ def add_parser(commands) -> None:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from ..products.pages import DEFAULT_SOURCE_URL, render_site  # imported when pages are written
-    from ..products.rulesets import load_rules
+    from ..products.extraction import extract
+    from ..products.fixes import example_fixes
+    from ..products.pages import DEFAULT_SOURCE_URL, by_function, render_site  # imported when pages are written
+    from ..products.rulesets import load_rules, ruleset_of
+    from ..products.words import Flags
 
     args.source_url = args.source_url or DEFAULT_SOURCE_URL
     if args.path and args.path.endswith(".json") and not (args.release or args.git):
         ruleset = load_rules(args.path)
-        rules, flag_list, source = ruleset.rules, ruleset.flags, ruleset.source
     else:
-        ex = run_extract(args)
-        rules, flag_list, source = ex.rules, ex.flags, ex.info.as_dict()
+        tree = open_source(args)  # its environ.py gives env defaults, as the witnesses were checked with
+        ruleset = ruleset_of(extract(tree, include=args.include, keep_going=args.keep_going), tree)
+    rules, flag_list, source = ruleset.rules, ruleset.flags, ruleset.source
     try:
         args.source_url.format(commit="c", path="p", line=1, end_line=1)
     except (KeyError, IndexError, ValueError) as error:
         raise UsageError(f"--source-url: bad template ({error})") from None
-    written = render_site(rules, flag_list, source, Path(args.output), args.source_url)
+    # Each page's solutions checked on its example command line, as `check` checks its fixes.
+    checked = example_fixes(ruleset, Flags(flag_list), by_function(rules))
+    written = render_site(rules, flag_list, source, Path(args.output), args.source_url, checked_fixes=checked)
     print(f"{len(rules)} pages and index.md -> {args.output} ({len(written)} files)")
     return EXIT_OK

@@ -55,34 +55,105 @@ def _prune(items: list[Formula], in_or: bool) -> list[Formula]:
     `a and not (not a and x or y)` is `a and not y`; `a or not a and x` is `a or x`. Only earlier
     literals decide later items: Python evaluates left to right, so the rendered source keeps its
     guards before what they protect (`page_size and page_size > 1` never compares None).
+
+    A literal that fixes a value (`x == "EAGLE"`, `x is None`) decides every later test of that
+    value: `x is None and x.upper() == "NEXTN"` is False, `x == "eagle" and x.upper() == "EAGLE"`
+    is `x == "eagle"`.
     """
-    if not any(_is_literal(i) for i in items) or all(_is_literal(i) for i in items):
+    if not any(_is_literal(i) for i in items):
         return items
     neutral = FALSE if in_or else TRUE  # an item that becomes this adds nothing
     facts: set[Formula] = set()
+    fixed: dict[tuple, object] = {}  # value key -> the value a literal pins (`_NOT_NONE`: only that it is set)
     result: list[Formula] = []
     for item in items:
-        if facts and not _is_literal(item):
-            item = assume(item, facts)
+        if facts and (fixed or not _is_literal(item)):
+            item = assume(item, facts, fixed)
             if item == neutral:
                 continue
+            if item == neg(neutral):
+                return [item]  # `and` of False, `or` of True
         if _is_literal(item):
-            facts.add(neg(item) if in_or else item)
+            known = neg(item) if in_or else item
+            facts.add(known)
+            pinned = _pinned_value(known)
+            if pinned is not None:
+                fixed.setdefault(pinned[0], pinned[1])
         result.append(item)
     return result
 
 
-def assume(f: Formula, facts: set[Formula]) -> Formula:
-    """The formula with every literal known from `facts` replaced by its truth value."""
+def _value_key(term: Term) -> tuple | None:
+    """What identifies a value across its spellings (`x`, `x.upper()`): a field, env var or resolved
+    field read at one point of the run."""
+    if term.kind in (TermKind.FIELD, TermKind.RESOLVED, TermKind.ENV):
+        return (term.kind, term.name, term.after, term.version)
+    return None
+
+
+_NOT_NONE = object()  # what `x is not None` pins: that `x.upper()`, `len(x)` are not None either
+_NEVER_NONE = frozenset({"lower", "upper", "strip", "casefold", "int", "float", "str", "len", "bool", "abs"})
+
+
+def _pinned_value(f: Formula) -> tuple[tuple, object] | None:
+    """(value key, value) when the literal says what the value is: `x == "a"`, `x is None`."""
+    if not isinstance(f, Atom) or not isinstance(f.other, Lit) or f.term.transforms:
+        return None
+    if f.op == "is not" and f.other.value is None:
+        key = _value_key(f.term)
+        return (key, _NOT_NONE) if key is not None else None
+    if f.op not in ("==", "is"):
+        return None
+    key = _value_key(f.term)
+    value = f.other.value
+    if key is None:
+        return None
+    # `==` pins strings and None only: `x == 1` holds for True too, so it says nothing of `x is True`.
+    if (f.op == "==" and not (value is None or isinstance(value, str))) or (f.op == "is" and not (value is None or isinstance(value, bool))):
+        return None
+    return key, value
+
+
+def _decided(f: Formula, fixed: Mapping[tuple, object]) -> Formula | None:
+    """A test of a value the facts fix, computed; None when it is not such a test."""
+    atom, negated = (f.arg, True) if isinstance(f, Not) else (f, False)
+    if not isinstance(atom, Atom) or not (atom.other is None or isinstance(atom.other, Lit)):
+        return None
+    key = _value_key(atom.term)
+    if key is None or key not in fixed:
+        return None
+    value = fixed[key]
+    if value is _NOT_NONE:
+        if atom.op in ("is", "is not") and isinstance(atom.other, Lit) and atom.other.value is None \
+                and atom.term.transforms and all(t in _NEVER_NONE for t in atom.term.transforms):
+            return Const((atom.op == "is not") != negated)
+        return None
+    try:
+        truth = bool(compare(apply_transforms(value, atom.term.transforms), atom.op,
+                             atom.other.value if atom.other is not None else None))
+    except (TypeError, ValueError, AttributeError, KeyError):
+        if value is not None:
+            return None
+        truth = False  # `x.upper()` of a None `x`: guarded code never gets there
+    return Const(truth != negated)
+
+
+def assume(f: Formula, facts: set[Formula], fixed: Mapping[tuple, object] | None = None) -> Formula:
+    """The formula with every literal known from `facts` replaced by its truth value (and, given
+    `fixed`, every test of a value the facts pin)."""
     if f in facts:
         return TRUE
     if isinstance(f, (Atom, Not)) and neg(f) in facts:
         return FALSE
+    if fixed and isinstance(f, (Atom, Not)):
+        decided = _decided(f, fixed)
+        if decided is not None:
+            return decided
     if isinstance(f, Not):
-        inner = assume(f.arg, facts)
+        inner = assume(f.arg, facts, fixed)
         return f if inner is f.arg else neg(inner)
     if isinstance(f, (And, Or)):
-        args = [assume(a, facts) for a in f.args]
+        args = [assume(a, facts, fixed) for a in f.args]
         if all(a is b for a, b in zip(args, f.args)):
             return f
         return conj(*args) if isinstance(f, And) else disj(*args)
@@ -128,13 +199,15 @@ def _merge_complements(items: list[Formula]) -> list[Formula]:
 
 
 def _merge_pair(a: Formula, b: Formula) -> Formula | None:
+    # `p and q and r or p and not (q and r)` is `p`: what they do not share is one test and its negation.
     xs = list(a.args) if isinstance(a, And) else [a]
     ys = list(b.args) if isinstance(b, And) else [b]
-    if len(xs) != len(ys):
-        return None
     rest_x = [x for x in xs if x not in ys]
     rest_y = [y for y in ys if y not in xs]
-    if len(rest_x) == 1 and len(rest_y) == 1 and neg(rest_x[0]) == rest_y[0]:
+    if not rest_x or not rest_y:
+        return None
+    if (len(rest_x) == 1 and len(rest_y) == 1 and neg(rest_x[0]) == rest_y[0]) or \
+            (len(rest_x) + len(rest_y) > 2 and neg(conj(*rest_x)) == conj(*rest_y)):
         return conj(*[x for x in xs if x in ys])
     return None
 

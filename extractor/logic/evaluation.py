@@ -12,10 +12,11 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..core.formula import CONVENTION, OneOf, Spellings, apply_transforms, atoms, evaluate, parse_pinned, render, render_flags
+from ..core.formula import (CONVENTION, OneOf, Spellings, apply_transforms, atoms, conj, disj, evaluate, neg, parse_pinned,
+                            render, render_flags)
 from ..core.model import And, Atom, Const, Formula, Not, Or, Rule, Term, TermKind, Write
 from .environment import EnvVar, env_default, parse_env
-from .facts import Facts
+from .facts import MODEL_CONFIG_FIELDS, PATH_TEST, Facts
 from .expressions import UNKNOWN, Unknown, safe_eval
 
 # ---- values of terms ---------------------------------------------------------------------------------
@@ -35,9 +36,55 @@ class Context:
     _resolved: dict[tuple[str, int], tuple[object, ...]] = field(default_factory=dict, init=False, repr=False)
     memo: dict = field(default_factory=dict, init=False, repr=False)  # truths of subformulas under these values
 
+    _residuals: dict = field(default_factory=dict, init=False, repr=False)  # formulas with known atoms folded
+
     def truth(self, f: Formula) -> bool | None:
-        """The three-valued truth of a formula under what is known."""
+        """The three-valued (Kleene) truth of a formula under what is known."""
         return evaluate(f, self.value_of, self.memo)
+
+    def decided(self, f: Formula) -> bool | None:
+        """Kleene's truth, then, when that is unknown, whether the formula holds (or fails) whatever
+        its unknown atoms are.
+
+        Kleene's logic leaves `a and x or a and not x` unknown while `x` is; the launch decides it
+        either way. Folding the known atoms and trying every truth of the few left says so. The
+        atoms are taken as independent, which only ever leaves more unknown, never less. Costlier
+        than `truth`: for a trigger's final answer, not for every subformula.
+        """
+        found = evaluate(f, self.value_of, self.memo)
+        if found is not None or isinstance(f, Atom):
+            return found
+        residual = self._residual(f)
+        if isinstance(residual, Const):
+            return residual.value
+        left = list(dict.fromkeys(atoms(residual)))
+        if len(left) > MAX_ENUMERATED_ATOMS:
+            return None
+        outcomes = set()
+        for bits in range(1 << len(left)):
+            fixed = {atom: bool(bits >> i & 1) for i, atom in enumerate(left)}
+            outcomes.add(evaluate(residual, _no_value, fixed))
+            if len(outcomes) > 1:
+                return None
+        return outcomes.pop()
+
+    def _residual(self, f: Formula) -> Formula:
+        """The formula with each atom the launch decides replaced by its truth, simplified."""
+        found = self._residuals.get(f)
+        if found is None:
+            if isinstance(f, Atom):
+                value = evaluate(f, self.value_of, self.memo)
+                found = f if value is None else Const(value)
+            elif isinstance(f, Not):
+                found = neg(self._residual(f.arg))
+            elif isinstance(f, And):
+                found = conj(*(self._residual(a) for a in f.args))
+            elif isinstance(f, Or):
+                found = disj(*(self._residual(a) for a in f.args))
+            else:
+                found = f
+            self._residuals[f] = found
+        return found
 
     def value_of(self, term: Term) -> object:
         """A term's value, or LookupError when the command line does not decide it."""
@@ -71,7 +118,10 @@ class Context:
             raise LookupError(term.text) from error
 
     def _fields_of(self, term: Term) -> dict[str, object]:
-        return {name: self.values[name] for name in term.fields if self.values.get(name, UNKNOWN) is not UNKNOWN}
+        # With the fields `model_config_of(...)` is built from (`--is-embedding`), which the term's
+        # text does not name.
+        names = (*term.fields, *MODEL_CONFIG_FIELDS)
+        return {name: self.values[name] for name in names if self.values.get(name, UNKNOWN) is not UNKNOWN}
 
     def resolved(self, name: str, version: int) -> tuple[object, ...]:
         """The values a field may hold after its first `version` writes of the run; Unknown when one of
@@ -133,6 +183,11 @@ class Context:
 
 
 _UNDECIDED: tuple = (object(),)  # a memoized "unknown"
+MAX_ENUMERATED_ATOMS = 8  # unknown atoms left after folding whose every truth is tried
+
+
+def _no_value(term: Term) -> object:
+    raise Unknown(term.text)  # every atom left is fixed by the enumeration's memo
 
 
 class _Pinned(Mapping):
@@ -197,12 +252,12 @@ class Evaluator:
         if adjustment_id not in self._firing:
             rule = self.rules.get(adjustment_id)
             self._firing[adjustment_id] = None if rule is None else (
-                self.context.truth(rule.effective) if rule.reachable else False)
+                self.context.decided(rule.effective) if rule.reachable else False)
         return self._firing[adjustment_id]
 
     def truth(self, rule: Rule) -> tuple[bool | None, tuple[str, ...]]:
         """The trigger's truth, and the earlier adjustments that write what it reads and may run."""
-        truth = self.context.truth(rule.effective)
+        truth = self.context.decided(rule.effective)
         changed = tuple(a for a in rule.affected_by if a in self.rules and self.fires(a) is not False) \
             if truth is None else ()
         return truth, changed
@@ -254,6 +309,8 @@ class Evaluator:
             seen.add(key)
             kinds = self._chain_kinds[key] = self._resolved_kinds(term, seen)
             return kinds
+        if term.kind is TermKind.OPAQUE and PATH_TEST.search(term.text):
+            return {"files"}  # a path on the launch host (`check --local` there decides it)
         if term.kind is TermKind.OPAQUE and "__v" in term.text:  # fields as the run resolved them
             kinds = set()
             for name in re.findall(r"\b\w+__v\d+\b", term.text):
@@ -276,7 +333,7 @@ class Evaluator:
         return kinds or ({"code"} if typed is UNKNOWN else set())
 
 
-MISSING_KINDS = ("platform", "model", "environment", "code")
+MISSING_KINDS = ("platform", "model", "environment", "files", "code")
 MAX_FORCED_ATOMS = 12  # undecided atoms of one trigger tested one by one for whether they decide it
 _MISSING_OF = {TermKind.PLATFORM: "platform", TermKind.MODEL: "model", TermKind.ENV: "environment"}
 

@@ -148,14 +148,39 @@ SYMMETRIC_KV_ARCHITECTURES = frozenset({
 })
 
 
+# Server arguments `ModelConfig.from_server_args` builds the model's config from, beyond config.json.
+MODEL_CONFIG_FIELDS = ("is_embedding",)
+
+
+class _PlainDecoderSpec:
+    """`ModelConfig.embedding_model_spec` of a causal LM served for generation (no `--is-embedding`):
+    `resolve_embedding_model_spec` always returns a spec, and for an architecture in none of its
+    embedding or classification tables it is the "none" one, every capability off."""
+
+    _VALUES: Mapping[str, object] = {
+        "family": "none", "task": "none", "execution": "none", "attention": "none", "bcg_prefill_policy": "default",
+        "bcg_eligibility": "standard",
+        **{name: False for name in (
+            "normalize", "supports_dimensions", "supports_token_embeddings", "supports_multimodal",
+            "requires_embedding_flag", "auto_enable_embedding", "bidirectional_attention",
+            "safe_disable_radix_cache", "safe_disable_chunked_prefill", "safe_disable_kv_cache")},
+    }
+
+    def attribute(self, name: str) -> object:
+        if name not in self._VALUES:
+            raise AttributeError(name)
+        return self._VALUES[name]
+
+
 class _ModelConfig:
     """What `model_config_of(cfg)` gives, where config.json alone says it."""
 
-    __slots__ = ("config", "architecture_only")
+    __slots__ = ("config", "architecture_only", "embedding_requested")
 
-    def __init__(self, config: _Config, architecture_only: bool = False) -> None:
+    def __init__(self, config: _Config, architecture_only: bool = False, embedding_requested: object = None) -> None:
         self.config = config
         self.architecture_only = architecture_only  # `--model-arch NAME`: nothing is known of head sizes
+        self.embedding_requested = embedding_requested  # `--is-embedding` as typed; None: not known
 
     def attribute(self, name: str) -> object:
         data = self.config.data
@@ -180,18 +205,35 @@ class _ModelConfig:
         if name == "decision_config" and archs and archs != ["Qwen3_5Model"]:
             return None  # only a bare Qwen3.5 backbone loads a decision head config
         if name == "is_embedding_gemma" and not self.architecture_only:
-            text = data.get("text_config") if isinstance(data.get("text_config"), dict) else data
-            return text.get("model_type") == "gemma3_text" and bool(text.get("use_bidirectional_attention", False))
+            return self._is_embedding_gemma()
         if name == "has_asymmetric_kv" and not self.architecture_only \
                 and any(a in SYMMETRIC_KV_ARCHITECTURES for a in archs):
             text = data.get("text_config") if isinstance(data.get("text_config"), dict) else data
             if not any(k in text for k in ("v_head_dim", "swa_head_dim", "swa_v_head_dim")):
                 return False  # V rows default to K's width, and these architectures change neither
+        if name == "embedding_model_spec" and self.embedding_requested is False and archs \
+                and all(a.endswith("ForCausalLM") for a in archs) and not self._is_embedding_gemma():
+            return _PlainDecoderSpec()
+        if name == "is_fp4_experts" and not self.architecture_only and "quantization_config" not in data and archs \
+                and not any(mark in text.lower() for text in (*archs, str(data.get("model_type", "")))
+                            for mark in ("v4", "mimo")):
+            # mxfp4 routed experts come from a checkpoint's quantization config, or from the DeepSeek-V4
+            # and MiMo-V2 layouts model_config.py detects: none of them here.
+            return False
+        if name == "nvfp4_moe_meta" and not self.architecture_only:
+            quant = data.get("quantization_config")
+            if not isinstance(quant, dict) or str(quant.get("moe_quant_algo", "")).upper() != "NVFP4":
+                return None  # only a hybrid checkpoint with NVFP4 MoE layers has the metadata
         if name in ("is_multimodal", "is_multimodal_gen", "is_image_gen", "is_audio_model"):
             if not any(k in data for k in ("vision_config", "audio_config", "image_token_id", "vision_tower")) \
                     and all(a.endswith("ForCausalLM") for a in archs) and archs:
                 return False
         raise Unknown(f"model_config.{name}")
+
+    def _is_embedding_gemma(self) -> bool:
+        data = self.config.data
+        text = data.get("text_config") if isinstance(data.get("text_config"), dict) else data
+        return text.get("model_type") == "gemma3_text" and bool(text.get("use_bidirectional_attention", False))
 
 
 @dataclass(frozen=True)
@@ -250,12 +292,32 @@ def local_model(path: object) -> ModelFacts | None:
 # ---- deciding a platform or model term -------------------------------------------------------------
 
 
+# SGLang's checks of paths given on the command line (`os.path.isfile(cfg.ssl_keyfile)`).
+_PATH_TESTS = {"os.path.isfile": "is_file", "os.path.exists": "exists", "os.path.isdir": "is_dir"}
+_PATH_METHODS = frozenset({"is_file", "exists", "is_dir"})  # `Path(cfg.model_path).is_file()`
+PATH_TEST = re.compile(r"\bos\.path\.(isfile|exists|isdir)\(|\bPath\([^()]*\)\.(is_file|exists|is_dir)\(\)")
+
+
+@dataclass(frozen=True)
+class LaunchHost:
+    """The machine and folder the launch will run from (`check --local`): SGLang's checks of paths
+    on the command line read this file system. Only paths are looked at, nothing is opened."""
+
+    folder: Path
+
+    def path_test(self, test: str, path: str) -> bool:
+        method = _PATH_TESTS.get(test, test)
+        return bool(getattr((self.folder / Path(path).expanduser()), method)())
+
+
 @dataclass
 class Facts:
-    """What a launch knows beyond its flags: the platform profile and the model, either may be absent."""
+    """What a launch knows beyond its flags: the platform profile, the model and the launch host, any
+    of them may be absent."""
 
     platform: Platform | None = None
     model: ModelFacts | None = None
+    host: LaunchHost | None = None
     _cache: dict[str, object] = field(default_factory=dict, init=False, repr=False)
 
     def value(self, text: str, fields: Mapping[str, object] | None = None) -> object:
@@ -379,6 +441,11 @@ class _Evaluator:
     def attribute(self, value: object, name: str) -> object:
         if isinstance(value, _Platform):
             return value.fact(name)
+        if isinstance(value, _PlainDecoderSpec):
+            try:
+                return value.attribute(name)
+            except AttributeError:
+                raise Unknown(name) from None
         if isinstance(value, (_Config, _ModelConfig)):
             if isinstance(value, _Config) and self.facts.model is not None and self.facts.model.architecture_only \
                     and name != "architectures":
@@ -421,7 +488,7 @@ class _Evaluator:
             if name == "resolve_hf_gguf_reference" and self.facts.model is not None and self.facts.model.local_folder:
                 return None  # a local folder is no Hub reference to a .gguf: the path stays as typed
             if name == "model_config_of" and self.facts.model is not None:
-                return _ModelConfig(_Config(self.facts.model.config), self.facts.model.architecture_only)
+                return self._model_config()
             if name == "get_platform" and self.facts.platform is not None and not node.args:
                 return _Platform(self.facts.platform)
             if name in _BUILTINS and not node.keywords:
@@ -437,11 +504,25 @@ class _Evaluator:
                     return platform.facts[key]
             raise Unknown(name)
         if isinstance(func, ast.Attribute):
+            test = ast.unparse(func)
+            if test in _PATH_TESTS and self.facts.host is not None and len(node.args) == 1 and not node.keywords:
+                path = self.eval(node.args[0])
+                if not isinstance(path, str):
+                    raise Unknown(test)
+                return self.facts.host.path_test(test, path)
+            owner = func.value
+            if func.attr in _PATH_METHODS and self.facts.host is not None and not node.args \
+                    and isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "Path" \
+                    and len(owner.args) == 1 and not owner.keywords:
+                path = self.eval(owner.args[0])
+                if not isinstance(path, str):
+                    raise Unknown(func.attr)
+                return self.facts.host.path_test(func.attr, path)
             if self.facts.model is not None and (
                     (func.attr == "from_server_args" and isinstance(func.value, ast.Name) and func.value.id == "ModelConfig")
                     or func.attr == "get_model_config"):
                 # `ModelConfig.from_server_args(server_args, ...)`, `server_args.get_model_config()`: the model's config
-                return _ModelConfig(_Config(self.facts.model.config), self.facts.model.architecture_only)
+                return self._model_config()
             owner = self.eval(func.value)
             if isinstance(owner, _Platform):
                 return owner.fact(func.attr)
@@ -453,6 +534,12 @@ class _Evaluator:
                 args = [self.eval(a) for a in node.args]
                 return owner.get(*args)
         raise Unknown("call")
+
+    def _model_config(self) -> _ModelConfig:
+        model = self.facts.model
+        assert model is not None
+        typed = self.fields.get("is_embedding")
+        return _ModelConfig(_Config(model.config), model.architecture_only, typed if isinstance(typed, bool) else None)
 
     def comprehension(self, node: ast.GeneratorExp | ast.ListComp | ast.SetComp) -> object:
         if len(node.generators) != 1 or not isinstance(node.generators[0].target, (ast.Name, ast.Tuple)):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from ..core.formula import fields_read
-from ..core.model import Rule
+from ..core.model import Rule, RuleKind
 from ..logic.facts import Facts
 from .linter import RuleSet, definite_errors
 from .words import Edit, Flags, Way, apply_way, solutions, way_text
@@ -36,6 +36,24 @@ def working_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
     return found
 
 
+def example_fixes(ruleset: RuleSet, flags: Flags, siblings: Mapping[tuple[str, str], Sequence[Rule]]
+                  ) -> dict[str, list[str]]:
+    """The fixes of each guard with an example, checked on the example's command line (docs pages'
+    Solutions): rule id -> fixes (empty when no way works there)."""
+    found: dict[str, list[str]] = {}
+    for rule in ruleset.rules:
+        if rule.example is None or rule.kind is RuleKind.ADJUSTMENT:
+            continue
+        argv = list(rule.example.before)
+        ways = solutions(rule, flags, siblings.get((rule.location.file, rule.function), ()))
+        # What the command already sets off, among the guards a fix can touch: those reading the
+        # rule's flags or what its ways edit (an example is a short command: others are rare).
+        reading = (set(fields_read(rule.effective)) - _EVERYWHERE).union(*(_fields(w, ruleset) for w in ways))
+        had = {r.id for r in definite_errors(ruleset, argv, reading=reading)}
+        found[rule.id] = working_fixes(ruleset, rule, argv, flags, siblings, had=had)
+    return found
+
+
 def _completed(ruleset: RuleSet, rule: Rule, argv: list[str], way: Way, flags: Flags,
                siblings: Mapping[tuple[str, str], Sequence[Rule]], had: set[str],
                env: Mapping[str, str] | None, facts: Facts | None) -> str | None:
@@ -45,9 +63,12 @@ def _completed(ruleset: RuleSet, rule: Rule, argv: list[str], way: Way, flags: F
         fixed = apply_way(argv, tuple(edits), ruleset.catalog, placeholders=True)
         if fixed is None:
             return None
-        reading = _fields(edits, ruleset) | set(fields_read(rule.effective))  # what can change, and the rule
+        # The guards that read what the edits change (only their truth can change), and those that
+        # share a flag with the rule (`_shares_flags`: the model path, which nearly all read, aside);
+        # the rule itself is asked apart.
+        reading = _fields(edits, ruleset) | (set(fields_read(rule.effective)) - _EVERYWHERE)
         errors = definite_errors(ruleset, fixed, reading=reading, env=env, facts=facts)
-        if any(e.id == rule.id for e in errors):
+        if any(e.id == rule.id for e in errors) or definite_errors(ruleset, fixed, only=(rule,), env=env, facts=facts):
             return None  # the way does not clear it on this command line
         # A new error, or one the command had that reads the same flags: the fix is not done until
         # those are (the seed's decode-only offload flag also wants a storage backend).

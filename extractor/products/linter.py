@@ -18,7 +18,7 @@ from ..core.formula import terms
 from ..core.model import Atom, Flag, Rule, RuleKind, Term, TermKind, Write
 from ..logic.environment import EnvVar
 from ..logic.evaluation import MISSING_KINDS, Context, Evaluator, assumption_key, substitute_assumptions
-from ..logic.facts import Facts, ModelFacts, Platform, local_model
+from ..logic.facts import Facts, LaunchHost, ModelFacts, Platform, local_model
 from ..logic.launch import ArgError, Catalog, CommandLine, parse_command
 from ..logic.releases import FlagHistory, shipped_flag_history
 
@@ -138,6 +138,7 @@ def check(
     only: Iterable[str] | None = None,
     platform: Platform | None = None,
     model: ModelFacts | None = None,
+    host: LaunchHost | None = None,
 ) -> Report:
     """Findings for a launch command: argparse errors, then every reachable guard that may fire.
 
@@ -146,7 +147,7 @@ def check(
     """
     command = parse_command(argv, ruleset.catalog)
     assumed = {assumption_key(k): v for k, v in (assume or {}).items()}
-    facts = launch_facts(command, platform, model)
+    facts = launch_facts(command, platform, model, host)
     context = _context(ruleset, command, env, use_env, assumed, facts)
     rules = list(ruleset.rules)
     used: set[str] = set()
@@ -183,12 +184,13 @@ def check(
                   list(command.placeholders))
 
 
-def launch_facts(command: CommandLine, platform: Platform | None = None, model: ModelFacts | None = None) -> Facts | None:
-    """The platform and model facts of a launch: as given, the model else read from a `--model-path`
-    folder's config.json."""
+def launch_facts(command: CommandLine, platform: Platform | None = None, model: ModelFacts | None = None,
+                 host: LaunchHost | None = None) -> Facts | None:
+    """The platform, model and host facts of a launch: as given, the model else read from a
+    `--model-path` folder's config.json."""
     if model is None:
         model = local_model(command.given.get("model_path"))
-    return Facts(platform, model) if platform is not None or model is not None else None
+    return Facts(platform, model, host) if platform is not None or model is not None or host is not None else None
 
 
 def told_errors(errors: Sequence[ArgError], release: str, history: FlagHistory | None = None) -> list[ArgError]:
@@ -216,13 +218,15 @@ def _position(rule: Rule) -> int:
 
 def definite_errors(ruleset: RuleSet, argv: Sequence[str], reading: Iterable[str] | None = None,
                     before: int | None = None, *, env: Mapping[str, str] | None = None,
-                    facts: Facts | None = None) -> list[Rule]:
+                    facts: Facts | None = None, only: Iterable[Rule] | None = None) -> list[Rule]:
     """The guards the command line sets off for sure, in run order: those that read one of `reading`
-    (fields, `env:NAME`) when given, and only those that run before order `before` when given; under
-    `env` and the platform and model `facts` when given."""
+    (fields, `env:NAME`) when given, or those of `only`, and only those that run before order
+    `before` when given; under `env` and the platform and model `facts` when given."""
     command = parse_command(argv, ruleset.catalog)
     evaluator = Evaluator(ruleset.by_id, _context(ruleset, command, env, facts=facts))
-    if reading is None:
+    if only is not None:
+        candidates = sorted(only, key=_position)
+    elif reading is None:
         candidates = sorted((r for r in ruleset.rules if r.reachable and r.kind is not RuleKind.ADJUSTMENT),
                             key=_position)
     else:
@@ -288,11 +292,13 @@ _WAITING = {
     "model": "depend on the model: pass --model-path DIR (a folder with its config.json), --model-config FILE "
              "or --model-arch NAME",
     "environment": "depend on environment variables: pass --env NAME=VALUE or --use-env",
-    "code": "depend on values only the running code computes (files, helpers, run-time state)",
+    "files": "depend on files the command names: run check with --local where the launch runs",
+    "code": "depend on values only the running code computes (helpers, run-time state)",
 }
 _WAITING_GIVEN = {  # the facts were given but do not decide these
     "platform": "depend on platform facts the profile does not set: decide them with --assume 'ATOM=true|false'",
     "model": "depend on model facts its config.json does not hold: decide them with --assume 'ATOM=true|false'",
+    "files": "depend on files the command names that are not where they are looked for",
 }
 
 

@@ -75,12 +75,14 @@ def ruleset_of(ex, tree=None) -> RuleSet:
 def release_rules(version: str, index_url: str | None = None) -> RuleSet:
     """The rule set of a release, through the extraction cache (`cache.extract_documents`)."""
     from ..sources.trees import release_tree
-    from .cache import cached_documents
+    from .cache import cached_documents, cached_key
 
     tree = release_tree(version, index_url=index_url)
-    cached = cached_documents(tree)
-    if cached is not None:  # the index of the cached documents: keyed by the extraction's own key
-        _, _, key = cached
+    key = cached_key(tree)  # the documents are not read when their index is there
+    if key is None:
+        cached = cached_documents(tree)  # a keep-going extraction without problems serves too
+        key = cached[2] if cached is not None else None
+    if key is not None:  # the index of the cached documents: keyed by the extraction's own key
         return indexed(index_key(key.encode(), b"release"), lambda: _release_ruleset(tree))
     return _release_ruleset(tree)
 

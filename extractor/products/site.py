@@ -12,9 +12,11 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ..core.serialize import dumps
+from ..core.serialize import dumps, resolution_of
 from .history import History, history_document
 from ..core.model import RuleKind
+from .fixes import example_fixes
+from .linter import RuleSet
 from .pages import DEFAULT_SOURCE_URL, by_function, own_fields, replace_file
 from .sides import Snapshot
 from .site_api import SITE_SCHEMA, api_record, error_document, flag_document, index_document, release_document
@@ -99,13 +101,18 @@ def site_files(site: SiteIndex, documents: Callable[[str], tuple[Mapping, Mappin
         raw = {r["id"]: r for r in rules_document["rules"]}
         groups = by_function(snapshot.rules)
         own = {r.id: own_fields(r, groups[(r.location.file, r.function)], flags) for r in snapshot.rules}
+        # Each page's solutions checked on its example command line, as `check` checks its fixes.
+        ruleset = RuleSet(tuple(snapshot.rules), tuple(snapshot.flags), snapshot.source, None,
+                          resolution_of(dict(rules_document)))
+        checked = example_fixes(ruleset, flags, groups)
         for rule in snapshot.rules:
             page = site.page_of[label, rule.id]
             entry = site.errors[page]
             records[page].append((label, api_record(raw[rule.id])))
             newest_version = entry.version_of(entry.newest, site.order)
             if label == entry.newest or (label in entry.versions and label != newest_version):
-                text = error_page(entry, rule, label, flags, snapshot.source, by_id, site, own[rule.id], source_url)
+                text = error_page(entry, rule, label, flags, snapshot.source, by_id, site, own[rule.id], source_url,
+                                  checked.get(rule.id))
                 path = f"errors/{page}.md" if label == entry.newest else f"errors/{page}/{label}.md"
                 files[path] = (text, None)
         for flag_data in flags_document["flags"]:

@@ -135,7 +135,8 @@ def _change_words(change: Mapping) -> str:
 
 
 def error_page(entry: ErrorEntry, rule: Rule, label: str, flags: Flags, source: Mapping, rules: Mapping[str, Rule],
-               site: SiteIndex, tested: Sequence[str] = (), source_url: str = DEFAULT_SOURCE_URL) -> str:
+               site: SiteIndex, tested: Sequence[str] = (), source_url: str = DEFAULT_SOURCE_URL,
+               fixes: Sequence[str] | None = None) -> str:
     """The page of `rule` as release `label` has it: the error's own page when that is its newest text,
     else the page of that earlier version (out of the search index: the newest text is the one to find).
     `tested` are the fields its own condition tests (`pages.own_fields`)."""
@@ -156,7 +157,7 @@ def error_page(entry: ErrorEntry, rule: Rule, label: str, flags: Flags, source: 
 
     text = page(rule, flags, source, rules, source_url, link_to=link, heading="\n".join(heading),
                 data_link=relative(f"api/errors/{entry.page}.json", here),
-                sections=[flags_section(tested, site, flags, here), history_section(entry, site, here)])
+                sections=[flags_section(tested, site, flags, here), history_section(entry, site, here)], fixes=fixes)
     for section in _UNSEARCHED:
         text = text.replace(f"\n{section}\n", f"\n{section} {{ data-search-exclude }}\n", 1)
     return "\n".join(_front(searched=newest, page_title=rule.message)) + "\n" + text

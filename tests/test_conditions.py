@@ -700,3 +700,21 @@ def test_an_env_var_the_function_sets_reads_as_set(tmp_path: Path) -> None:
             'enable_sharding and envs.SGLANG_TREE_BACKEND.is_set() and envs.SGLANG_TREE_BACKEND.get() != "python"',
         "never: it was set": "False",
     }
+
+
+def test_a_value_compared_with_itself_and_a_new_object_tested_for_none(tmp_path: Path) -> None:
+    src = """
+class ServerArgs:
+    def __post_init__(self):
+        size = self.page_size
+        if size != self.page_size:
+            raise ValueError("never: the local kept the field")
+        if DraftConfig(layers=self.layers) is None:
+            raise ValueError("never: a class makes an object")
+        if make_config(self.layers) is None:
+            raise ValueError("a helper may return None")
+"""
+    rules = {r.message: render(r.condition) for r in guards(tmp_path, {"guards.py": src})}
+    assert rules["never: the local kept the field"] == "False"
+    assert rules["never: a class makes an object"] == "False"
+    assert rules["a helper may return None"] != "False"

@@ -6,6 +6,7 @@ Comparisons are split over the values that path-dependent operands take, so they
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable
 
 import libcst as cst
@@ -571,7 +572,31 @@ def _truth(value: Term | Lit) -> Formula:
     return Const(bool(value.value)) if isinstance(value, Lit) else Atom(value)
 
 
+_REFLEXIVE = {"==": True, "is": True, "<=": True, ">=": True, "!=": False, "is not": False, "<": False, ">": False}
+_CONSTRUCTED = re.compile(r"(?:[a-z_][\w]*\.)*[A-Z]\w*[a-z]\w*\(")  # `DSparkDraftConfig(`, `pathlib.Path(`
+
+
+def _constructed(term: Term | Lit) -> bool:
+    """An object made by calling a class (CamelCase by convention): never None."""
+    if not isinstance(term, Term) or term.kind is not TermKind.OPAQUE:
+        return False
+    found = _CONSTRUCTED.match(term.text)
+    if found is None:
+        return False
+    depth = 0
+    for index in range(found.end() - 1, len(term.text)):
+        depth += {"(": 1, ")": -1}.get(term.text[index], 0)
+        if depth == 0:
+            return index == len(term.text) - 1  # the call is the whole term
+    return False
+
+
 def _compare(left: Term | Lit, op: str, right: Term | Lit, node: cst.Comparison, scope: Scope, env: Env) -> Formula:
+    if op in ("is", "is not") and any(isinstance(side, Lit) and side.value is None for side in (left, right)) \
+            and any(_constructed(side) for side in (left, right)):
+        return Const(op == "is not")  # `DSparkDraftConfig(...) is None` never holds
+    if isinstance(left, Term) and left == right and op in _REFLEXIVE and left.kind in (TermKind.FIELD, TermKind.ENV):
+        return Const(_REFLEXIVE[op])  # `page_size != view.page_size` on the path where the local kept it
     if op in ("is", "is not") and any(isinstance(side, Lit) and isinstance(side.value, str) for side in (left, right)):
         # `mode is not RaggedVerifyMode.STATIC`: members are singletons, so identity is equality of
         # what they stand for (`mode != "static"`), never "always true" as for a fresh string.

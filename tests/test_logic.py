@@ -275,3 +275,16 @@ def test_decided_sees_through_an_unknown_atom_on_both_branches() -> None:
     assert context.truth(f) is None  # Kleene: unknown
     assert context.decided(f) is True
     assert Context({"x": 2}).decided(f) is False
+
+
+def test_a_pinned_value_decides_later_tests_of_it() -> None:
+    from extractor.core.formula import conj, disj
+
+    x, upper = field("x"), field("x", "upper")
+    assert conj(cmp(x, "is", None), cmp(upper, "==", "A")) == Const(False)  # guarded code never gets there
+    assert conj(cmp(x, "==", "eagle"), cmp(upper, "==", "EAGLE")) == cmp(x, "==", "eagle")
+    assert conj(cmp(x, "is not", None), cmp(upper, "is not", None)) == cmp(x, "is not", None)
+    # `x == 1` holds for True as well: it says nothing of `x is True`.
+    assert conj(cmp(x, "==", 1), cmp(x, "is", True)) == And((cmp(x, "==", 1), cmp(x, "is", True)))
+    p, q, r = truthy("p"), truthy("q"), truthy("r")
+    assert disj(And((p, q, r)), And((p, Not(And((q, r)))))) == p

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from ..core.formula import conj, disj, formula_size, literal_source, neg
+from ..core.formula import REFLEXIVE_TRUTH, conj, disj, formula_size, literal_source, neg
 from ..core.model import FALSE, SWAPPED_OP, TRUE, Atom, Const, Formula, Lit, Term, TermKind
 from .normalize import classify, opaque, value_fields
 from .scope import (
@@ -572,7 +572,6 @@ def _truth(value: Term | Lit) -> Formula:
     return Const(bool(value.value)) if isinstance(value, Lit) else Atom(value)
 
 
-_REFLEXIVE = {"==": True, "is": True, "<=": True, ">=": True, "!=": False, "is not": False, "<": False, ">": False}
 _CONSTRUCTED = re.compile(r"(?:[a-z_][\w]*\.)*[A-Z]\w*[a-z]\w*\(")  # `DSparkDraftConfig(`, `pathlib.Path(`
 
 
@@ -595,8 +594,8 @@ def _compare(left: Term | Lit, op: str, right: Term | Lit, node: cst.Comparison,
     if op in ("is", "is not") and any(isinstance(side, Lit) and side.value is None for side in (left, right)) \
             and any(_constructed(side) for side in (left, right)):
         return Const(op == "is not")  # `DSparkDraftConfig(...) is None` never holds
-    if isinstance(left, Term) and left == right and op in _REFLEXIVE and left.kind in (TermKind.FIELD, TermKind.ENV):
-        return Const(_REFLEXIVE[op])  # `page_size != view.page_size` on the path where the local kept it
+    if isinstance(left, Term) and left == right and op in REFLEXIVE_TRUTH and left.kind in (TermKind.FIELD, TermKind.ENV):
+        return Const(REFLEXIVE_TRUTH[op])  # `page_size != view.page_size` on the path where the local kept it
     if op in ("is", "is not") and any(isinstance(side, Lit) and isinstance(side.value, str) for side in (left, right)):
         # `mode is not RaggedVerifyMode.STATIC`: members are singletons, so identity is equality of
         # what they stand for (`mode != "static"`), never "always true" as for a fresh string.

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from ..core.formula import (
+    REFLEXIVE_TRUTH,
     apply_transforms,
     compare,
     conj,
@@ -246,8 +247,8 @@ class Run:
         return found
 
     def _compare_now(self, left, op: str, right) -> Formula:
-        if op in _REFLEXIVE and left == right and not isinstance(left, Lit):
-            return Const(_REFLEXIVE[op])  # `page_size != view.page_size` where both read one value
+        if op in REFLEXIVE_TRUTH and left == right and not isinstance(left, Lit):
+            return Const(REFLEXIVE_TRUTH[op])  # `page_size != view.page_size` where both read one value
         for side, pinned in ((0, left), (1, right)):
             if _is_pinned(pinned):
                 spelled = self._spelled(pinned, lambda value: self._compare(*_put(left, op, right, side, value)))
@@ -389,10 +390,6 @@ def _pinned_term(template: _Template) -> Term:
     for name, version in template.pins:
         text = _replace_name(text, name, pinned_name(name, version))
     return Term(TermKind.OPAQUE, text, text, template.term.fields)
-
-
-# A value compared with itself (no NaN among launch values).
-_REFLEXIVE = {"==": True, "is": True, "<=": True, ">=": True, "!=": False, "is not": False, "<": False, ">": False}
 
 
 def _undecided(term: Term, op: str, other) -> Formula:

@@ -480,6 +480,10 @@ def _evaluate_atom(atom: Atom, value_of: Callable[[Term], object]) -> bool | Non
     return results.pop() if results else None
 
 
+# What a comparison of a value with itself gives (launch values hold no NaN).
+REFLEXIVE_TRUTH = {"==": True, "is": True, "<=": True, ">=": True, "!=": False, "is not": False, "<": False, ">": False}
+
+
 def compare(left: object, op: str, right: object) -> bool:
     if isinstance(right, tuple):
         right = list(right)

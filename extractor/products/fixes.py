@@ -65,10 +65,10 @@ def _completed(ruleset: RuleSet, rule: Rule, argv: list[str], way: Way, flags: F
             return None
         # The guards that read what the edits change (only their truth can change), and those that
         # share a flag with the rule (`_shares_flags`: the model path, which nearly all read, aside);
-        # the rule itself is asked apart.
+        # and the rule itself.
         reading = _fields(edits, ruleset) | (set(fields_read(rule.effective)) - _EVERYWHERE)
-        errors = definite_errors(ruleset, fixed, reading=reading, env=env, facts=facts)
-        if any(e.id == rule.id for e in errors) or definite_errors(ruleset, fixed, only=(rule,), env=env, facts=facts):
+        errors = definite_errors(ruleset, fixed, reading=reading, env=env, facts=facts, including=(rule,))
+        if any(e.id == rule.id for e in errors):
             return None  # the way does not clear it on this command line
         # A new error, or one the command had that reads the same flags: the fix is not done until
         # those are (the seed's decode-only offload flag also wants a storage backend).

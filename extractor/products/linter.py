@@ -218,19 +218,18 @@ def _position(rule: Rule) -> int:
 
 def definite_errors(ruleset: RuleSet, argv: Sequence[str], reading: Iterable[str] | None = None,
                     before: int | None = None, *, env: Mapping[str, str] | None = None,
-                    facts: Facts | None = None, only: Iterable[Rule] | None = None) -> list[Rule]:
+                    facts: Facts | None = None, including: Iterable[Rule] = ()) -> list[Rule]:
     """The guards the command line sets off for sure, in run order: those that read one of `reading`
-    (fields, `env:NAME`) when given, or those of `only`, and only those that run before order
+    (fields, `env:NAME`) when given, and those of `including`, and only those that run before order
     `before` when given; under `env` and the platform and model `facts` when given."""
     command = parse_command(argv, ruleset.catalog)
     evaluator = Evaluator(ruleset.by_id, _context(ruleset, command, env, facts=facts))
-    if only is not None:
-        candidates = sorted(only, key=_position)
-    elif reading is None:
+    if reading is None:
         candidates = sorted((r for r in ruleset.rules if r.reachable and r.kind is not RuleKind.ADJUSTMENT),
                             key=_position)
     else:
         chosen = {r.id: r for name in reading for r in ruleset.readers.get(name, ())}
+        chosen.update((r.id, r) for r in including)
         candidates = sorted(chosen.values(), key=_position)
     found = []
     for rule in candidates:

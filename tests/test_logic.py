@@ -288,3 +288,17 @@ def test_a_pinned_value_decides_later_tests_of_it() -> None:
     assert conj(cmp(x, "==", 1), cmp(x, "is", True)) == And((cmp(x, "==", 1), cmp(x, "is", True)))
     p, q, r = truthy("p"), truthy("q"), truthy("r")
     assert disj(And((p, q, r)), And((p, Not(And((q, r)))))) == p
+
+
+@settings(max_examples=300, deadline=None)
+@given(formulas)
+def test_truth_table_is_the_formula_under_every_assignment(f: Formula) -> None:
+    """Bit k of `truth_table` is the formula's truth when atom i is true exactly where bit i of k is."""
+    from extractor.core.formula import atoms
+    from extractor.logic.evaluation import truth_table
+
+    variables = list(dict.fromkeys(atoms(f)))
+    table = truth_table(f, variables)
+    for k in range(1 << len(variables)):
+        fixed = {atom: bool(k >> i & 1) for i, atom in enumerate(variables)}
+        assert evaluate(f, lambda term: (_ for _ in ()).throw(LookupError(term)), fixed) is bool(table >> k & 1)

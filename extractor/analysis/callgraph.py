@@ -12,50 +12,26 @@ import ast
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import libcst as cst
 
 from ..core.errors import ParseError, SourceError
-from ..core.formula import atoms, conj, disj, fields_read, neg, render
-from ..core.model import FALSE, TRUE, And, Atom, Flag, Formula, Lit, Not, Notice, Or, Rule, Term, TermKind
+from ..core.formula import disj, fields_read, neg, render
+from ..core.model import FALSE, Flag, Lit, Notice, Rule, TermKind
 from ..sources.trees import SourceTree
 from .guards import CallEvent, FunctionInfo, FunctionSummary, import_bindings, walk_function
 from .lines import iter_statements
 from .modules import ModuleSummary, outline
 from .normalize import classify, normalize
 from .pyast import literal as ast_literal
-from .scope import FIELD_KEY, Bound, Choice, Env, Scope, bind, dotted_name, field_of, is_alias, literal
+from .scope import FIELD_KEY, Bound, Choice, Env, Scope, bind, dotted_name, field_of, is_alias
+from .registry import registry_of, runs_call
 from .static_values import MISSING, Index
 
 ENTRY_METHODS = ("__post_init__", "resolve_once", "check_server_args")
 ENTRY_FUNCTIONS = ("run_resolution_pipeline",)
 MAX_INLINE = 6  # nested predicate inlining
 MAX_RETURNS = 8  # a helper read as the values it returns has at most this many `return`s
-
-
-@dataclass(frozen=True, slots=True)
-class DynamicCall:
-    """A call of a function held in a variable (`fn(server_args, hf_config)` over a registry): where
-    the functions a decorator registers are run."""
-
-    condition: Formula
-    path: tuple[str, ...]
-    arguments: tuple[str | None, ...]  # positional arguments: a plain name, or None for anything else
-    site: tuple[str, int] = ("", 0)  # the calling function's key and the call's line
-
-    def loops_over(self, names: frozenset[str]) -> bool:
-        """Is the call inside a loop over one of these module-level containers?"""
-        return any(
-            _LOOP_ITEM.match(atom.term.text) and any(re.search(rf"\b{re.escape(n)}\b", atom.term.text) for n in names)
-            for atom in atoms(self.condition)
-        )
-
-    def runs(self, fn: FunctionInfo) -> bool:
-        """Could this call run `fn`? Same number of arguments, passed by the names `fn` gives its parameters."""
-        return len(self.arguments) == len(fn.params) and any(
-            a == p for a, p in zip(self.arguments, fn.params)
-        ) and all(a is None or a == p for a, p in zip(self.arguments, fn.params))
 
 
 class _Enums:
@@ -139,12 +115,6 @@ class Program:
         self._registered: list[FunctionInfo] | None = None
         self._mutated: dict[tuple[str, str], bool] = {}  # (module, name) -> changed in place somewhere
         self._inlining: set[str] = set()  # helpers whose returns are being read (a cycle stops there)
-        # Registered functions by the dynamic call that runs them: (caller key, call line) -> functions.
-        self.run_at: dict[tuple[str, int], list[FunctionInfo]] = {}
-        self.unsited: list[tuple[FunctionInfo, Formula, str]] = []  # registered, run by no call found
-        self._sited = False
-        self._containers: dict[str, frozenset[str]] = {}
-        self._all_containers: frozenset[str] | None = None
         self.entry_points = self._entry_points()
         # Methods and properties of ServerArgs: `self.modelexpress_url` is a computed value, not a flag.
         self.server_args_methods = frozenset(
@@ -606,7 +576,7 @@ class Program:
         with self._loading(self._reaches_arguments(call, scope, env)):
             targets = [target for target, _ in self._call_targets(info, scope, call, env)]
         if not targets and isinstance(call.func, cst.Name) and (call.func.value in info.params or call.func.value in env):
-            targets = [fn for fn in self.registered() if _runs(call, fn)]
+            targets = [fn for fn in self.registered() if runs_call(call, fn)]
         found: set[str] = set()
         for target in targets:
             found |= self.writes_of(target)
@@ -649,103 +619,9 @@ class Program:
         """Functions of the read modules that a decorator puts in a registry, in file order."""
         if self._registered is None:
             self._registered = [
-                fn for dotted in self.read for fn in self.modules[dotted].functions.values() if _registry(fn) is not None
+                fn for dotted in self.read for fn in self.modules[dotted].functions.values() if registry_of(fn) is not None
             ]
         return self._registered
-
-    # --- whole program -------------------------------------------------------------------------
-
-    def registry_sites(self) -> None:
-        """Where each function a decorator registers runs (`@_register_for("GptOssForCausalLM")`,
-        `@register_post_process`): no call names it; a loop over the registry calls a variable with
-        the arguments it takes (`fn(server_args, hf_config)` for `def _x(server_args, hf_config)`).
-        Of several such calls, those that loop over the container its decorator fills
-        (`_MODEL_OVERRIDE_FNS`, not `_PREDICATE_OVERRIDE_FNS`). Found over the read functions' own
-        walks, before the run, so the run can enter each where its loop calls it."""
-        if self._sited:
-            return
-        self._sited = True
-        sites = []
-        for dotted in self.read:
-            for fn in self.modules[dotted].functions.values():
-                try:
-                    summary = self.summary(fn)
-                except RecursionError:
-                    continue
-                for call in summary.calls:
-                    if calls_variable(summary, call):
-                        arguments = tuple(
-                            a.value.value if isinstance(a.value, cst.Name) and a.keyword is None and not a.star else None
-                            for a in call.node.args
-                        )
-                        sites.append(DynamicCall(call.condition, (), arguments, (fn.key, call.line)))
-        for fn in self.registered():
-            name, condition = _registry(fn)  # type: ignore[misc]
-            candidates = [site for site in sites if site.runs(fn)]
-            containers = self._containers_of(fn)
-            candidates = [site for site in candidates if site.loops_over(containers)] or candidates
-            for site in candidates:
-                runs_here = self.run_at.setdefault(site.site, [])
-                if fn not in runs_here:
-                    runs_here.append(fn)
-            if not candidates:
-                self.unsited.append((fn, condition, name))
-
-    def runs_in_loop(self, fn: FunctionInfo, condition: Formula) -> bool:
-        """May a call of a variable reached under `condition` run `fn`? Not when the loops around it
-        (its callers' too) go over another decorator's registry only."""
-        containers = self._containers_of(fn)
-        others = self._every_container() - containers
-        site = DynamicCall(condition, (), ())
-        if site.loops_over(containers):
-            return True
-        return not (others and site.loops_over(others))
-
-    def _containers_of(self, fn: FunctionInfo) -> frozenset[str]:
-        found = self._containers.get(fn.key)
-        if found is None:
-            found = self._containers[fn.key] = self._registry_containers(fn)
-        return found
-
-    def _every_container(self) -> frozenset[str]:
-        """Every module-level container a registering function fills (`_BY_PREDICATE.append(...)` in
-        `register_predicate`), whether or not a read function is registered into it."""
-        if self._all_containers is None:
-            found: set[str] = set()
-            for fn in self.registered():
-                found |= self._containers_of(fn)
-            for dotted in self.read:
-                for fn in self.modules[dotted].functions.values():
-                    if "register" in fn.name:
-                        found |= _filled_directly(fn)
-            self._all_containers = frozenset(found)
-        return self._all_containers
-
-    def _registry_containers(self, fn: FunctionInfo) -> frozenset[str]:
-        """Module-level names the registering decorators of `fn` add it to, through other registrars too."""
-        found: set[str] = set()
-        for decorator in fn.node.decorators:
-            expr = decorator.decorator
-            self._filled_by(fn, expr.func if isinstance(expr, cst.Call) else expr, found, 0)
-        return frozenset(found)
-
-    def _filled_by(self, info: FunctionInfo, func: cst.BaseExpression, found: set[str], depth: int) -> None:
-        resolved = self.resolve(info, func, {}) if depth <= 3 else None
-        if resolved is None:
-            return
-        target = resolved[0]
-        for node in _descendants(target.node):
-            if not isinstance(node, cst.Call):
-                continue
-            callee = node.func
-            if isinstance(callee, cst.Attribute) and callee.attr.value in _REGISTERING_METHODS:
-                if isinstance(callee.value, cst.Name):
-                    found.add(callee.value.value)
-                continue
-            while isinstance(callee, cst.Call):  # `register_model_override(arch)(fn)`
-                callee = callee.func
-            if "register" in (dotted_name(callee) or "").rsplit(".", 1)[-1]:
-                self._filled_by(target, callee, found, depth + 1)
 
     def notices(self, rules: list[Rule], flags: Iterable[Flag]) -> list[Notice]:
         """Field atoms with no flag in the catalog, one notice per field name."""
@@ -760,54 +636,6 @@ class Program:
                    name, tuple(sorted(ids)))
             for name, ids in sorted(missing.items())
         ]
-
-
-def _registry(fn: FunctionInfo) -> tuple[str, Formula] | None:
-    """The registering decorator of a function and the condition it runs under, if any."""
-    for decorator in fn.node.decorators:
-        expr = decorator.decorator
-        func = expr.func if isinstance(expr, cst.Call) else expr
-        name = dotted_name(func) or ""
-        if "register" not in name.rsplit(".", 1)[-1]:
-            continue
-        names = []
-        if isinstance(expr, cst.Call):
-            for arg in expr.args:
-                lit = literal(arg.value)
-                if lit is not None and isinstance(lit.value, str):
-                    names.append(lit.value)
-        if not names:
-            return name, TRUE
-        term = Term(TermKind.MODEL, "model_architecture", "model_architecture")
-        return name, Atom(term, "in", Lit(tuple(names)))
-    return None
-
-
-_LOOP_ITEM = re.compile(r"^\(?[A-Za-z_]\w*(?:, [A-Za-z_]\w*)*\)? in ")
-
-
-def without_loop_items(f: Formula) -> Formula:
-    """A path condition without the `item in iterable` contexts of the loops it passes through."""
-    if isinstance(f, Atom):
-        return TRUE if f.op == "truthy" and f.term.kind is not TermKind.FIELD and _LOOP_ITEM.match(f.term.text) else f
-    if isinstance(f, Not):
-        return neg(without_loop_items(f.arg))
-    if isinstance(f, And):
-        return conj(*(without_loop_items(a) for a in f.args))
-    if isinstance(f, Or):
-        return disj(*(without_loop_items(a) for a in f.args))
-    return f
-
-
-_REGISTERING_METHODS = frozenset({"append", "add", "insert", "setdefault", "update", "__setitem__"})
-
-
-def _descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
 
 
 def _defaults(info: FunctionInfo, env: Env, aliases: frozenset[str]) -> dict[str, Bound]:
@@ -827,41 +655,6 @@ def _assigned_fields(env: Env, scope: Scope) -> dict:
 
 def _value_key_of(values: dict, scope: Scope) -> str:
     return ";".join(f"{k}={_value_key(v, scope)}" for k, v in sorted(values.items()))
-
-
-def _runs(call: cst.Call, fn: FunctionInfo) -> bool:
-    """Could this call of a variable run `fn`? As `DynamicCall.runs`: its parameters passed by their names."""
-    arguments = [a.value.value if isinstance(a.value, cst.Name) and a.keyword is None and not a.star else None
-                 for a in call.args]
-    return len(arguments) == len(fn.params) and any(a == p for a, p in zip(arguments, fn.params)) and all(
-        a is None or a == p for a, p in zip(arguments, fn.params))
-
-
-def _filled_directly(fn: FunctionInfo) -> frozenset[str]:
-    """Names the function adds to with `NAME.append(...)`-like calls."""
-    return frozenset(
-        node.func.value.value for node in _descendants(fn.node)
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value in _REGISTERING_METHODS and isinstance(node.func.value, cst.Name)
-    )
-
-
-def registry_name(fn: FunctionInfo) -> str:
-    """The decorator that registers the function (`register_for`), or "" when none does."""
-    found = _registry(fn)
-    return found[0] if found is not None else ""
-
-
-def registry_condition(fn: FunctionInfo) -> Formula:
-    """The condition a registered function runs under (its architectures), TRUE when it is not registered."""
-    found = _registry(fn)
-    return found[1] if found is not None else TRUE
-
-
-def calls_variable(summary: FunctionSummary, call: CallEvent) -> bool:
-    """A call of a parameter or local (`fn(...)`, `step(...)`) the program could not resolve."""
-    func = call.node.func
-    return isinstance(func, cst.Name) and (func.value in summary.info.params or func.value in call.env)
 
 
 def _with_scope(value, scope: Scope):

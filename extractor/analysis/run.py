@@ -32,7 +32,8 @@ from ..core.formula import (
 )
 from ..core.model import (FALSE, SWAPPED_OP, TRUE, And, Atom, Const, Formula, Lit, Not, Or, Rule, RuleKind, Term,
                           TermKind, Write)
-from .callgraph import Program, calls_variable, label, registry_condition, registry_name, without_loop_items
+from .callgraph import Program, label
+from .registry import Registries, calls_variable, registry_condition, registry_name, without_loop_items
 from .conditions import is_boolean, operand_cases, to_formula
 from .guards import CallEvent, FunctionInfo, FunctionSummary, GuardEvent, WriteEvent
 from .normalize import classify
@@ -92,6 +93,7 @@ class Run:
         self.overflow: set[str] = set()  # functions entered more than MAX_OCCURRENCES times
         self.counter = 0
         self.written = 0  # writes in the store so far
+        self.registries = Registries(program)
         self._compared: dict[tuple, Formula] = {}
         self._sizes: dict[Formula, int] = {}
 
@@ -99,13 +101,14 @@ class Run:
 
     def execute(self) -> Run:
         program = self.program
-        program.registry_sites()  # where registered functions run (the calls of variables over registries)
+        registries = self.registries
+        registries.registry_sites()  # where registered functions run (the calls of variables over registries)
         for entry in program.entry_points:
             self._enter(entry, {}, (), frozenset(), TRUE, (label(entry),))
         # Registered functions no loop was found to call, or whose loop the run did not reach: they run
         # for their architectures, somewhere; last.
-        unsited = [(fn, condition, name) for fn, condition, name in program.unsited]
-        unsited += [(fn, registry_condition(fn), registry_name(fn)) for sites in program.run_at.values() for fn in sites]
+        unsited = [(fn, condition, name) for fn, condition, name in registries.unsited]
+        unsited += [(fn, registry_condition(fn), registry_name(fn)) for sites in registries.run_at.values() for fn in sites]
         for fn, condition, name in unsited:
             if fn.key not in self.entered:
                 self._enter(fn, {}, (), frozenset(), condition, (f"<registry {name}>", label(fn)))
@@ -163,8 +166,8 @@ class Run:
                 if not targets and calls_variable(summary, call):
                     # A call of a variable over a registry: the registered functions it runs, in place.
                     site_condition = without_loop_items(reached)
-                    for fn in self.program.run_at.get((summary.info.key, call.line), ()):
-                        if label(fn) not in path and self.program.runs_in_loop(fn, reached):
+                    for fn in self.registries.run_at.get((summary.info.key, call.line), ()):
+                        if label(fn) not in path and self.registries.runs_in_loop(fn, reached):
                             self._enter(fn, {}, (), frozenset(), conj(site_condition, registry_condition(fn)),
                                         path + (label(fn),))
                 for target, callee_env, callee_key, callee_aliases in targets:

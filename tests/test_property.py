@@ -241,7 +241,7 @@ def extract_rules(source: str) -> list[Rule]:
     """The public path of `extract.extract`, on one in-memory module."""
     module = summarize("guard.py", source)
     program = Program(None, [module])
-    rules = Run(program).execute().apply(rules_of((module, program.summary(fn)) for fn in module.functions.values()))
+    rules = Run(program).execute().apply(rules_of((module, program.walk(fn)) for fn in module.functions.values()))
     return [rule for rule in rules if rule.kind is not RuleKind.ADJUSTMENT]  # the field assignments
 
 
@@ -377,7 +377,7 @@ def pipeline_disagreements(seed: int) -> list[str]:
     module = summarize("server_args.py", source)
     program = Program(None, [module])
     run = Run(program).execute()
-    rules = run.apply(rules_of((module, program.summary(fn)) for fn in module.functions.values()))
+    rules = run.apply(rules_of((module, program.walk(fn)) for fn in module.functions.values()))
     guards = sorted((r for r in rules if r.kind is not RuleKind.ADJUSTMENT and r.reachable), key=lambda r: r.order)
     resolution = run.resolution(rules)
     namespace: dict[str, object] = {}

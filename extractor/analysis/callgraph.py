@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 
 import libcst as cst
 
@@ -19,14 +20,19 @@ from ..core.errors import ParseError, SourceError
 from ..core.formula import disj, fields_read, neg, render
 from ..core.model import FALSE, Flag, Lit, Notice, Rule, TermKind
 from ..sources.trees import SourceTree
-from .guards import CallEvent, FunctionInfo, FunctionSummary, import_bindings, walk_function
-from .lines import iter_statements
-from .modules import ModuleSummary, outline
+from .conditions import is_boolean, operand_cases, to_formula
+from .guards import CallEvent, FunctionInfo, FunctionSummary, WriteEvent, walk_function
+from .modules import FunctionFacts, ModuleSummary, outline
 from .normalize import classify, normalize
 from .pyast import literal as ast_literal
+from .pyast import segment
 from .scope import FIELD_KEY, Bound, Choice, Env, Scope, bind, dotted_name, field_of, is_alias
-from .registry import registry_of, runs_call
+from .registry import calls_variable, registry_of, runs_call
+from .reuse import EntryKey, Item, Kept, StaleReuse, WalkStore, canonical, signature
 from .static_values import MISSING, Index
+from .walks import Call, Callee, Value, Walk
+
+EnvSource = Callable[[], Env]  # gives the bound arguments of a walk when it has to be made
 
 ENTRY_METHODS = ("__post_init__", "resolve_once", "check_server_args")
 ENTRY_FUNCTIONS = ("run_resolution_pipeline",)
@@ -83,7 +89,7 @@ class _Constants(Mapping):
             return None
         module = self.program.modules[self.info.module]
         target = self.program.local_imports(self.info).get(name) or module.imports.get(name)
-        owner = self.program.modules.get(target.rpartition(".")[0]) if target else module
+        owner = self.program.visible(target.rpartition(".")[0]) if target else module
         if owner is None or self.program.mutated_anywhere(owner, target.rpartition(".")[2] if target else name):
             return None
         return found
@@ -98,14 +104,28 @@ class _Constants(Mapping):
 class Program:
     """The read modules plus any package module a call leads to, with memoized function walks."""
 
-    def __init__(self, tree: SourceTree | None, modules: Iterable[ModuleSummary]) -> None:
+    def __init__(self, tree: SourceTree | None, modules: Iterable[ModuleSummary], store: WalkStore | None = None) -> None:
         self.tree = tree
+        # The modules loaded so far: the read ones, then those calls and constants led to. Which are
+        # loaded changes what a call of a name resolves to (see `module`), so it is part of the state
+        # the questions of a walk are answered from (`analysis.reuse`).
         self.modules: dict[str, ModuleSummary] = {m.dotted: m for m in modules}
         self.read = tuple(self.modules)
+        self.store = store
+        for module in self.modules.values():
+            self._know(module)
+        # Walks by (function key, context, aliases): with syntax (`summary`), without (`walk`), and
+        # complete for the run (`entered`: callees and values read where the run first enters it).
+        self._walks: dict[tuple, Walk] = {}
+        self._entered: dict[tuple, Walk] = {}
+        self._callee_envs: dict[tuple, list[list[Env]]] = {}  # per entered walk, per call: each callee's bound arguments
+        self._env_sources: dict[tuple, EnvSource] = {}  # how to bind a walk's arguments, to make it again
+        self._kept: dict[tuple, Kept] = {}  # what each walk made or reused here keeps for the next extraction
+        self._reused: set[tuple] = set()  # walks taken from the store
+        self._recording: list[list | None] = []  # the questions of the walks in progress, innermost last
         self._paths = set(tree.paths()) if tree is not None else set()
         self._missing: set[str] = set()
         self._summaries: dict[tuple, FunctionSummary] = {}
-        self._function_imports: dict[str, dict[str, str]] = {}
         self._may_load = True
         self._enum_classes: dict[str, bool] = {}
         self._imported_constants: dict[str, Lit | None] = {}
@@ -148,7 +168,13 @@ class Program:
     # --- modules and functions -----------------------------------------------------------------
 
     def module(self, dotted: str) -> ModuleSummary | None:
-        """A module by dotted name, parsed on first use if the package has it."""
+        """A module by dotted name, parsed on first use if the package has it; outside the read
+        files, only where loading is allowed (`_loading`) or something loaded it before."""
+        found = self._module(dotted)
+        self._asked(("module", dotted, self._may_load), found.skeleton if found is not None else None)
+        return found
+
+    def _module(self, dotted: str) -> ModuleSummary | None:
         if dotted in self.modules:
             return self.modules[dotted]
         if dotted in self._missing or self.tree is None or not self._may_load:
@@ -160,14 +186,23 @@ class Program:
                     module = outline(path, self.tree.read_text(path))
                 except (ParseError, SourceError):
                     break
+                self._know(module)
                 self.modules[dotted] = module
                 return module
         self._missing.add(dotted)
         return None
 
+    def _know(self, module: ModuleSummary) -> None:
+        """Let the module's functions come from the facts an earlier extraction kept, unparsed."""
+        if self.store is not None:
+            module.functions.known = self.store.facts
+
     def function(self, dotted: str, qualname: str) -> FunctionInfo | None:
         module = self.module(dotted)
-        return module.functions.get(qualname) if module else None
+        found = module.functions.get(qualname) if module else None
+        if found is not None:
+            self._asked(("function", found.key), module.functions.digest(qualname))  # type: ignore[union-attr]
+        return found
 
     def _entry_points(self) -> list[FunctionInfo]:
         found = [
@@ -207,34 +242,249 @@ class Program:
         holder.append(scope)
         return scope
 
+    # --- walks ---------------------------------------------------------------------------------
+
     def summary(self, info: FunctionInfo, env: Env | None = None, key: tuple = (), aliases=frozenset()) -> FunctionSummary:
-        defaults = _defaults(info, env, aliases) if env is not None else {}
-        if defaults:  # a call leaves parameters out: they hold their defaults, unlike in the function alone
-            env = {**defaults, **env}  # type: ignore[dict-item]
-            key = (*key, ("<defaults>", ",".join(sorted(defaults))))
-        cache_key = (info.key, key, aliases)
-        summary = self._summaries.get(cache_key)
-        if summary is None:
-            module = self.modules[info.module]
+        """The walk of a function in a context, with its syntax trees (what another walk reads of a
+        helper it inlines)."""
+        key = _context(info, env, key, aliases)
+        memo = (info.key, key, aliases)
+        found = self._summaries.get(memo)
+        if found is None:
+            self._env_sources.setdefault(memo, lambda: _with_defaults(info, env, aliases))
+            found = self._walk_now(info, _with_defaults(info, env, aliases), key, aliases)
+        self._asked(("summary", info.key, key, tuple(sorted(aliases))), self._kept[memo].signature)
+        return found
+
+    def walk(self, info: FunctionInfo, env: Env | None = None, key: tuple = (), aliases=frozenset()) -> Walk:
+        """What the run and the rules read of a function's walk in a context: kept from an earlier
+        extraction when its questions get the same answers, else walked now."""
+        key = _context(info, env, key, aliases)
+        memo = (info.key, key, aliases)
+        if memo not in self._walks:
+            self._env_sources.setdefault(memo, lambda: _with_defaults(info, env, aliases))
+            if self._reuse(info, key, aliases) is None:
+                self._walk_now(info, _with_defaults(info, env, aliases), key, aliases)
+        return self._walks[memo]
+
+    def callee(self, info: FunctionInfo, env: Env, key: tuple = (), aliases=frozenset()) -> tuple[Callee, EnvSource]:
+        """A function entered with these bound arguments (an entry point, a registered function)."""
+        context = _context(info, env, key, aliases)
+        return Callee(info.key, label(info), context, aliases), lambda: _with_defaults(info, env, aliases)
+
+    def walk_at(self, callee: Callee, env: EnvSource) -> Walk:
+        """The walk of a function where a call leads to it, complete for the run; `env` gives the
+        bound arguments when it has to be walked (read from the caller's own walk)."""
+        memo = callee.memo_key
+        self._env_sources.setdefault(memo, env)
+        if memo not in self._walks:
+            info = self._loaded_function(callee.key)
+            assert info is not None, callee.key
+            if self._reuse(info, callee.context, callee.aliases) is None:
+                self._walk_now(info, env(), callee.context, callee.aliases)
+        return self._enter(memo)
+
+    def callee_env(self, walk: Walk, call: int, callee: int) -> Env:
+        """The bound arguments of the `callee`-th function the `call`-th call of an entered walk leads to."""
+        memo = walk.memo_key
+        if memo not in self._callee_envs:  # entered as kept: bind them again, from the walk made anew
+            summary = self._full(memo)
+            with self._questions() as trace:
+                entered, envs = self._entered_now(summary, memo)
+            if tuple(trace) != self._kept[memo].entry_trace or entered != self._entered[memo]:
+                raise StaleReuse(f"{walk.key}: its calls lead elsewhere when read again")
+            self._callee_envs[memo] = envs
+        return self._callee_envs[memo][call][callee]
+
+    def kept(self) -> dict[EntryKey, Kept]:
+        """Every walk of this extraction, by what finds it in the next one."""
+        return {self._entry_key(memo): kept for memo, kept in self._kept.items()}
+
+    def facts(self) -> dict[str, FunctionFacts]:
+        """The facts of every function parsed here, by digest (with those known before)."""
+        found = dict(self.store.facts) if self.store is not None else {}
+        for module in self.modules.values():
+            found.update(module.functions.found)
+        return found
+
+    def _walk_now(self, info: FunctionInfo, env: Env | None, key: tuple, aliases: frozenset[str]) -> FunctionSummary:
+        """Walk the function, keeping the questions it asks; one reused before must come out the same."""
+        memo = (info.key, key, aliases)
+        module = self.modules[info.module]
+        with self._questions() as trace:
             summary = walk_function(info, self.scope(info, aliases), module.spans, env)
-            self._summaries[cache_key] = summary
+        found = signature(self._entry_key(memo), tuple(trace))
+        if memo in self._reused and self._kept[memo].signature != found:
+            raise StaleReuse(f"{info.key}: walked again, it asks other questions than when it was kept")
+        self._summaries[memo] = summary
+        if memo not in self._reused:
+            self._walks[memo] = _compact(summary, key, aliases)
+            self._kept[memo] = Kept(self._walks[memo], tuple(trace), found)
         return summary
 
-    def local_imports(self, info: FunctionInfo) -> dict[str, str]:
-        imports = self._function_imports.get(info.key)
-        if imports is None:
-            imports = {}
-            for stmt in iter_statements(info.node.body.body):
-                if isinstance(stmt, (cst.Import, cst.ImportFrom)):
-                    imports.update(import_bindings(stmt, info.file))
-            self._function_imports[info.key] = imports
-        return imports
+    def _full(self, memo: tuple) -> FunctionSummary:
+        """A walk with its syntax: made again (the same, or `StaleReuse`) when only its kept form is here."""
+        found = self._summaries.get(memo)
+        if found is None:
+            info = self._loaded_function(memo[0])
+            assert info is not None, memo[0]
+            with self._not_asked():
+                found = self._walk_now(info, self._env_sources[memo](), memo[1], memo[2])
+        return found
+
+    def _enter(self, memo: tuple) -> Walk:
+        """The walk complete for the run: each call's callees and each write's value, read where the
+        run first enters it (the modules loaded by then decide what a call resolves to)."""
+        found = self._entered.get(memo)
+        if found is not None:
+            return found
+        kept = self._kept[memo]
+        if memo in self._reused and kept.entered is not None and self._replayed(kept.entry_trace):
+            self._entered[memo] = kept.entered
+            return kept.entered
+        summary = self._full(memo)
+        with self._questions() as trace:
+            found, self._callee_envs[memo] = self._entered_now(summary, memo)
+        self._entered[memo] = found
+        self._kept[memo] = replace(self._kept[memo], entered=found, entry_trace=tuple(trace))
+        return found
+
+    def _entered_now(self, summary: FunctionSummary, memo: tuple) -> tuple[Walk, list[list[Env]]]:
+        calls, envs = [], []
+        for event, call in zip(summary.calls, self._walks[memo].calls):
+            found: list[tuple[Callee, Env]] = []
+            if call.condition != FALSE:
+                for target, callee_env, callee_key, callee_aliases in self.callees(summary, event):
+                    context = _context(target, callee_env, callee_key, callee_aliases)
+                    callee_env = _with_defaults(target, callee_env, callee_aliases)
+                    found.append((Callee(target.key, label(target), context, callee_aliases), callee_env))
+            calls.append(replace(call, callees=tuple(c for c, _ in found)))
+            envs.append([e for _, e in found])
+        values = tuple(_write_value(summary, w) for w in summary.writes)
+        return replace(self._walks[memo], calls=tuple(calls), values=values), envs
+
+    # --- walks kept across extractions (`analysis.reuse`) -----------------------------------
+
+    def _entry_key(self, memo: tuple) -> EntryKey:
+        key, context, aliases = memo
+        dotted, qualname = key.split(":", 1)
+        module = self.modules[dotted]
+        return key, module.functions.digest(qualname), module.skeleton, context, aliases
+
+    def _reuse(self, info: FunctionInfo, context: tuple, aliases: frozenset[str]) -> Walk | None:
+        """The walk kept by an earlier extraction, if every question it asked has the same answer now."""
+        if self.store is None:
+            return None
+        memo = (info.key, context, aliases)
+        kept = self.store.get(self._entry_key(memo))
+        if kept is None or not self._replayed(kept.trace):
+            return None
+        self._walks[memo] = kept.walk
+        self._kept[memo] = kept
+        self._reused.add(memo)
+        return kept.walk
+
+    def _replayed(self, trace: tuple[Item, ...]) -> bool:
+        """Ask a kept walk's questions again, in order: do they get the answers it got?"""
+        pushed: list[str] = []
+        try:
+            with self._not_asked():
+                for item in trace:
+                    kind = item[0]
+                    if kind == "push":
+                        self._inlining.add(item[1])
+                        pushed.append(item[1])
+                    elif kind == "pop":
+                        self._inlining.discard(item[1])
+                        pushed.remove(item[1])
+                    elif self._answer(item[:-1]) != item[-1]:
+                        return False
+            return True
+        finally:
+            for key in pushed:
+                self._inlining.discard(key)
+
+    def _answer(self, question: tuple) -> object:
+        """The answer a question gets now, in the form `_asked` keeps."""
+        kind, *args = question
+        if kind == "module":
+            with self._loading(args[1]):
+                found = self._module(args[0])
+            return found.skeleton if found is not None else None
+        if kind == "function":
+            dotted, qualname = args[0].split(":", 1)
+            module = self.modules.get(dotted)
+            return module.functions.digest(qualname) if module is not None and qualname in module.functions else None
+        if kind == "summary":
+            memo = (args[0], args[1], frozenset(args[2]))
+            if memo not in self._kept:
+                info = self._loaded_function(args[0])
+                if info is None or self._reuse(info, memo[1], memo[2]) is None:
+                    return None  # it would have to be walked, with arguments only its caller's walk binds
+            return self._kept[memo].signature
+        if kind == "mutated":
+            return self.mutated_anywhere(self.modules[args[0]], args[1])
+        if kind == "visible":
+            return args[0] in self.modules
+        if kind == "registered":
+            return canonical(_registered_answer(self.registered()))
+        if kind == "inlining":
+            return len(self._inlining) >= MAX_INLINE if args[0] == "full" else args[1] in self._inlining
+        info = self._loaded_function(args[0])
+        if info is None:
+            return None
+        if kind == "enum":
+            return canonical(self.is_enum(info, args[1]))
+        if kind == "member":
+            return canonical(self.enum_member(info, args[1], args[2]))
+        if kind == "imported":
+            return canonical(self.imported_constant(info, args[1]))
+        if kind == "constant":
+            with self._loading(args[2]):
+                return canonical(self.module_constant(info, args[1]))
+        if kind == "writes":
+            with self._loading(args[1]):
+                return canonical(self.writes_of(info))
+        raise ValueError(f"unknown question {kind!r}")
+
+    def _asked(self, question: tuple, answer: object) -> None:
+        """Keep a question a walk asked, and its answer, in the innermost walk in progress."""
+        if self._recording and self._recording[-1] is not None:
+            self._recording[-1].append((*question, canonical(answer)))
+
+    @contextmanager
+    def _questions(self):
+        """Keep the questions asked inside, as a walk's own."""
+        trace: list = []
+        self._recording.append(trace)
+        try:
+            yield trace
+        finally:
+            self._recording.pop()
+
+    @contextmanager
+    def _not_asked(self):
+        """Questions asked inside belong to no walk: a question's own, or a replay's."""
+        self._recording.append(None)
+        try:
+            yield
+        finally:
+            self._recording.pop()
+
+    def local_imports(self, info: FunctionInfo) -> Mapping[str, str]:
+        return info.imports
 
     # --- name resolution -----------------------------------------------------------------------
 
     def imported_constant(self, info: FunctionInfo, name: str) -> Lit | None:
         """The literal value of a name the function imports from another module of the package, when
         that module binds it once to a literal or to a collection built from literals."""
+        with self._not_asked():
+            found = self._imported_constant(info, name)
+        self._asked(("imported", info.key, name), found)
+        return found
+
+    def _imported_constant(self, info: FunctionInfo, name: str) -> Lit | None:
         module = self.modules[info.module]
         target = self.local_imports(info).get(name) or module.imports.get(name)
         if target is None or "." not in target:
@@ -255,6 +505,12 @@ class Program:
     def module_constant(self, info: FunctionInfo, name: str) -> Lit | None:
         """The value of a name the function's own module binds to a collection built from literals
         (`MUSE = frozenset({...})`), which the module's literal constants leave out."""
+        with self._not_asked():
+            found = self._module_constant(info, name)
+        self._asked(("constant", info.key, name, self._may_load), found)
+        return found
+
+    def _module_constant(self, info: FunctionInfo, name: str) -> Lit | None:
         key = f"{info.module}.{name}"
         if key not in self._imported_constants:
             module = self.modules[info.module]
@@ -271,7 +527,14 @@ class Program:
         key = (module.dotted, name)
         if key not in self._mutated:
             self._mutated[key] = self._changed_in_place(module, name)
+        self._asked(("mutated", module.dotted, name), self._mutated[key])
         return self._mutated[key]
+
+    def visible(self, dotted: str) -> ModuleSummary | None:
+        """The module if it is loaded, without loading it."""
+        found = self.modules.get(dotted)
+        self._asked(("visible", dotted), found is not None)
+        return found
 
     def _changed_in_place(self, module: ModuleSummary, name: str) -> bool:
         if self.tree is None:
@@ -282,6 +545,12 @@ class Program:
 
     def is_enum(self, info: FunctionInfo, name: str) -> bool:
         """Is `name`, as seen from the function, an Enum class? Read from the class line, without parsing."""
+        with self._not_asked():
+            found = self._is_enum(info, name)
+        self._asked(("enum", info.key, name), found)
+        return found
+
+    def _is_enum(self, info: FunctionInfo, name: str) -> bool:
         module = self.modules[info.module]
         target = self.local_imports(info).get(name) or module.imports.get(name) or f"{info.module}.{name}"
         found = self._enum_classes.get(target)
@@ -304,6 +573,12 @@ class Program:
     def enum_member(self, info: FunctionInfo, name: str, member: str) -> object:
         """`class E(str, Enum): M = "m"` compares "m" == E.M; a plain Enum is parsed from its member names
         (`SpeculativeAlgorithm.from_string("EAGLE")`), so the name is what a flag holds."""
+        with self._not_asked():
+            found = self._enum_member(info, name, member)
+        self._asked(("member", info.key, name, member), found)
+        return found
+
+    def _enum_member(self, info: FunctionInfo, name: str, member: str) -> object:
         module = self.modules[info.module]
         target = self.local_imports(info).get(name) or module.imports.get(name) or f"{info.module}.{name}"
         dotted, _, cls = target.rpartition(".")
@@ -366,6 +641,12 @@ class Program:
             return "module", target
         return None
 
+    def _loaded_function(self, key: str) -> FunctionInfo | None:
+        """A function of a module already loaded, by key; no question asked, nothing loaded."""
+        dotted, qualname = key.split(":", 1)
+        module = self.modules.get(dotted)
+        return module.functions.get(qualname) if module is not None else None
+
     def _function_by_key(self, key: str) -> FunctionInfo | None:
         dotted, qualname = key.split(":", 1)
         return self.function(dotted, qualname)
@@ -377,6 +658,7 @@ class Program:
             return None
         fn = module.functions.get(f"{cls}.{method}")
         if fn is not None:
+            self._asked(("function", fn.key), module.functions.digest(f"{cls}.{method}"))
             return fn
         for base in module.classes[cls].bases:
             resolved = self._class_of_name(module, base)
@@ -539,11 +821,15 @@ class Program:
     def _inline_cases(self, info: FunctionInfo, scope: Scope, call: cst.Call, env: Env, depth: int):
         """A call to a small pure helper with several returns (`_resolve_alias(cfg.algo, ...)`), as the
         values it returns, each with when: [(condition, returned expression, its scope, its locals)]."""
-        resolved = None if len(self._inlining) >= MAX_INLINE else self._inline_target(info, scope, call, env, depth)
+        full = len(self._inlining) >= MAX_INLINE
+        self._asked(("inlining", "full"), full)
+        resolved = None if full else self._inline_target(info, scope, call, env, depth)
         if resolved is None:
             return None
         target, implicit = resolved
-        if target.key in self._inlining or not target.returns_value or target.straight_return is not None:
+        inside = target.key in self._inlining
+        self._asked(("inlining", "in", target.key), inside)
+        if inside or not target.returns_value or target.straight_return is not None:
             return None
         callee_env, key, aliases = self._bindings(info, scope, target, call, env, implicit,
                                                   isinstance(call.func, cst.Attribute))
@@ -551,6 +837,7 @@ class Program:
         if assigned:
             callee_env = {**assigned, **callee_env}
             key = (*key, ("<fields>", _value_key_of(assigned, scope)))
+        self._asked(("push", target.key), None)
         self._inlining.add(target.key)
         try:
             summary = self.summary(target, callee_env, key, aliases)
@@ -558,6 +845,7 @@ class Program:
             return None
         finally:
             self._inlining.discard(target.key)
+            self._asked(("pop", target.key), None)
         if summary.writes or any(c.writes for c in summary.calls) or not summary.returns \
                 or len(summary.returns) > MAX_RETURNS:
             return None  # not a pure helper: its value is not one of a few expressions over its inputs
@@ -596,6 +884,13 @@ class Program:
 
     def writes_of(self, fn: FunctionInfo) -> frozenset[str]:
         """Every field the function, or a function it calls, may write (a cycle adds nothing)."""
+        may_load = self._may_load
+        with self._not_asked():
+            found = self._writes_of(fn)
+        self._asked(("writes", fn.key, may_load), found)
+        return found
+
+    def _writes_of(self, fn: FunctionInfo) -> frozenset[str]:
         found = self._writes.get(fn.key)
         if found is not None:
             return found
@@ -603,9 +898,9 @@ class Program:
             return frozenset()
         self._writing.add(fn.key)
         try:
-            summary = self.summary(fn)
-            names = {w.field for w in summary.writes if not w.field.startswith("_")}
-            for call in summary.calls:
+            walk = self.walk(fn)
+            names = {w.field for w in walk.writes if not w.field.startswith("_")}
+            for call in walk.calls:
                 names |= call.writes
         except RecursionError:
             names = set()
@@ -618,9 +913,17 @@ class Program:
     def registered(self) -> list[FunctionInfo]:
         """Functions of the read modules that a decorator puts in a registry, in file order."""
         if self._registered is None:
-            self._registered = [
-                fn for dotted in self.read for fn in self.modules[dotted].functions.values() if registry_of(fn) is not None
-            ]
+            self._registered = []
+            for dotted in self.read:
+                module = self.modules[dotted]
+                for key in module.functions:
+                    # Only a decorator that says "register" registers: the others' functions stay unparsed.
+                    decorators = module.functions.syntax(key).decorator_list
+                    if any("register" in (segment(module.lines, d) or "") for d in decorators):
+                        fn = module.functions[key]
+                        if registry_of(fn) is not None:
+                            self._registered.append(fn)
+        self._asked(("registered",), _registered_answer(self._registered))
         return self._registered
 
     def notices(self, rules: list[Rule], flags: Iterable[Flag]) -> list[Notice]:
@@ -636,6 +939,49 @@ class Program:
                    name, tuple(sorted(ids)))
             for name, ids in sorted(missing.items())
         ]
+
+
+def _context(info: FunctionInfo, env: Env | None, key: tuple, aliases: frozenset[str]) -> tuple:
+    """The memo key of a walk: a call that leaves parameters out adds them, holding their defaults
+    (unlike the function walked alone)."""
+    if env is None:
+        return key
+    defaults = [p for p in info.defaulted if p not in env and p not in info.aliases | aliases]
+    return (*key, ("<defaults>", ",".join(sorted(defaults)))) if defaults else key
+
+
+def _with_defaults(info: FunctionInfo, env: Env | None, aliases: frozenset[str]) -> Env | None:
+    """The bound arguments, and the parameters a call leaves out bound to their defaults."""
+    defaults = _defaults(info, env, aliases) if env is not None else {}
+    return {**defaults, **env} if defaults else env  # type: ignore[dict-item]
+
+
+def _compact(summary: FunctionSummary, key: tuple, aliases: frozenset[str]) -> Walk:
+    """A walk without syntax; its calls' callees and writes' values are read where the run enters it."""
+    calls = tuple(
+        Call(call.condition, call.order, call.line, call.writes, None, calls_variable(summary, call),
+             tuple(a.value.value if isinstance(a.value, cst.Name) and a.keyword is None and not a.star else None
+                   for a in call.node.args))
+        for call in summary.calls
+    )
+    info = summary.info
+    writes = tuple(replace(w, node=None, env={}) for w in summary.writes)
+    return Walk(info.key, key, aliases, info.file, info.qualname, info.body_line, tuple(summary.guards), writes, None,
+                calls)
+
+
+def _registered_answer(functions: list[FunctionInfo]) -> tuple:
+    """What a walk reads of the registered functions: which, and the parameters a call passes by name."""
+    return tuple((fn.key, fn.params) for fn in functions)
+
+
+def _write_value(summary: FunctionSummary, w: WriteEvent) -> Value:
+    """A written value as the run reads it: the written text, a boolean formula, or cases over fields."""
+    if w.node is None:
+        return "term", classify(w.value, ())
+    if is_boolean(w.node):
+        return "bool", to_formula(w.node, summary.scope, w.env)
+    return "cases", tuple(operand_cases(w.node, summary.scope, w.env, True))
 
 
 def _defaults(info: FunctionInfo, env: Env, aliases: frozenset[str]) -> dict[str, Bound]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Callable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
@@ -125,9 +126,17 @@ class FunctionInfo:
     body_line: int
     params: tuple[str, ...]
     aliases: frozenset[str]
-    node: cst.FunctionDef = field(compare=False, hash=False)
+    # Gives the libcst tree, parsed when first read: a function known from an earlier extraction is
+    # called and reused without it.
+    source: Callable[[], cst.FunctionDef] = field(compare=False, hash=False, repr=False)
     declares: bool = False  # returns {"field": value} decisions (post-process passes, model overrides)
     returns_value: bool = False  # has a `return <value>` (and no `yield`): a helper read by what it returns
+    defaulted: tuple[str, ...] = ()  # parameters with a default value
+    imports: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)  # its own imports
+
+    @property
+    def node(self) -> cst.FunctionDef:
+        return self.source()
 
     @property
     def straight_return(self) -> tuple[tuple[tuple[str, cst.BaseExpression], ...], cst.BaseExpression] | None:

@@ -10,17 +10,19 @@ asked for: all functions of the files the layout reads, a few of the modules cal
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import libcst as cst
 
 from ..core.errors import ParseError
 from ..core.model import Lit, SourceProblem
-from .guards import FunctionInfo, function_aliases
+from .guards import FunctionInfo, function_aliases, import_bindings as cst_import_bindings
+from .lines import iter_statements
 from .lines import Span, ast_blocks, child_blocks, statement_lines, statement_pairs
 from .pyast import dotted, import_bindings, literal, segment, source_lines
 from .scope import code
@@ -50,6 +52,16 @@ class ModuleSummary:
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     constants: dict[str, Lit] = field(default_factory=dict)
     imports: dict[str, str] = field(default_factory=dict)  # module-level: local name -> dotted target
+    _skeleton: str | None = field(default=None, repr=False)
+
+    @property
+    def skeleton(self) -> str:
+        """A digest of the module without its function bodies: its imports, constants, classes and
+        signatures. A walk reads that much of every module it looks names up in; a body it reads
+        is a function's own text (`Functions.digest`)."""
+        if self._skeleton is None:
+            self._skeleton = _skeleton_digest(self)
+        return self._skeleton
 
 
 def dotted_module(path: str) -> str:
@@ -201,15 +213,42 @@ class Functions(Mapping[str, FunctionInfo]):
         self._places = places
         self._keys = {(p.qualname, p.line): key for key, p in places.items()}
         self._parsed: dict[str, FunctionInfo] = {}
+        self._nodes: dict[str, cst.FunctionDef] = {}
+        self._digests: dict[str, str] = {}
         self._whole: cst.Module | None = None  # the module parsed at once, when a function cannot be alone
+        # Facts of functions seen before (an earlier extraction's), by digest: a function asked for is
+        # then parsed only when its syntax is read (it is walked), not to know its parameters.
+        self.known: Mapping[str, FunctionFacts] = {}
+        self.found: dict[str, FunctionFacts] = {}  # facts of the functions parsed here, by digest
 
     def __getitem__(self, key: str) -> FunctionInfo:
         info = self._parsed.get(key)
         if info is None:
-            place = self._places[key]
-            self._parse(place.root or place)
-            info = self._parsed[key]
+            facts = self.known.get(self.digest(key))
+            if facts is not None:
+                info = self._parsed[key] = _function_info(self._summary, key, self._places[key], facts, self._node_source(key))
+            else:
+                place = self._places[key]
+                self._parse(place.root or place)
+                info = self._parsed[key]
         return info
+
+    def digest(self, key: str) -> str:
+        """A digest of the function's text and where it starts (its walk reports line numbers)."""
+        found = self._digests.get(key)
+        if found is None:
+            place = self._places[key]
+            text = "\n".join(self._summary.lines[place.first - 1 : place.last])
+            found = self._digests[key] = hashlib.sha256(f"{place.first}\n{text}".encode()).hexdigest()[:32]
+        return found
+
+    def _node_source(self, key: str) -> Callable[[], cst.FunctionDef]:
+        def node() -> cst.FunctionDef:
+            if key not in self._nodes:
+                place = self._places[key]
+                self._parse(place.root or place)
+            return self._nodes[key]
+        return node
 
     def __contains__(self, key: object) -> bool:
         return key in self._places
@@ -234,9 +273,13 @@ class Functions(Mapping[str, FunctionInfo]):
             node = self._from_whole_module(place)
         prefix = place.qualname[: -len(place.node.name)]
         for found, qualname, class_name in _functions_in(node, prefix, place.class_name):
-            line, end_line = self._summary.spans[id(found)]
+            line, _ = self._summary.spans[id(found)]
             key = self._keys[(qualname, line)]
-            self._parsed[key] = _function_info(self._summary, key, qualname, class_name, found, line, end_line)
+            self._nodes[key] = found
+            facts = _facts(self._summary, found, class_name, line)
+            self.found[self.digest(key)] = facts
+            if key not in self._parsed:
+                self._parsed[key] = _function_info(self._summary, key, self._places[key], facts, self._node_source(key))
 
     def _own_tree(self, place: _Place) -> cst.FunctionDef | None:
         """The function parsed from its own lines; indented ones under an `if 1:` so columns stay as they are."""
@@ -300,20 +343,74 @@ def _nested(body, prefix: str, class_name: str | None):
                 yield from _nested(block, prefix, class_name)
 
 
-def _function_info(summary: ModuleSummary, key: str, qualname: str, class_name: str | None,
-                   node: cst.FunctionDef, line: int, end_line: int) -> FunctionInfo:
+@dataclass(frozen=True, slots=True)
+class FunctionFacts:
+    """What a function's own text says that is needed before (or without) walking it; kept across
+    extractions by the function's digest, so an unchanged function is not parsed to be called."""
+
+    body_line: int
+    params: tuple[str, ...]
+    aliases: frozenset[str]
+    declares: bool
+    defaulted: tuple[str, ...]  # parameters with a default value
+    imports: tuple[tuple[str, str], ...]  # names its own import statements bind, to dotted targets
+
+
+def _facts(summary: ModuleSummary, node: cst.FunctionDef, class_name: str | None, line: int) -> FunctionFacts:
     params, aliases = function_aliases(node, class_name)
     body = node.body.body
     first = body[0] if body else None
     inner = first.body[0] if isinstance(first, cst.SimpleStatementLine) else first
     body_line = summary.spans.get(id(inner), (line, 0))[0]
-    text = "\n".join(summary.lines[line - 1 : end_line])
+    every = (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)
+    imports: dict[str, str] = {}
+    for stmt in iter_statements(node.body.body):
+        if isinstance(stmt, (cst.Import, cst.ImportFrom)):
+            imports.update(cst_import_bindings(stmt, summary.path))
+    return FunctionFacts(body_line, params, aliases, _declares(node, aliases),
+                         tuple(p.name.value for p in every if p.default is not None), tuple(imports.items()))
+
+
+def _function_info(summary: ModuleSummary, key: str, place: _Place, facts: FunctionFacts,
+                   node: Callable[[], cst.FunctionDef]) -> FunctionInfo:
+    text = "\n".join(summary.lines[place.line - 1 : place.last])
     returns_value = bool(_RETURNS_VALUE.search(text)) and not _YIELDS.search(text)
-    info = FunctionInfo(
-        f"{summary.dotted}:{qualname}", qualname, node.name.value, class_name, summary.path, summary.dotted,
-        line, end_line, body_line, params, aliases, node, _declares(node, aliases), returns_value,
+    return FunctionInfo(
+        f"{summary.dotted}:{key}", place.qualname, place.node.name, place.class_name, summary.path, summary.dotted,
+        place.line, place.last, facts.body_line, facts.params, facts.aliases, node, facts.declares, returns_value,
+        facts.defaulted, dict(facts.imports),
     )
-    return info if key == qualname else replace(info, key=f"{summary.dotted}:{key}")
+
+
+def _skeleton_digest(summary: ModuleSummary) -> str:
+    """The module's text without the bodies of its functions (the outermost ones: nested functions
+    are in their bodies), and the keys of its functions."""
+    starts = [0]
+    for line in summary.lines:
+        starts.append(starts[-1] + len(line) + 1)
+    text = "\n".join(summary.lines)
+    cuts = []
+    for place in summary.functions._places.values():
+        if place.root is None and place.node.body:
+            first = place.node.body[0]
+            end = place.node
+            begin = starts[first.lineno - 1] + _column(summary.lines[first.lineno - 1], first.col_offset)
+            stop = starts[(end.end_lineno or end.lineno) - 1] + _column(summary.lines[(end.end_lineno or end.lineno) - 1],
+                                                                         end.end_col_offset or 0)
+            cuts.append((begin, stop))
+    kept, last = [], 0
+    for begin, stop in sorted(cuts):
+        if begin >= last:
+            kept.append(text[last:begin])
+            last = stop
+    kept.append(text[last:])
+    kept.append("\0".join(sorted(summary.functions)))
+    return hashlib.sha256("\0".join(kept).encode()).hexdigest()[:32]
+
+
+def _column(line: str, offset: int) -> int:
+    """A character index from `ast`'s UTF-8 byte offset."""
+    return len(line.encode()[:offset].decode(errors="ignore"))
 
 
 _RETURNS_VALUE = re.compile(r"^\s*return\s+[^\s#;]", re.M)

@@ -17,6 +17,7 @@ from .scope import dotted_name, literal
 if TYPE_CHECKING:
     from .guards import CallEvent, FunctionInfo, FunctionSummary
     from .modules import ModuleSummary
+    from .walks import Walk
 
 
 class Program(Protocol):
@@ -25,7 +26,7 @@ class Program(Protocol):
     read: tuple[str, ...]
     modules: dict[str, ModuleSummary]
 
-    def summary(self, info: FunctionInfo) -> FunctionSummary: ...
+    def walk(self, info: FunctionInfo) -> Walk: ...
 
     def registered(self) -> list[FunctionInfo]: ...
 
@@ -82,16 +83,12 @@ class Registries:
         for dotted in self.program.read:
             for fn in self.program.modules[dotted].functions.values():
                 try:
-                    summary = self.program.summary(fn)
+                    walk = self.program.walk(fn)
                 except RecursionError:
                     continue
-                for call in summary.calls:
-                    if calls_variable(summary, call):
-                        arguments = tuple(
-                            a.value.value if isinstance(a.value, cst.Name) and a.keyword is None and not a.star else None
-                            for a in call.node.args
-                        )
-                        sites.append(DynamicCall(call.condition, (), arguments, (fn.key, call.line)))
+                for call in walk.calls:
+                    if call.variable:
+                        sites.append(DynamicCall(call.condition, (), call.arguments, (fn.key, call.line)))
         for fn in self.program.registered():
             name, condition = registry_of(fn)  # type: ignore[misc]
             candidates = [site for site in sites if site.runs(fn)]

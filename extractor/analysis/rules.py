@@ -14,25 +14,25 @@ from ..core.formula import fields_read
 from ..core.model import Location, Rule, RuleKind, Snippet
 
 if TYPE_CHECKING:  # libcst-backed; `diff` uses the id helpers here without parsing anything
-    from .guards import FunctionInfo, FunctionSummary, GuardEvent, WriteEvent
+    from .guards import GuardEvent, WriteEvent
     from .modules import ModuleSummary
+    from .walks import Walk
 
 SNIPPET_CONTEXT = 12  # at most this many lines above the raise, starting at its outermost enclosing `if`
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
 
-def rules_of(functions: Iterable[tuple[ModuleSummary, FunctionSummary]]) -> list[Rule]:
+def rules_of(functions: Iterable[tuple[ModuleSummary, Walk]]) -> list[Rule]:
     """Every guard and every write to a server argument, as records with stable ids, sorted by file and line."""
     drafts: list[tuple[Rule, tuple[str, ...]]] = []
-    for module, summary in functions:
-        fn = summary.info
-        drafts.extend((_guard_rule(module, fn, g), g.anchor) for g in summary.guards)
-        drafts.extend((_write_rule(module, fn, w), w.anchor) for w in summary.writes if not w.field.startswith("_"))
+    for module, walk in functions:
+        drafts.extend((_guard_rule(module, walk, g), g.anchor) for g in walk.guards)
+        drafts.extend((_write_rule(module, walk, w), w.anchor) for w in walk.writes if not w.field.startswith("_"))
     drafts.sort(key=lambda d: (d[0].location.file, d[0].location.line, d[0].kind.value, d[0].message))
     return assign_ids([rule for rule, _ in drafts], [anchor for _, anchor in drafts])
 
 
-def _guard_rule(module: ModuleSummary, fn: FunctionInfo, g: GuardEvent) -> Rule:
+def _guard_rule(module: ModuleSummary, fn: Walk, g: GuardEvent) -> Rule:
     return Rule(
         id="",
         kind=g.kind,
@@ -47,7 +47,7 @@ def _guard_rule(module: ModuleSummary, fn: FunctionInfo, g: GuardEvent) -> Rule:
     )
 
 
-def _write_rule(module: ModuleSummary, fn: FunctionInfo, w: WriteEvent) -> Rule:
+def _write_rule(module: ModuleSummary, fn: Walk, w: WriteEvent) -> Rule:
     flag = "--" + w.field.replace("_", "-")
     return Rule(
         id="",

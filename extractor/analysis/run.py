@@ -32,10 +32,11 @@ from ..core.formula import (
 )
 from ..core.model import (FALSE, SWAPPED_OP, TRUE, And, Atom, Const, Formula, Lit, Not, Or, Rule, RuleKind, Term,
                           TermKind, Write)
-from .callgraph import Program, label
-from .registry import Registries, calls_variable, registry_condition, registry_name, without_loop_items
-from .conditions import is_boolean, operand_cases, to_formula
-from .guards import CallEvent, FunctionInfo, FunctionSummary, GuardEvent, WriteEvent
+from .callgraph import EnvSource, Program, label
+from .registry import Registries, registry_condition, registry_name, without_loop_items
+from .walks import Callee, Walk
+from .walks import Value as WalkValue
+from .guards import GuardEvent
 from .normalize import classify
 
 MAX_DEPTH = 12  # call-chain length followed from an entry point
@@ -104,90 +105,88 @@ class Run:
         registries = self.registries
         registries.registry_sites()  # where registered functions run (the calls of variables over registries)
         for entry in program.entry_points:
-            self._enter(entry, {}, (), frozenset(), TRUE, (label(entry),))
+            self._enter(*program.callee(entry, {}), TRUE, (label(entry),))
         # Registered functions no loop was found to call, or whose loop the run did not reach: they run
         # for their architectures, somewhere; last.
         unsited = [(fn, condition, name) for fn, condition, name in registries.unsited]
         unsited += [(fn, registry_condition(fn), registry_name(fn)) for sites in registries.run_at.values() for fn in sites]
         for fn, condition, name in unsited:
             if fn.key not in self.entered:
-                self._enter(fn, {}, (), frozenset(), condition, (f"<registry {name}>", label(fn)))
+                self._enter(*program.callee(fn, {}), condition, (f"<registry {name}>", label(fn)))
         return self
 
     def versions(self) -> dict[str, int]:
         return {name: len(writes) for name, writes in self.store.items()}
 
-    def _enter(self, info: FunctionInfo, env: dict, key: tuple, aliases: frozenset, condition: Formula,
-               path: tuple[str, ...]) -> None:
-        count = self.entered.get(info.key, 0)
+    def _enter(self, callee: Callee, env: EnvSource, condition: Formula, path: tuple[str, ...]) -> None:
+        count = self.entered.get(callee.key, 0)
         if count >= MAX_OCCURRENCES:
-            self.overflow.add(info.key)
+            self.overflow.add(callee.key)
             return
-        self.entered[info.key] = count + 1
-        summary = self.program.summary(info, env, key, aliases)
+        self.entered[callee.key] = count + 1
+        walk = self.program.walk_at(callee, env)
         instance = _Instance(self.versions(), {}, {})
         events = sorted(
-            [(g.order, 0, g) for g in summary.guards]
-            + [(w.order, 1, w) for w in summary.writes]
-            + [(c.order, 2, c) for c in summary.calls],
+            [(g.order, 0, g) for g in walk.guards]
+            + [(w.order, 1, i) for i, w in enumerate(walk.writes)]
+            + [(c.order, 2, i) for i, c in enumerate(walk.calls)],
             key=lambda e: e[0],
         )
         for _, kind, event in events:
             if kind == 0:
-                self._guard(info, event, instance, condition, path)  # type: ignore[arg-type]
+                self._guard(walk, event, instance, condition, path)  # type: ignore[arg-type]
             elif kind == 1:
-                self._write(info, summary, event, instance, condition, path)  # type: ignore[arg-type]
+                self._write(walk, event, instance, condition, path)  # type: ignore[arg-type]
             else:
-                self._call(summary, event, instance, condition, path)  # type: ignore[arg-type]
+                self._call(walk, event, instance, condition, path)  # type: ignore[arg-type]
 
-    def _guard(self, info: FunctionInfo, g: GuardEvent, instance: _Instance, condition: Formula,
+    def _guard(self, walk: Walk, g: GuardEvent, instance: _Instance, condition: Formula,
                path: tuple[str, ...]) -> None:
         self.counter += 1
         reached = conj(condition, self.resolve(g.condition, instance))
-        self.occurrences.setdefault((info.key, g.line, "guard"), []).append(Occurrence(self.counter, reached, path))
+        self.occurrences.setdefault((walk.key, g.line, "guard"), []).append(Occurrence(self.counter, reached, path))
 
-    def _write(self, info: FunctionInfo, summary: FunctionSummary, w: WriteEvent, instance: _Instance,
-               condition: Formula, path: tuple[str, ...]) -> None:
+    def _write(self, walk: Walk, index: int, instance: _Instance, condition: Formula, path: tuple[str, ...]) -> None:
         self.counter += 1
+        w = walk.writes[index]
         when = conj(condition, self.resolve(w.condition, instance))
-        cases = self._value(summary, w, instance)
-        self.occurrences.setdefault((info.key, w.line, w.field), []).append(Occurrence(self.counter, when, path, cases))
+        cases = self._value(walk.values[index], instance)
+        self.occurrences.setdefault((walk.key, w.line, w.field), []).append(Occurrence(self.counter, when, path, cases))
         if when != FALSE and not w.field.startswith("_"):
-            self.store.setdefault(w.field, []).append(Assignment(w.field, self.counter, (info.key, w.line, w.field),
+            self.store.setdefault(w.field, []).append(Assignment(w.field, self.counter, (walk.key, w.line, w.field),
                                                                  when, cases))
             self.written += 1
 
-    def _call(self, summary: FunctionSummary, call: CallEvent, instance: _Instance, condition: Formula,
-              path: tuple[str, ...]) -> None:
+    def _call(self, walk: Walk, index: int, instance: _Instance, condition: Formula, path: tuple[str, ...]) -> None:
+        call = walk.calls[index]
         if len(path) < MAX_DEPTH:
             reached = conj(condition, self.resolve(call.condition, instance))
             if reached != FALSE:
-                targets = list(self.program.callees(summary, call))
-                if not targets and calls_variable(summary, call):
+                if not call.callees and call.variable:
                     # A call of a variable over a registry: the registered functions it runs, in place.
                     site_condition = without_loop_items(reached)
-                    for fn in self.registries.run_at.get((summary.info.key, call.line), ()):
+                    for fn in self.registries.run_at.get((walk.key, call.line), ()):
                         if label(fn) not in path and self.registries.runs_in_loop(fn, reached):
-                            self._enter(fn, {}, (), frozenset(), conj(site_condition, registry_condition(fn)),
+                            self._enter(*self.program.callee(fn, {}), conj(site_condition, registry_condition(fn)),
                                         path + (label(fn),))
-                for target, callee_env, callee_key, callee_aliases in targets:
-                    name = label(target)
-                    if name in path:
+                for number, callee in enumerate(call.callees):
+                    if callee.label in path:
                         continue  # recursion: the cycle adds nothing a first pass did not
-                    self._enter(target, callee_env, callee_key, callee_aliases, reached, path + (name,))
+                    env = _callee_env(self.program, walk, index, number)
+                    self._enter(callee, env, reached, path + (callee.label,))
         if call.writes:
             instance.after[call.order] = self.versions()
 
-    def _value(self, summary: FunctionSummary, w: WriteEvent, instance: _Instance) -> tuple[tuple[Formula, Value], ...]:
+    def _value(self, value: WalkValue, instance: _Instance) -> tuple[tuple[Formula, Value], ...]:
         """The written value as cases over launch values."""
-        if w.node is None:
-            return ((TRUE, classify(w.value, ())),)
-        scope, env = summary.scope, w.env
-        if is_boolean(w.node):
-            truth = self.resolve(to_formula(w.node, scope, env), instance)
+        kind, data = value
+        if kind == "term":
+            return ((TRUE, data),)  # type: ignore[return-value]
+        if kind == "bool":
+            truth = self.resolve(data, instance)  # type: ignore[arg-type]
             return tuple((c, Lit(v)) for c, v in ((truth, True), (neg(truth), False)) if c != FALSE)
         cases = []
-        for when, term in operand_cases(w.node, scope, env, True):
+        for when, term in data:  # type: ignore[union-attr]
             when = self.resolve(when, instance)
             if when != FALSE:
                 value = self._operand(term, instance)
@@ -343,6 +342,10 @@ class Run:
             updated.append(replace(rule, trigger=trigger, reachable=True, call_path=first.path,
                                    order=rank[first.order], assigns=assigns))
         return _affected_by(updated)
+
+
+def _callee_env(program: Program, walk: Walk, call: int, callee: int) -> EnvSource:
+    return lambda: program.callee_env(walk, call, callee)
 
 
 @dataclass(frozen=True, slots=True)

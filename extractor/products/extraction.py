@@ -6,9 +6,10 @@ import contextlib
 import gc
 import hashlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..analysis.callgraph import Program
+from ..analysis.reuse import MemoryStore, StaleReuse, WalkStore
 from ..analysis.run import Run
 from ..analysis.catalog import build_catalog
 from ..analysis.modules import ModuleSummary, deep_recursion, summarize
@@ -40,6 +41,8 @@ class Extraction:
     entry_points: tuple[str, ...]
     relations: Relations | None = None  # how the rules relate; the graph exports are built from it
     resolution: tuple[Write, ...] = ()  # the writes that `resolved(...)` terms of the rules read
+    # What the next extraction of a similar source can reuse (`analysis.reuse`): walks and function facts.
+    kept: MemoryStore | None = field(default=None, compare=False, repr=False)
 
 
 def read_modules(tree: SourceTree, paths, keep_going: bool) -> tuple[list[ModuleSummary], list[FileInfo], list[SourceProblem]]:
@@ -70,7 +73,7 @@ def _followed(program: Program, run: Run):
         module = program.modules[dotted]
         for fn in module.functions.values():
             if fn.key in run.entered:
-                yield module, program.summary(fn)
+                yield module, program.walk(fn)
 
 
 def _file_info(tree: SourceTree, path: str) -> FileInfo:
@@ -83,7 +86,7 @@ def _summaries(program: Program, modules: list[ModuleSummary], keep_going: bool,
     for module in modules:
         for fn in module.functions.values():
             try:
-                yield module, program.summary(fn)
+                yield module, program.walk(fn)
             except RecursionError:
                 problem = SourceProblem(fn.file, fn.line, 0, f"{fn.qualname}: nested too deep to analyse")
                 if not keep_going:
@@ -108,10 +111,19 @@ def fewer_collections():
 
 
 def extract(tree: SourceTree, include: list[str] | None = None, keep_going: bool = False,
-            timings: dict[str, float] | None = None) -> Extraction:
-    """Rules, flags and warnings of a source tree; `timings`, when given, gets seconds per stage."""
+            timings: dict[str, float] | None = None, store: WalkStore | None = None) -> Extraction:
+    """Rules, flags and warnings of a source tree; `timings`, when given, gets seconds per stage.
+
+    With `store`, the walks of an earlier extraction are reused where every question they asked
+    gets the same answer (`analysis.reuse`): the same result, faster. A reused walk that must be
+    made again and comes out different (rare) makes the extraction start over without the store."""
     with fewer_collections():
-        return _extract(tree, include, keep_going, _Stages(timings))
+        if store is not None:
+            try:
+                return _extract(tree, include, keep_going, _Stages(timings), store)
+            except StaleReuse:
+                pass
+        return _extract(tree, include, keep_going, _Stages(timings), None)
 
 
 class _Stages:
@@ -128,12 +140,13 @@ class _Stages:
             self.last = now
 
 
-def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stages: _Stages) -> Extraction:
+def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stages: _Stages,
+             store: WalkStore | None) -> Extraction:
     layout = find_layout(tree.paths(), include)
     modules, files, problems = read_modules(tree, layout.files, keep_going)
     stages.done("parse")
     flags = build_catalog(modules)
-    program = Program(tree, modules)
+    program = Program(tree, modules, store)
     with deep_recursion():
         read = list(_summaries(program, modules, keep_going, problems))
         run = Run(program).execute()
@@ -159,4 +172,5 @@ def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stag
         entry_points=tuple(program.entry_points),
         relations=related,
         resolution=resolution,
+        kept=MemoryStore(program.kept(), program.facts()),
     )

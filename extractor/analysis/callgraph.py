@@ -40,6 +40,14 @@ MAX_INLINE = 6  # nested predicate inlining
 MAX_RETURNS = 8  # a helper read as the values it returns has at most this many `return`s
 
 
+class _Trace(list):
+    """The questions of one walk in progress, in order, and those already kept."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[tuple] = set()
+
+
 class _Enums:
     """The Enum class names a function sees, decided lazily by the program."""
 
@@ -123,7 +131,6 @@ class Program:
         self._kept: dict[tuple, Kept] = {}  # what each walk made or reused here keeps for the next extraction
         self._reused: set[tuple] = set()  # walks taken from the store
         self._recording: list[list | None] = []  # the questions of the walks in progress, innermost last
-        self._paths = set(tree.paths()) if tree is not None else set()
         self._missing: set[str] = set()
         self._summaries: dict[tuple, FunctionSummary] = {}
         self._may_load = True
@@ -181,7 +188,7 @@ class Program:
             return None
         base = dotted.replace(".", "/")
         for path in (base + ".py", base + "/__init__.py"):
-            if path in self._paths:
+            if self.tree.has(path):
                 try:
                     module = outline(path, self.tree.read_text(path))
                 except (ParseError, SourceError):
@@ -448,14 +455,23 @@ class Program:
         raise ValueError(f"unknown question {kind!r}")
 
     def _asked(self, question: tuple, answer: object) -> None:
-        """Keep a question a walk asked, and its answer, in the innermost walk in progress."""
-        if self._recording and self._recording[-1] is not None:
-            self._recording[-1].append((*question, canonical(answer)))
+        """Keep a question a walk asked, and its answer, in the innermost walk in progress.
+
+        A question asked again with the same answer is not kept twice: asking it changed nothing
+        the first time it got that answer (a module loaded stays loaded, an answer once remembered
+        stays), so asking it again in a replay could not tell anything new."""
+        if self._recording and (trace := self._recording[-1]) is not None:
+            item = (*question, canonical(answer))
+            if question[0] in ("push", "pop"):
+                trace.append(item)
+            elif item not in trace.seen:
+                trace.seen.add(item)
+                trace.append(item)
 
     @contextmanager
     def _questions(self):
         """Keep the questions asked inside, as a walk's own."""
-        trace: list = []
+        trace = _Trace()
         self._recording.append(trace)
         try:
             yield trace
@@ -562,7 +578,7 @@ class Program:
                 found = cls in parsed.classes and parsed.classes[cls].is_enum
             elif self.tree is not None:
                 for path in (dotted.replace(".", "/") + ".py", dotted.replace(".", "/") + "/__init__.py"):
-                    if path in self._paths:
+                    if self.tree.has(path):
                         pattern = re.compile(rf"^class {re.escape(cls)}\(([^)]*)\)\s*:", re.M)
                         match = pattern.search(self.tree.read_text(path))
                         found = bool(match and re.search(r"\b(Int|Str)?(Enum|Flag)\b", match.group(1)))

@@ -80,9 +80,14 @@ def deep_recursion(limit: int = 20000) -> Iterator[None]:
         sys.setrecursionlimit(old)
 
 
-def summarize(path: str, text: str) -> ModuleSummary:
-    """Index a module and parse all its functions now, so a file libcst cannot read fails here, as a whole."""
+def summarize(path: str, text: str, known: Mapping[str, FunctionFacts] | None = None) -> ModuleSummary:
+    """Index a module and parse all its functions now, so a file libcst cannot read fails here, as a
+    whole; unless an earlier extraction parsed every one of them (`known`, by digest)."""
     summary = outline(path, text)
+    if known is not None:
+        summary.functions.known = known
+        if all(summary.functions.digest(key) in known for key in summary.functions):
+            return summary
     try:
         with deep_recursion():
             summary.functions.parse_all()
@@ -354,6 +359,7 @@ class FunctionFacts:
     declares: bool
     defaulted: tuple[str, ...]  # parameters with a default value
     imports: tuple[tuple[str, str], ...]  # names its own import statements bind, to dotted targets
+    returns_value: bool  # has a `return <value>` and no `yield`
 
 
 def _facts(summary: ModuleSummary, node: cst.FunctionDef, class_name: str | None, line: int) -> FunctionFacts:
@@ -367,17 +373,19 @@ def _facts(summary: ModuleSummary, node: cst.FunctionDef, class_name: str | None
     for stmt in iter_statements(node.body.body):
         if isinstance(stmt, (cst.Import, cst.ImportFrom)):
             imports.update(cst_import_bindings(stmt, summary.path))
+    end_line = summary.spans[id(node)][1]
+    text = "\n".join(summary.lines[line - 1 : end_line])
+    returns_value = bool(_RETURNS_VALUE.search(text)) and not _YIELDS.search(text)
     return FunctionFacts(body_line, params, aliases, _declares(node, aliases),
-                         tuple(p.name.value for p in every if p.default is not None), tuple(imports.items()))
+                         tuple(p.name.value for p in every if p.default is not None), tuple(imports.items()),
+                         returns_value)
 
 
 def _function_info(summary: ModuleSummary, key: str, place: _Place, facts: FunctionFacts,
                    node: Callable[[], cst.FunctionDef]) -> FunctionInfo:
-    text = "\n".join(summary.lines[place.line - 1 : place.last])
-    returns_value = bool(_RETURNS_VALUE.search(text)) and not _YIELDS.search(text)
     return FunctionInfo(
         f"{summary.dotted}:{key}", place.qualname, place.node.name, place.class_name, summary.path, summary.dotted,
-        place.line, place.last, facts.body_line, facts.params, facts.aliases, node, facts.declares, returns_value,
+        place.line, place.last, facts.body_line, facts.params, facts.aliases, node, facts.declares, facts.returns_value,
         facts.defaulted, dict(facts.imports),
     )
 

@@ -6,13 +6,14 @@ import contextlib
 import gc
 import hashlib
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..analysis.callgraph import Program
 from ..analysis.reuse import MemoryStore, StaleReuse, WalkStore
 from ..analysis.run import Run
 from ..analysis.catalog import build_catalog
-from ..analysis.modules import ModuleSummary, deep_recursion, summarize
+from ..analysis.modules import FunctionFacts, ModuleSummary, deep_recursion, summarize
 from ..analysis.rules import rules_of
 from ..core.errors import ParseError, SourceError
 from ..core.model import Flag, Notice, Rule, SourceProblem, Write
@@ -45,14 +46,17 @@ class Extraction:
     kept: MemoryStore | None = field(default=None, compare=False, repr=False)
 
 
-def read_modules(tree: SourceTree, paths, keep_going: bool) -> tuple[list[ModuleSummary], list[FileInfo], list[SourceProblem]]:
+def read_modules(tree: SourceTree, paths, keep_going: bool, known: Mapping[str, FunctionFacts] | None = None,
+                 ) -> tuple[list[ModuleSummary], list[FileInfo], list[SourceProblem]]:
+    """The layout's files indexed and parsed (a function an earlier extraction parsed, `known`, is
+    parsed when it is walked), their digests, and the files that did not parse."""
     modules: list[ModuleSummary] = []
     files: list[FileInfo] = []
     problems: list[SourceProblem] = []
     for path in paths:
         files.append(_file_info(tree, path))
         try:
-            modules.append(summarize(path, tree.read_text(path)))
+            modules.append(summarize(path, tree.read_text(path), known))
         except ParseError as error:
             if not keep_going:
                 raise
@@ -143,7 +147,7 @@ class _Stages:
 def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stages: _Stages,
              store: WalkStore | None) -> Extraction:
     layout = find_layout(tree.paths(), include)
-    modules, files, problems = read_modules(tree, layout.files, keep_going)
+    modules, files, problems = read_modules(tree, layout.files, keep_going, store.facts if store is not None else None)
     stages.done("parse")
     flags = build_catalog(modules)
     program = Program(tree, modules, store)

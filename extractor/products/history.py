@@ -31,7 +31,7 @@ from ..core.errors import LayoutError, ParseError, SourceError
 from ..core.serialize import SCHEMA_VERSION, dumps
 from ..sources.layout import ARG_GROUPS, SERVER_ARGS, find_layout
 from ..sources.trees import cached_releases, git_log, git_tree, release_versions
-from .cache import (cache_key, cache_paths, code_fingerprint, extract_documents, extraction_cache, load_cached,
+from .cache import (cache_paths, code_fingerprint, extract_documents, extraction_cache, found_key, load_cached,
                     prune_cache, read_pickled, write_pickled)
 from .diff import counts, find_changes, known_memo, memo_path
 from .sides import Snapshot, Spec, open_spec, snapshot_path
@@ -389,9 +389,11 @@ def _cached_one(spec: Spec, include: Sequence[str] | None, folder: Path) -> Extr
         return None
     try:
         tree = open_spec(spec)
-        key = cache_key(tree, include, keep_going=True)
+        key = found_key(tree, include, keep_going=True, folder=folder)
     except (SourceError, LayoutError, OSError):
         return None  # the worker reports it
+    if key is None:
+        return None
     found = _load(_outline_path(folder, key))
     if found is None or not cache_paths(key, folder)[0].is_file():
         return None

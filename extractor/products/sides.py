@@ -17,7 +17,7 @@ from ..core.errors import DocumentError, SourceError
 from ..core.model import Flag, Rule
 from ..core.serialize import read_rule_documents, records_of
 from ..sources.trees import SourceTree, git_tree, path_tree, release_tree
-from .cache import cache_key, code_fingerprint, compact_path, extract_documents, read_pickled, write_pickled
+from .cache import code_fingerprint, compact_path, documents_key, extract_documents, read_pickled, write_pickled
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,8 +110,8 @@ def load_side(spec: Spec, include: Sequence[str] | None = None, use_cache: bool 
     cache): the compact snapshot when the extraction is cached, else read from the documents."""
     tree = None if spec.kind == "documents" else open_spec(spec)
     if tree is not None and use_cache:
-        key = cache_key(tree, include)
-        found = read_pickled(snapshot_path(key))
+        key = documents_key(tree, include)
+        found = read_pickled(snapshot_path(key)) if key is not None else None
         if isinstance(found, Snapshot):
             return with_source(found, tree.info.as_dict()), key
     if tree is None:

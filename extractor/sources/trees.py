@@ -71,14 +71,39 @@ class SourceTree(abc.ABC):
         self.info = info
         self._paths = sorted(set(paths))
         self._known = frozenset(self._paths)
+        # What was looked at: a path read, by the digest of its bytes; a path asked about, by
+        # whether it is there. A result cached for this source holds for another that agrees on all.
+        self._seen: dict[str, str | bool] = {}
 
     def paths(self) -> list[str]:
         return list(self._paths)
 
+    def has(self, path: str) -> bool:
+        """Is the path a file of the source? (Kept among what was looked at.)"""
+        found = path in self._known
+        self._seen.setdefault(path, found)
+        return found
+
     def read_bytes(self, path: str) -> bytes:
         if path not in self._known:
             raise SourceError(f"{path}: not in source {self.info.label}")
-        return self._read(path)
+        data = self._read(path)
+        self._seen[path] = hashlib.sha256(data).hexdigest()
+        return data
+
+    def looked_at(self) -> dict[str, str | bool]:
+        """Every path read (its sha256) or asked about (True: there, False: not), so far."""
+        return dict(sorted(self._seen.items()))
+
+    def agrees(self, seen: dict[str, str | bool]) -> bool:
+        """Does this source hold what another one was seen to hold, path by path?"""
+        for path, what in seen.items():
+            if isinstance(what, bool):
+                if (path in self._known) != what:
+                    return False
+            elif path not in self._known or hashlib.sha256(self._read(path)).hexdigest() != what:
+                return False
+        return True
 
     def read_text(self, path: str) -> str:
         data = self.read_bytes(path)

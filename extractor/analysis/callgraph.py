@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TypeVar
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -41,11 +42,38 @@ MAX_RETURNS = 8  # a helper read as the values it returns has at most this many 
 
 
 class _Trace(list):
-    """The questions of one walk in progress, in order, and those already kept."""
+    """The questions of one walk in progress, in order, and the last answer kept for each."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.seen: set[tuple] = set()
+        self.last: dict[tuple, object] = {}
+
+
+class _Script:
+    """A kept walk's questions, answered in order as they were (a question asked again with the
+    answer it got last was kept once: see `Program._asked`)."""
+
+    def __init__(self, trace: tuple[Item, ...]) -> None:
+        self.trace = trace
+        self.at = 0
+        self.last: dict[tuple, object] = {}
+
+    def next(self, question: tuple) -> object:
+        if self.at < len(self.trace) and self.trace[self.at][:-1] == question:
+            answer = self.trace[self.at][-1]
+            self.at += 1
+            self.last[question] = answer
+            return answer
+        if question in self.last:
+            return self.last[question]
+        raise StaleReuse(f"made again, a walk asked {question!r}, not what it asked when kept")
+
+    def done(self) -> bool:
+        return self.at == len(self.trace)
+
+
+_NOTHING = object()
+_T = TypeVar("_T")
 
 
 class _Enums:
@@ -131,6 +159,7 @@ class Program:
         self._kept: dict[tuple, Kept] = {}  # what each walk made or reused here keeps for the next extraction
         self._reused: set[tuple] = set()  # walks taken from the store
         self._recording: list[list | None] = []  # the questions of the walks in progress, innermost last
+        self._script: _Script | None = None  # the answers of a walk being made again (`_scripted`)
         self._missing: set[str] = set()
         self._summaries: dict[tuple, FunctionSummary] = {}
         self._may_load = True
@@ -177,9 +206,9 @@ class Program:
     def module(self, dotted: str) -> ModuleSummary | None:
         """A module by dotted name, parsed on first use if the package has it; outside the read
         files, only where loading is allowed (`_loading`) or something loaded it before."""
-        found = self._module(dotted)
-        self._asked(("module", dotted, self._may_load), found.skeleton if found is not None else None)
-        return found
+        return self._ask(("module", dotted, self._may_load), lambda: self._module(dotted),
+                         lambda found: found.skeleton if found is not None else None,
+                         lambda skeleton: None if skeleton is None else self._loaded(dotted))
 
     def _module(self, dotted: str) -> ModuleSummary | None:
         if dotted in self.modules:
@@ -208,7 +237,7 @@ class Program:
         module = self.module(dotted)
         found = module.functions.get(qualname) if module else None
         if found is not None:
-            self._asked(("function", found.key), module.functions.digest(qualname))  # type: ignore[union-attr]
+            self._ask(("function", found.key), lambda: module.functions.digest(qualname))  # type: ignore[union-attr]
         return found
 
     def _entry_points(self) -> list[FunctionInfo]:
@@ -259,8 +288,13 @@ class Program:
         found = self._summaries.get(memo)
         if found is None:
             self._env_sources.setdefault(memo, lambda: _with_defaults(info, env, aliases))
-            found = self._walk_now(info, _with_defaults(info, env, aliases), key, aliases)
-        self._asked(("summary", info.key, key, tuple(sorted(aliases))), self._kept[memo].signature)
+            if memo in self._kept:  # reused: made again as it was made, from its questions
+                found = self._full(memo, _with_defaults(info, env, aliases))
+            elif self._script is not None:
+                raise StaleReuse(f"{info.key}: a walk made again leads to a walk never made")
+            else:
+                found = self._walk_now(info, _with_defaults(info, env, aliases), key, aliases)
+        self._ask(("summary", info.key, key, tuple(sorted(aliases))), lambda: self._kept[memo].signature)
         return found
 
     def walk(self, info: FunctionInfo, env: Env | None = None, key: tuple = (), aliases=frozenset()) -> Walk:
@@ -287,6 +321,8 @@ class Program:
         if memo not in self._walks:
             info = self._loaded_function(callee.key)
             assert info is not None, callee.key
+            if not _binds(callee.context):  # no argument of the caller's: nothing to read from its walk
+                env = self._env_sources[memo] = lambda: _with_defaults(info, {}, callee.aliases)
             if self._reuse(info, callee.context, callee.aliases) is None:
                 self._walk_now(info, env(), callee.context, callee.aliases)
         return self._enter(memo)
@@ -294,11 +330,10 @@ class Program:
     def callee_env(self, walk: Walk, call: int, callee: int) -> Env:
         """The bound arguments of the `callee`-th function the `call`-th call of an entered walk leads to."""
         memo = walk.memo_key
-        if memo not in self._callee_envs:  # entered as kept: bind them again, from the walk made anew
+        if memo not in self._callee_envs:  # entered as kept: bound again, as they were bound
             summary = self._full(memo)
-            with self._questions() as trace:
-                entered, envs = self._entered_now(summary, memo)
-            if tuple(trace) != self._kept[memo].entry_trace or entered != self._entered[memo]:
+            entered, envs = self._scripted(self._kept[memo].entry_trace, lambda: self._entered_now(summary, memo))
+            if entered != self._entered[memo]:
                 raise StaleReuse(f"{walk.key}: its calls lead elsewhere when read again")
             self._callee_envs[memo] = envs
         return self._callee_envs[memo][call][callee]
@@ -306,6 +341,10 @@ class Program:
     def kept(self) -> dict[EntryKey, Kept]:
         """Every walk of this extraction, by what finds it in the next one."""
         return {self._entry_key(memo): kept for memo, kept in self._kept.items()}
+
+    def reuse_counts(self) -> tuple[int, int]:
+        """(walks taken from the store, walks made here)."""
+        return len(self._reused), len(self._kept) - len(self._reused)
 
     def facts(self) -> dict[str, FunctionFacts]:
         """The facts of every function parsed here, by digest (with those known before)."""
@@ -329,15 +368,35 @@ class Program:
             self._kept[memo] = Kept(self._walks[memo], tuple(trace), found)
         return summary
 
-    def _full(self, memo: tuple) -> FunctionSummary:
-        """A walk with its syntax: made again (the same, or `StaleReuse`) when only its kept form is here."""
+    def _full(self, memo: tuple, env: Env | None = None) -> FunctionSummary:
+        """A walk with its syntax. When only its kept form is here, it is made again with every
+        question answered as it was answered when it was made (its trace): the same walk, whatever
+        the program has loaded since, and nothing loaded or remembered by making it again."""
         found = self._summaries.get(memo)
         if found is None:
             info = self._loaded_function(memo[0])
-            assert info is not None, memo[0]
-            with self._not_asked():
-                found = self._walk_now(info, self._env_sources[memo](), memo[1], memo[2])
+            if info is None:
+                raise StaleReuse(f"{memo[0]}: not loaded")
+            if env is None:
+                env = self._env_sources[memo]()
+            module = self.modules[info.module]
+            found = self._scripted(self._kept[memo].trace,
+                                   lambda: walk_function(info, self.scope(info, memo[2]), module.spans, env))
+            self._summaries[memo] = found
         return found
+
+    def _scripted(self, trace: tuple[Item, ...], make: Callable[[], _T]) -> _T:
+        """`make()` with every question answered from `trace`, in order."""
+        script = _Script(trace)
+        previous, self._script = self._script, script
+        try:
+            with self._not_asked():
+                made = make()
+        finally:
+            self._script = previous
+        if not script.done():
+            raise StaleReuse("made again, a walk asked fewer questions than when it was kept")
+        return made
 
     def _enter(self, memo: tuple) -> Walk:
         """The walk complete for the run: each call's callees and each write's value, read where the
@@ -461,12 +520,34 @@ class Program:
         the first time it got that answer (a module loaded stays loaded, an answer once remembered
         stays), so asking it again in a replay could not tell anything new."""
         if self._recording and (trace := self._recording[-1]) is not None:
-            item = (*question, canonical(answer))
-            if question[0] in ("push", "pop"):
-                trace.append(item)
-            elif item not in trace.seen:
-                trace.seen.add(item)
-                trace.append(item)
+            kept = canonical(answer)
+            if question[0] in ("push", "pop") or trace.last.get(question, _NOTHING) != kept:
+                trace.last[question] = kept
+                trace.append((*question, kept))
+
+    def _ask(self, question: tuple, compute: Callable[[], _T], answer_of: Callable[[_T], object] = lambda a: a,
+             revive: Callable[[object], _T] | None = None) -> _T:
+        """A question a walk asks: answered now and kept (`_asked`), or, while a walk is made again
+        (`_scripted`), answered as it was when it was kept, without asking the program."""
+        if self._script is not None:
+            kept = self._script.next(question)
+            return revive(kept) if revive is not None else kept  # type: ignore[return-value]
+        with self._not_asked():
+            found = compute()
+        self._asked(question, answer_of(found))
+        return found
+
+    def _loaded(self, dotted: str) -> ModuleSummary:
+        found = self.modules.get(dotted)
+        if found is None:
+            raise StaleReuse(f"{dotted}: loaded when the walk was kept, not now")
+        return found
+
+    def _function_of(self, key: str) -> FunctionInfo:
+        found = self._loaded_function(key)
+        if found is None:
+            raise StaleReuse(f"{key}: no such function now")
+        return found
 
     @contextmanager
     def _questions(self):
@@ -495,10 +576,7 @@ class Program:
     def imported_constant(self, info: FunctionInfo, name: str) -> Lit | None:
         """The literal value of a name the function imports from another module of the package, when
         that module binds it once to a literal or to a collection built from literals."""
-        with self._not_asked():
-            found = self._imported_constant(info, name)
-        self._asked(("imported", info.key, name), found)
-        return found
+        return self._ask(("imported", info.key, name), lambda: self._imported_constant(info, name), revive=_lit)
 
     def _imported_constant(self, info: FunctionInfo, name: str) -> Lit | None:
         module = self.modules[info.module]
@@ -521,10 +599,8 @@ class Program:
     def module_constant(self, info: FunctionInfo, name: str) -> Lit | None:
         """The value of a name the function's own module binds to a collection built from literals
         (`MUSE = frozenset({...})`), which the module's literal constants leave out."""
-        with self._not_asked():
-            found = self._module_constant(info, name)
-        self._asked(("constant", info.key, name, self._may_load), found)
-        return found
+        return self._ask(("constant", info.key, name, self._may_load), lambda: self._module_constant(info, name),
+                         revive=_lit)
 
     def _module_constant(self, info: FunctionInfo, name: str) -> Lit | None:
         key = f"{info.module}.{name}"
@@ -541,16 +617,18 @@ class Program:
         """Is the name changed in place anywhere in its module (`_REGISTRY.append(fn)` in a decorator)?
         The static value reads module-level statements only: a registry is no constant."""
         key = (module.dotted, name)
-        if key not in self._mutated:
-            self._mutated[key] = self._changed_in_place(module, name)
-        self._asked(("mutated", module.dotted, name), self._mutated[key])
-        return self._mutated[key]
+
+        def changed() -> bool:
+            if key not in self._mutated:
+                self._mutated[key] = self._changed_in_place(module, name)
+            return self._mutated[key]
+
+        return self._ask(("mutated", module.dotted, name), changed)
 
     def visible(self, dotted: str) -> ModuleSummary | None:
         """The module if it is loaded, without loading it."""
-        found = self.modules.get(dotted)
-        self._asked(("visible", dotted), found is not None)
-        return found
+        return self._ask(("visible", dotted), lambda: self.modules.get(dotted), lambda found: found is not None,
+                         lambda there: self._loaded(dotted) if there else None)
 
     def _changed_in_place(self, module: ModuleSummary, name: str) -> bool:
         if self.tree is None:
@@ -561,10 +639,7 @@ class Program:
 
     def is_enum(self, info: FunctionInfo, name: str) -> bool:
         """Is `name`, as seen from the function, an Enum class? Read from the class line, without parsing."""
-        with self._not_asked():
-            found = self._is_enum(info, name)
-        self._asked(("enum", info.key, name), found)
-        return found
+        return self._ask(("enum", info.key, name), lambda: self._is_enum(info, name))
 
     def _is_enum(self, info: FunctionInfo, name: str) -> bool:
         module = self.modules[info.module]
@@ -589,10 +664,8 @@ class Program:
     def enum_member(self, info: FunctionInfo, name: str, member: str) -> object:
         """`class E(str, Enum): M = "m"` compares "m" == E.M; a plain Enum is parsed from its member names
         (`SpeculativeAlgorithm.from_string("EAGLE")`), so the name is what a flag holds."""
-        with self._not_asked():
-            found = self._enum_member(info, name, member)
-        self._asked(("member", info.key, name, member), found)
-        return found
+        return self._ask(("member", info.key, name, member), lambda: self._enum_member(info, name, member),
+                         revive=_revived)
 
     def _enum_member(self, info: FunctionInfo, name: str, member: str) -> object:
         module = self.modules[info.module]
@@ -674,7 +747,7 @@ class Program:
             return None
         fn = module.functions.get(f"{cls}.{method}")
         if fn is not None:
-            self._asked(("function", fn.key), module.functions.digest(f"{cls}.{method}"))
+            self._ask(("function", fn.key), lambda: module.functions.digest(f"{cls}.{method}"))
             return fn
         for base in module.classes[cls].bases:
             resolved = self._class_of_name(module, base)
@@ -837,14 +910,12 @@ class Program:
     def _inline_cases(self, info: FunctionInfo, scope: Scope, call: cst.Call, env: Env, depth: int):
         """A call to a small pure helper with several returns (`_resolve_alias(cfg.algo, ...)`), as the
         values it returns, each with when: [(condition, returned expression, its scope, its locals)]."""
-        full = len(self._inlining) >= MAX_INLINE
-        self._asked(("inlining", "full"), full)
+        full = self._ask(("inlining", "full"), lambda: len(self._inlining) >= MAX_INLINE)
         resolved = None if full else self._inline_target(info, scope, call, env, depth)
         if resolved is None:
             return None
         target, implicit = resolved
-        inside = target.key in self._inlining
-        self._asked(("inlining", "in", target.key), inside)
+        inside = self._ask(("inlining", "in", target.key), lambda: target.key in self._inlining)
         if inside or not target.returns_value or target.straight_return is not None:
             return None
         callee_env, key, aliases = self._bindings(info, scope, target, call, env, implicit,
@@ -853,7 +924,7 @@ class Program:
         if assigned:
             callee_env = {**assigned, **callee_env}
             key = (*key, ("<fields>", _value_key_of(assigned, scope)))
-        self._asked(("push", target.key), None)
+        self._ask(("push", target.key), lambda: None)
         self._inlining.add(target.key)
         try:
             summary = self.summary(target, callee_env, key, aliases)
@@ -861,7 +932,7 @@ class Program:
             return None
         finally:
             self._inlining.discard(target.key)
-            self._asked(("pop", target.key), None)
+            self._ask(("pop", target.key), lambda: None)
         if summary.writes or any(c.writes for c in summary.calls) or not summary.returns \
                 or len(summary.returns) > MAX_RETURNS:
             return None  # not a pure helper: its value is not one of a few expressions over its inputs
@@ -900,11 +971,7 @@ class Program:
 
     def writes_of(self, fn: FunctionInfo) -> frozenset[str]:
         """Every field the function, or a function it calls, may write (a cycle adds nothing)."""
-        may_load = self._may_load
-        with self._not_asked():
-            found = self._writes_of(fn)
-        self._asked(("writes", fn.key, may_load), found)
-        return found
+        return self._ask(("writes", fn.key, self._may_load), lambda: self._writes_of(fn), revive=frozenset)
 
     def _writes_of(self, fn: FunctionInfo) -> frozenset[str]:
         found = self._writes.get(fn.key)
@@ -928,7 +995,7 @@ class Program:
 
     def registered(self) -> list[FunctionInfo]:
         """Functions of the read modules that a decorator puts in a registry, in file order."""
-        if self._registered is None:
+        if self._registered is None and self._script is None:
             self._registered = []
             for dotted in self.read:
                 module = self.modules[dotted]
@@ -939,8 +1006,8 @@ class Program:
                         fn = module.functions[key]
                         if registry_of(fn) is not None:
                             self._registered.append(fn)
-        self._asked(("registered",), _registered_answer(self._registered))
-        return self._registered
+        return self._ask(("registered",), lambda: self._registered, _registered_answer,
+                         lambda kept: [self._function_of(key) for key, _ in kept])
 
     def notices(self, rules: list[Rule], flags: Iterable[Flag]) -> list[Notice]:
         """Field atoms with no flag in the catalog, one notice per field name."""
@@ -984,6 +1051,27 @@ def _compact(summary: FunctionSummary, key: tuple, aliases: frozenset[str]) -> W
     writes = tuple(replace(w, node=None, env={}) for w in summary.writes)
     return Walk(info.key, key, aliases, info.file, info.qualname, info.body_line, tuple(summary.guards), writes, None,
                 calls)
+
+
+def _binds(context: tuple) -> bool:
+    """Does a walk's context bind arguments of its caller (not only parameters left to their defaults)?"""
+    return any(entry[0] != "<defaults>" for entry in context)
+
+
+def _lit(kept: object) -> Lit | None:
+    """A kept constant answer as the value it was (`reuse.canonical` wrote it)."""
+    if kept is None:
+        return None
+    try:
+        return Lit(ast.literal_eval(kept[1]))  # type: ignore[index]
+    except (ValueError, SyntaxError, TypeError, IndexError):
+        raise StaleReuse(f"cannot read the kept constant {kept!r}") from None
+
+
+def _revived(kept: object) -> object:
+    if isinstance(kept, tuple) and kept[:1] == ("repr",):
+        raise StaleReuse(f"cannot read the kept answer {kept!r}")
+    return kept
 
 
 def _registered_answer(functions: list[FunctionInfo]) -> tuple:

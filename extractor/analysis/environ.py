@@ -13,7 +13,7 @@ _ENV_KINDS = {"Bool": "bool", "Int": "int", "Float": "float", "Str": "str", "Tup
 def env_defaults(tree) -> dict[str, EnvVar]:
     """`NAME = EnvBool(False)`-style declarations of sglang/srt/environ.py, read statically."""
     path = "sglang/srt/environ.py"
-    if path not in set(tree.paths()):
+    if not tree.has(path):
         return {}
     try:
         module = ast.parse(tree.read_text(path))

@@ -44,6 +44,7 @@ class Extraction:
     resolution: tuple[Write, ...] = ()  # the writes that `resolved(...)` terms of the rules read
     # What the next extraction of a similar source can reuse (`analysis.reuse`): walks and function facts.
     kept: MemoryStore | None = field(default=None, compare=False, repr=False)
+    reused: tuple[int, int] = (0, 0)  # (walks reused from the store, walks made)
 
 
 def read_modules(tree: SourceTree, paths, keep_going: bool, known: Mapping[str, FunctionFacts] | None = None,
@@ -177,4 +178,5 @@ def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stag
         relations=related,
         resolution=resolution,
         kept=MemoryStore(program.kept(), program.facts()),
+        reused=program.reuse_counts(),
     )

@@ -1,0 +1,142 @@
+"""Walks kept across extractions (`analysis.reuse`): an extraction that reuses an earlier one's walks
+writes the same bytes as one that walks everything, on a git history of the fixture package and on
+real releases; the document cache sees a change in a module only a call leads to."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from extractor.core.serialize import dumps
+from extractor.products.cache import extract_documents
+from extractor.products.extraction import extract, fewer_collections
+from extractor.products.output import flags_document, rules_document
+from extractor.sources.trees import git_tree, path_tree, release_tree
+
+FIXTURE = Path(__file__).parent / "fixtures" / "split_layout" / "sglang"
+HOOK = "sglang/srt/arg_groups/speculative_hook.py"
+KV_HOOK = "sglang/srt/arg_groups/kv_cache_hook.py"
+FOLLOWED = "sglang/srt/speculative/spec_info.py"  # outside the layout's files: a call leads there
+
+# Each commit of the fixture history: (what, path, old text, new text), applied to the one before.
+CHANGES = [
+    ("a message", HOOK, 'raise ValueError("UNO requires --uno-path.")', 'raise ValueError("UNO needs --uno-path.")'),
+    ("a condition", HOOK, "if tokens < 2:", "if tokens < 3:"),
+    ("only a followed module", FOLLOWED, "        if name is None:\n            return cls.NONE\n",
+     "        if name is None:\n            return cls.NONE\n        if name.upper() not in cls.__members__:\n"
+     "            raise ValueError(f\"Unknown speculative algorithm {name}.\")\n"),
+    ("lines above every function", KV_HOOK, "from typing import Any\n", "from typing import Any\n\n# moved down\n\n"),
+    ("a guard added", KV_HOOK, "def handle_cache_compatibility(server_args: Any) -> None:\n",
+     "def handle_cache_compatibility(server_args: Any) -> None:\n"
+     "    if resolving_view(server_args).dcp_size > 64:\n        raise ValueError(\"At most 64.\")\n"),
+]
+
+
+def documents(ex) -> str:
+    with fewer_collections():
+        return dumps(rules_document(ex)) + dumps(flags_document(ex))
+
+
+def git(repo: Path, *args: str) -> str:
+    command = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", *args]
+    return subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory) -> tuple[Path, list[str]]:
+    """A git repository of the fixture package, a commit per change."""
+    repo = tmp_path_factory.mktemp("repo")
+    git(repo, "init", "-q")
+    shutil.copytree(FIXTURE, repo / "python" / "sglang")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    commits = [git(repo, "rev-parse", "HEAD")]
+    for what, path, old, new in CHANGES:
+        target = repo / "python" / path
+        text = target.read_text(encoding="utf-8")
+        assert old in text, what
+        target.write_text(text.replace(old, new, 1), encoding="utf-8")
+        git(repo, "commit", "-q", "-am", what)
+        commits.append(git(repo, "rev-parse", "HEAD"))
+    return repo, commits
+
+
+def test_every_commit_extracts_the_same_with_the_walks_of_the_one_before(history) -> None:
+    repo, commits = history
+    before = None
+    for commit in commits:
+        cold = extract(git_tree(repo, commit))
+        assert cold.reused == (0, cold.reused[1]) and cold.reused[1] > 0
+        if before is not None:
+            warm = extract(git_tree(repo, commit), store=before.kept)
+            assert documents(warm) == documents(cold), commit
+            reused, made = warm.reused
+            assert reused > made, (commit, warm.reused)  # most walks come from the commit before
+            before = warm
+        else:
+            before = cold
+
+
+def test_the_change_each_commit_makes_is_in_its_rules(history) -> None:
+    repo, commits = history
+    kept = extract(git_tree(repo, commits[0])).kept
+    messages = []
+    for commit in commits[1:]:
+        ex = extract(git_tree(repo, commit), store=kept)
+        kept = ex.kept
+        messages.append({r.message for r in ex.rules})
+    assert "UNO needs --uno-path." in messages[0] and "UNO requires --uno-path." not in messages[0]
+    assert "Unknown speculative algorithm {name}." in messages[2]
+    assert "At most 64." in messages[4]
+
+
+def test_cached_documents_see_a_change_in_a_module_only_a_call_leads_to(history, tmp_path) -> None:
+    """The third commit changes nothing but `speculative/spec_info.py`, which the layout does not read:
+    its cached documents must not be the second commit's."""
+    repo, commits = history
+    second, third = commits[2], commits[3]
+    old_rules, _, old_key = extract_documents(git_tree(repo, second), folder=tmp_path)
+    new_rules, _, new_key = extract_documents(git_tree(repo, third), folder=tmp_path)
+    assert old_key != new_key
+    messages = {r["message"] for r in new_rules["rules"]}
+    assert "Unknown speculative algorithm {name}." in messages
+    assert "Unknown speculative algorithm {name}." not in {r["message"] for r in old_rules["rules"]}
+    again, _, key = extract_documents(git_tree(repo, second), folder=tmp_path)  # both stay cached
+    assert key == old_key and again["rules"] == old_rules["rules"]
+
+
+def test_walks_kept_on_disk_are_reused_by_the_next_commit(history, tmp_path) -> None:
+    repo, commits = history
+    cold = [extract_documents(git_tree(repo, c), folder=tmp_path / "cold" / c, prune=False) for c in commits]
+    for commit, (rules, flags, _) in zip(commits, cold):
+        warm_rules, warm_flags, _ = extract_documents(git_tree(repo, commit), folder=tmp_path / "warm", prune=False)
+        assert dumps(warm_rules) == dumps(rules) and dumps(warm_flags) == dumps(flags)
+    # A bundle per set of layout files: the commit that changes only a followed module shares the
+    # layout files of the one before, and its bundle replaces that one's.
+    assert len(list((tmp_path / "warm").glob("walks-*.pickle"))) == len(commits) - 1
+
+
+@pytest.mark.parametrize("version, path, old, new", [
+    # 0.5.23: the split layout; one message of one hook changed, as `make bench` does.
+    ("0.5.23", "sglang/srt/arg_groups/attention_hook.py", 'raise ValueError("', 'raise ValueError("Changed: '),
+    # 0.5.10: one file; a line inserted above every method moves all their line numbers.
+    ("0.5.10", "sglang/srt/server_args.py", "\nclass ServerArgs", "\n# moved\nclass ServerArgs"),
+])
+def test_a_real_release_changed_in_one_place_extracts_the_same_with_its_walks(version, path, old, new, tmp_path) -> None:
+    release = release_tree(version)
+    for name in release.paths():
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(release.read_bytes(name))
+    kept = extract(path_tree(tmp_path)).kept
+    target = tmp_path / path
+    text = target.read_text(encoding="utf-8")
+    assert old in text
+    target.write_text(text.replace(old, new, 1), encoding="utf-8")
+    cold = extract(path_tree(tmp_path))
+    warm = extract(path_tree(tmp_path), store=kept)
+    assert documents(warm) == documents(cold)
+    assert warm.reused[0] > 0

@@ -318,14 +318,14 @@ def apply_way(argv: Sequence[str], way: Way, catalog, placeholders: bool = False
 
 def _without(argv: list[str], option: str, catalog) -> list[str]:
     """The command line with every occurrence of the flag `option` names (any alias, `--no-`) dropped."""
-    target, _ = catalog.resolve(option)
+    target = catalog.option(option)
     if target is None:
         return argv
     result: list[str] = []
     skipping = False
     for token in argv:
         if token.startswith("-"):
-            found, _ = catalog.resolve(token.split("=", 1)[0])
+            found = catalog.option(token.split("=", 1)[0])  # `-1`, a value, is no option: no hint wanted
             skipping = found is not None and found.flag.name == target.flag.name
             if skipping:
                 skipping = found.store and "=" not in token

@@ -61,6 +61,8 @@ class Digests:
         self._formulas: dict[int, tuple[Formula, bytes]] = {}
         self._reads: dict[int, tuple[Formula, tuple[frozenset[str], frozenset[tuple[str, int]]]]] = {}
         self._chain_memo: dict[tuple[str, int], tuple[frozenset[str], frozenset[tuple[str, int]]]] = {}
+        self._closures: dict[tuple[str, int], tuple[frozenset[str], frozenset[tuple[str, int]]]] = {}
+        self._known: dict[str, str] = {}
         self._chains: dict[tuple[str, int], bytes] = {}
         self._guards: dict[int, tuple[Rule, bytes]] = {}
 
@@ -79,18 +81,26 @@ class Digests:
         term's text), and every resolution chain (field, writes seen) it reads, through the writes
         of those chains too."""
         names, direct = self._formula_reads(f)
-        found: set[str] = set(names)
-        chains: set[tuple[str, int]] = set()
-        todo = list(direct)
-        while todo:  # chains may read each other in a cycle: a walk, not a memoized recursion
-            chain = todo.pop()
-            if chain in chains:
-                continue
-            chains.add(chain)
-            more_names, more_chains = self._chain_reads(chain)
-            found |= more_names
-            todo += more_chains
-        return frozenset(found), frozenset(chains)
+        closures = [self._chain_closure(chain) for chain in direct]
+        return names.union(*(n for n, _ in closures)), direct.union(*(c for _, c in closures))
+
+    def _chain_closure(self, chain: tuple[str, int]) -> tuple[frozenset[str], frozenset[tuple[str, int]]]:
+        """The chain, the chains its writes read, theirs, ..., and every name they read."""
+        found = self._closures.get(chain)
+        if found is None:
+            names: set[str] = set()
+            chains: set[tuple[str, int]] = set()
+            todo = [chain]
+            while todo:  # chains may read each other in a cycle: a walk, not a memoized recursion
+                item = todo.pop()
+                if item in chains:
+                    continue
+                chains.add(item)
+                more_names, more_chains = self._chain_reads(item)
+                names |= more_names
+                todo += more_chains
+            found = self._closures[chain] = (frozenset(names), frozenset(chains))
+        return found
 
     def _formula_reads(self, f: Formula) -> tuple[frozenset[str], frozenset[tuple[str, int]]]:
         return _fold(f, self._reads, _node_reads)
@@ -128,13 +138,19 @@ class Digests:
         found = self._guards.get(id(rule))
         if found is None:
             names, chains = self.reads(rule.effective)
-            defaults, envs = self.ruleset.defaults, self.ruleset.envs or {}
-            # A missing default and UNKNOWN read alike (`values.get(name, UNKNOWN)`): one spelling.
-            known = [(name, defaults.get(name, UNKNOWN), envs.get(name)) for name in sorted(names)]
-            found = (rule, digest(b"guard", self.formula(rule.effective), repr(known),
+            found = (rule, digest(b"guard", self.formula(rule.effective), "\n".join(map(self._name, sorted(names))),
                                   *(self.chain(*c) for c in sorted(chains))))
             self._guards[id(rule)] = found
         return found[1]
+
+    def _name(self, name: str) -> str:
+        """A name with its default and env-var declaration, as the evaluation reads them (a missing
+        default and UNKNOWN read alike, `values.get(name, UNKNOWN)`: one spelling)."""
+        found = self._known.get(name)
+        if found is None:
+            envs = self.ruleset.envs or {}
+            found = self._known[name] = repr((name, self.ruleset.defaults.get(name, UNKNOWN), envs.get(name)))
+        return found
 
     def stage(self) -> bytes:
         """Everything the whole stage reads: the flag catalog (where flags are declared and their help

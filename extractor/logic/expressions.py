@@ -9,7 +9,20 @@ from functools import lru_cache
 
 from ..core.model import Term
 
-UNKNOWN = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN"})()
+class _Undecided:
+    """The value of what the command line does not decide: one object, the same one after pickling
+    (a rule set's catalog holds it, and its index is pickled)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+    def __reduce__(self) -> str:
+        return "UNKNOWN"  # by name: unpickled as this module's UNKNOWN, so `is UNKNOWN` still holds
+
+
+UNKNOWN = _Undecided()
 
 
 class Unknown(Exception):

@@ -114,13 +114,20 @@ class Catalog:
         return [f for f in self.flags.values() if f.default is None and f.flags and f.action is None
                 and ("annotated-field" in f.origins or "dataclass-field" in f.origins)]
 
+    def option(self, text: str) -> Option | None:
+        """The option `text` names, as `resolve` finds it, without wording an error: no misspelling
+        hint is looked for (that compares the text with every option string)."""
+        if text in self.options:
+            return self.options[text]
+        matches = [name for name in self.options if name.startswith(text)]
+        return self.options[matches[0]] if len(matches) == 1 else None
+
     def resolve(self, text: str) -> tuple[Option | None, str | None]:
         """The option a long option string (or unique prefix, as argparse allows) names, or an error."""
-        if text in self.options:
-            return self.options[text], None
+        found = self.option(text)
+        if found is not None:
+            return found, None
         matches = sorted(name for name in self.options if name.startswith(text))
-        if len(matches) == 1:
-            return self.options[matches[0]], None
         if matches:
             return None, f"ambiguous option: {text} could match {', '.join(matches[:6])}"
         hint = closest_option(text, list(self.options))

@@ -101,7 +101,7 @@ def _fields(edits: Sequence[Edit], ruleset: RuleSet) -> set[str]:
         if edit.action == "env":
             fields.add(f"env:{edit.name}")
             continue
-        option, _ = ruleset.catalog.resolve(edit.name)
+        option = ruleset.catalog.option(edit.name)
         if option is not None:
             fields.add(option.flag.name)
     return fields

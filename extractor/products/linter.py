@@ -8,6 +8,7 @@ command), with `envs.X.get()` defaults read from the source's environ.py when it
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -148,7 +149,7 @@ def check(
     command = parse_command(argv, ruleset.catalog)
     assumed = {assumption_key(k): v for k, v in (assume or {}).items()}
     facts = launch_facts(command, platform, model, host)
-    context = _context(ruleset, command, env, use_env, assumed, facts)
+    context = launch_context(ruleset, command, env, use_env, assumed, facts)
     rules = list(ruleset.rules)
     used: set[str] = set()
     if assumed:
@@ -223,7 +224,13 @@ def definite_errors(ruleset: RuleSet, argv: Sequence[str], reading: Iterable[str
     (fields, `env:NAME`) when given, and those of `including`, and only those that run before order
     `before` when given; under `env` and the platform and model `facts` when given."""
     command = parse_command(argv, ruleset.catalog)
-    evaluator = Evaluator(ruleset.by_id, _context(ruleset, command, env, facts=facts))
+    evaluator = Evaluator(ruleset.by_id, launch_context(ruleset, command, env, facts=facts))
+    return [rule for rule in guards_to_check(ruleset, reading, before, including) if evaluator.truth(rule)[0] is True]
+
+
+def guards_to_check(ruleset: RuleSet, reading: Iterable[str] | None = None, before: int | None = None,
+                    including: Iterable[Rule] = ()) -> list[Rule]:
+    """The guards `definite_errors` evaluates, in run order (see there)."""
     if reading is None:
         candidates = sorted((r for r in ruleset.rules if r.reachable and r.kind is not RuleKind.ADJUSTMENT),
                             key=_position)
@@ -231,17 +238,14 @@ def definite_errors(ruleset: RuleSet, argv: Sequence[str], reading: Iterable[str
         chosen = {r.id: r for name in reading for r in ruleset.readers.get(name, ())}
         chosen.update((r.id, r) for r in including)
         candidates = sorted(chosen.values(), key=_position)
-    found = []
-    for rule in candidates:
-        if before is not None and _position(rule) >= before:
-            break
-        if evaluator.truth(rule)[0] is True:
-            found.append(rule)
-    return found
+    if before is not None:
+        candidates = list(itertools.takewhile(lambda rule: _position(rule) < before, candidates))
+    return candidates
 
 
-def _context(ruleset: RuleSet, command: CommandLine, env: Mapping[str, str] | None = None, use_env: bool = False,
-             assumed: Mapping[str, bool] | None = None, facts: Facts | None = None) -> Context:
+def launch_context(ruleset: RuleSet, command: CommandLine, env: Mapping[str, str] | None = None, use_env: bool = False,
+                   assumed: Mapping[str, bool] | None = None, facts: Facts | None = None) -> Context:
+    """What a launch decides: the defaults with the command line's values over them, its environment."""
     values = dict(ruleset.defaults)
     values.update(command.given)
     environment = dict(os.environ) if use_env else {}

@@ -5,6 +5,12 @@ The triggering line comes from `logic.solver.find_model` with every flag preferr
 the flags that matter are passed); the fixed line applies the first of the page's solutions that
 clears the rule without setting off a sibling guard of the same function, else a minimal change
 found by the solver that keeps the inherited path and falsifies the rule's own condition.
+
+Consecutive commits of SGLang differ in a function or two, so a later extraction can reuse an
+earlier one's work through a memo (a plain dict the caller keeps between runs, for the same code):
+the whole stage's outcomes under a digest of everything it reads, and, when that differs, each
+verification's verdict under a digest of the guard and the command line (`witness_keys`). The
+outcomes are the same as without it, byte for byte.
 """
 
 from __future__ import annotations
@@ -12,17 +18,18 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
 
 from ..analysis.environ import env_defaults
 from ..core.formula import atoms, conj, evaluate, neg
 from ..core.model import And, Example, Flag, Formula, Lit, Rule, RuleKind, Term, TermKind, Write
-from ..logic.evaluation import Context
+from ..logic.evaluation import Context, Evaluator
 from ..logic.expressions import UNKNOWN, computable, safe_eval
-from ..logic.launch import ENV_ASSIGNMENT, parse_command, takes_list, value_type
+from ..logic.launch import ENV_ASSIGNMENT, CommandLine, parse_command, takes_list, value_type
 from ..logic.solver import find_model
-from .linter import RuleSet, check, definite_errors
+from .linter import RuleSet, check, definite_errors, guards_to_check, launch_context, launch_facts
+from .witness_keys import FORMAT, Digests, command_digest
 from .words import Flags, apply_way, solutions, split_condition
 
 MODEL_PATH = "org/model"  # a stand-in for the required --model-path
@@ -51,17 +58,39 @@ def eligible(rule: Rule) -> bool:
     return True
 
 
-def attach_witnesses(rules: Sequence[Rule], flags: Sequence[Flag], tree=None, resolution: Sequence[Write] = ()) -> list[Rule]:
-    """The rules with `example` filled in wherever a verified witness was found (env defaults from `tree`)."""
+def attach_witnesses(rules: Sequence[Rule], flags: Sequence[Flag], tree=None, resolution: Sequence[Write] = (),
+                     memo: MutableMapping | None = None) -> list[Rule]:
+    """The rules with `example` filled in wherever a verified witness was found (env defaults from `tree`).
+
+    `memo`: a dict an earlier call filled (with the same code), reused where sound and updated; pickle
+    it between runs. The result is the same with it or without.
+    """
     envs = env_defaults(tree) if tree is not None else None
-    outcomes = {o.rule_id: o for o in witnesses(RuleSet(tuple(rules), tuple(flags), {}, envs, tuple(resolution)))}
+    ruleset = RuleSet(tuple(rules), tuple(flags), {}, envs, tuple(resolution))
+    outcomes = {o.rule_id: o for o in witnesses(ruleset, memo)}
     return [replace(r, example=outcomes[r.id].example) if r.id in outcomes and outcomes[r.id].example else r
             for r in rules]
 
 
-def witnesses(ruleset: RuleSet) -> list[Outcome]:
-    finder = _Finder(ruleset)
-    return [finder.outcome(rule) for rule in ruleset.rules if rule.kind is not RuleKind.ADJUSTMENT]
+def witnesses(ruleset: RuleSet, memo: MutableMapping | None = None) -> list[Outcome]:
+    """One outcome per guard, in rule order (see `attach_witnesses` for `memo`)."""
+    guards = [rule for rule in ruleset.rules if rule.kind is not RuleKind.ADJUSTMENT]
+    if memo is None:
+        finder = _Finder(ruleset)
+        return [finder.outcome(rule) for rule in guards]
+    store = _Memo(memo)
+    digests = Digests(ruleset)
+    key = digests.stage()
+    kept = store.outcomes(key)
+    if kept is not None and len(kept) == len(guards):
+        return [Outcome(rule.id, Example(before, after) if before is not None else None, reason)
+                for rule, (reason, before, after) in zip(guards, kept)]
+    finder = _Finder(ruleset, _Verdicts(ruleset, digests, store))
+    found = [finder.outcome(rule) for rule in guards]
+    store.keep_outcomes(key, tuple((o.reason, *((o.example.before, o.example.after) if o.example else (None, None)))
+                                   for o in found))
+    store.keep_verdicts()
+    return found
 
 
 def verify(ruleset: RuleSet, rule: Rule, example: Example) -> tuple[bool, bool]:
@@ -76,6 +105,90 @@ def _certainty(ruleset: RuleSet, rule: Rule, argv: Sequence[str]) -> str | None:
     if report.argument_errors:
         return "argument-error"
     return next((f.certainty for f in report.findings if f.rule.id == rule.id), None)
+
+
+# ---- reuse across extractions ---------------------------------------------------------------------------
+
+_STAGES = "witness.stages"  # stage key -> each guard's (reason, before, after), the newest last
+_VERDICTS = "witness.verdicts"  # command digest -> guard digest -> the trigger's truth on that command
+_FORMAT = "witness.format"
+_KEPT_STAGES = 4  # whole-stage outcomes kept: the last few sources extracted
+
+
+class _Memo:
+    """The witness entries of a caller's memo: outcomes of whole stages, and verdicts.
+
+    Verdicts kept are those the last run looked up or made: a memo stays the size of one run, and
+    what the next commit asks is what this one asked, but for the few guards that changed. They are
+    grouped by command line, so each guard digest (one object per run) is pickled once.
+    """
+
+    def __init__(self, memo: MutableMapping) -> None:
+        if memo.get(_FORMAT) != FORMAT:  # filled by code that keyed or stored differently
+            for name in (_STAGES, _VERDICTS):
+                memo.pop(name, None)
+            memo[_FORMAT] = FORMAT
+        self.memo = memo
+        self.earlier: dict[bytes, dict[bytes, bool | None]] = memo.get(_VERDICTS, {})
+        self.used: dict[bytes, dict[bytes, bool | None]] = {}
+
+    def outcomes(self, key: bytes) -> tuple | None:
+        return self.memo.get(_STAGES, {}).get(key)
+
+    def keep_outcomes(self, key: bytes, outcomes: tuple) -> None:
+        stages = {k: v for k, v in self.memo.get(_STAGES, {}).items() if k != key}
+        stages[key] = outcomes
+        self.memo[_STAGES] = dict(list(stages.items())[-_KEPT_STAGES:])
+
+    def verdict(self, command: bytes, guard: bytes, compute: Callable[[], bool | None]) -> bool | None:
+        used = self.used.setdefault(command, {})
+        if guard not in used:
+            earlier = self.earlier.get(command, {})
+            used[guard] = earlier[guard] if guard in earlier else compute()
+        return used[guard]
+
+    def keep_verdicts(self) -> None:
+        self.memo[_VERDICTS] = self.used
+
+
+class _Verdicts:
+    """`definite_errors` and `_certainty` with each trigger's truth on a command line looked up in
+    the memo by content (`Digests.guard`, `command_digest`) before it is evaluated: the same answers."""
+
+    def __init__(self, ruleset: RuleSet, digests: Digests, memo: _Memo) -> None:
+        self.ruleset = ruleset
+        self.digests = digests
+        self.memo = memo
+
+    def definite_errors(self, argv: Sequence[str], reading: Iterable[str] | None = None,
+                        before: int | None = None) -> list[Rule]:
+        truth = self._truth(parse_command(argv, self.ruleset.catalog))
+        return [rule for rule in guards_to_check(self.ruleset, reading, before) if truth(rule) is True]
+
+    def certainty(self, rule: Rule, argv: Sequence[str]) -> str | None:
+        command = parse_command(argv, self.ruleset.catalog)
+        if command.errors:
+            return "argument-error"
+        if launch_facts(command) is not None:  # a model folder on this machine: as `check` reads it
+            return _certainty(self.ruleset, rule, argv)
+        target = self.ruleset.by_id.get(rule.id)  # what `check(only=[id])` evaluates
+        if target is None or not target.reachable or target.kind is RuleKind.ADJUSTMENT:
+            return None
+        truth = self._truth(command)(target)
+        return "definite" if truth else None if truth is False else "possible"
+
+    def _truth(self, command: CommandLine) -> Callable[[Rule], bool | None]:
+        call = command_digest(command)
+        evaluator: list[Evaluator] = []  # made on the first miss: most lookups find their verdict
+
+        def truth(rule: Rule) -> bool | None:
+            def compute() -> bool | None:
+                if not evaluator:
+                    evaluator.append(Evaluator(self.ruleset.by_id, launch_context(self.ruleset, command)))
+                return evaluator[0].truth(rule)[0]
+            return self.memo.verdict(call, self.digests.guard(rule), compute)
+
+        return truth
 
 
 def domains(ruleset: RuleSet) -> dict[str, list[object]]:
@@ -143,8 +256,9 @@ def _distinct(values: Iterable[object]) -> list[object]:
 
 
 class _Finder:
-    def __init__(self, ruleset: RuleSet) -> None:
+    def __init__(self, ruleset: RuleSet, verdicts: _Verdicts | None = None) -> None:
         self.ruleset = ruleset
+        self.verdicts = verdicts
         self.flags = Flags(ruleset.flags)
         self.by_id = {r.id: r for r in ruleset.rules}
         self.catalog = ruleset.catalog
@@ -167,7 +281,7 @@ class _Finder:
                             pass
         # Guards that fire on the bare launch (the stand-in model path and every default): they would
         # stand before every witness, so they are left out of "is it the first error".
-        self.baseline = {r.id for r in definite_errors(ruleset, ["--model-path", MODEL_PATH])}
+        self.baseline = {r.id for r in self._definite_errors(["--model-path", MODEL_PATH])}
         self.siblings: dict[tuple[str, str], list[Rule]] = {}
         for rule in ruleset.rules:
             if rule.kind is not RuleKind.ADJUSTMENT and rule.reachable:
@@ -205,7 +319,7 @@ class _Finder:
                 if argv is None:
                     reason = "not-expressible" if repaired is not None else reason
                     continue
-                if _certainty(self.ruleset, rule, argv) != "definite":
+                if self._certainty(rule, argv) != "definite":
                     reason = "before-failed"
                     continue
                 earlier = self._errors(argv, before=rule.order)
@@ -226,7 +340,18 @@ class _Finder:
             if not (name in self.prefer and _same(value, self.prefer[name])):
                 reading.add(name)
         reading |= {f"env:{item.split('=', 1)[0]}" for item in argv if ENV_ASSIGNMENT.match(item)}
-        return [r for r in definite_errors(self.ruleset, argv, reading, before) if r.id not in self.baseline]
+        return [r for r in self._definite_errors(argv, reading, before) if r.id not in self.baseline]
+
+    def _definite_errors(self, argv: Sequence[str], reading: Iterable[str] | None = None,
+                         before: int | None = None) -> list[Rule]:
+        if self.verdicts is not None:
+            return self.verdicts.definite_errors(argv, reading, before)
+        return definite_errors(self.ruleset, argv, reading, before)
+
+    def _certainty(self, rule: Rule, argv: Sequence[str]) -> str | None:
+        if self.verdicts is not None:
+            return self.verdicts.certainty(rule, argv)
+        return _certainty(self.ruleset, rule, argv)
 
     def _search(self, rule: Rule, model: Mapping[Term, object]) -> dict[Term, object] | None:
         """The solver sees `tp_size * pp_size` or `device.startswith("cuda")` as free variables: try
@@ -314,7 +439,7 @@ class _Finder:
             if model is not None:
                 candidates.append(self._command(model))
         for argv in candidates:
-            if argv is None or argv == before or _certainty(self.ruleset, rule, argv) is not None:
+            if argv is None or argv == before or self._certainty(rule, argv) is not None:
                 continue
             if not self._errors(argv):
                 return argv  # clears the rule and sets off no other guard

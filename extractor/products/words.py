@@ -202,7 +202,7 @@ def split_condition(rule: Rule, siblings: Iterable[Rule] = ()) -> tuple[list[For
     `or`) keeps the own conjuncts all paths share and one "either ... or ..." for the rest.
     """
     paths = rule.effective.args if isinstance(rule.effective, Or) else (rule.effective,)
-    region = _own_lines(rule)
+    region = own_lines(rule)
     earlier: set[Formula] = set()  # "that earlier guard did not fire", in negation normal form
     for other in siblings:
         if other.id != rule.id and other.function == rule.function and other.location.file == rule.location.file \
@@ -228,7 +228,8 @@ def split_condition(rule: Rule, siblings: Iterable[Rule] = ()) -> tuple[list[For
     return own, common + ([either] if either.args else [])
 
 
-def _own_lines(rule: Rule) -> set[str]:
+def own_lines(rule: Rule) -> set[str]:
+    """The names on the lines of the rule's enclosing `if`s (or its assert): what it tests itself."""
     lines = rule.snippet.text.split("\n")
     chosen: list[str] = []
     for line_no in rule.enclosing:
@@ -317,14 +318,14 @@ def apply_way(argv: Sequence[str], way: Way, catalog, placeholders: bool = False
 
 def _without(argv: list[str], option: str, catalog) -> list[str]:
     """The command line with every occurrence of the flag `option` names (any alias, `--no-`) dropped."""
-    target, _ = catalog.resolve(option)
+    target = catalog.option(option)
     if target is None:
         return argv
     result: list[str] = []
     skipping = False
     for token in argv:
         if token.startswith("-"):
-            found, _ = catalog.resolve(token.split("=", 1)[0])
+            found = catalog.option(token.split("=", 1)[0])  # `-1`, a value, is no option: no hint wanted
             skipping = found is not None and found.flag.name == target.flag.name
             if skipping:
                 skipping = found.store and "=" not in token

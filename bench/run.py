@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from extractor.core.serialize import dumps  # noqa: E402
-from extractor.products.cache import extract_documents as cached_extraction  # noqa: E402
+from extractor.products.cached import extract_documents as cached_extraction  # noqa: E402
 from extractor.products.extraction import extract, fewer_collections  # noqa: E402
 from extractor.products.output import extract_documents, write_documents  # noqa: E402
 from extractor.sources.layout import find_layout  # noqa: E402

@@ -277,7 +277,8 @@ def test_release_history(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
 
 def test_the_cache_keeps_the_most_recently_used_files_within_its_limit(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    from extractor.products.cache import load_cached, prune_cache
+    from extractor.products.cache import prune_cache
+    from extractor.products.cached import load_cached
 
     for age, key in enumerate(["new", "mid", "old"]):  # 0.4 MiB per entry, older by a day each
         for name in (f"{key}.json", f"{key}.flags.json"):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from extractor.core.serialize import dumps
-from extractor.products.cache import extract_documents
+from extractor.products.cached import extract_documents
 from extractor.products.extraction import extract, fewer_collections
 from extractor.products.output import flags_document, rules_document
 from extractor.sources.trees import git_tree, path_tree, release_tree
@@ -68,7 +68,7 @@ def test_every_commit_extracts_the_same_with_the_walks_of_the_one_before(history
     repo, commits = history
     before = None
     for commit in commits:
-        cold = extract(git_tree(repo, commit))
+        cold = extract(git_tree(repo, commit), keep=True)
         assert cold.reused == (0, cold.reused[1]) and cold.reused[1] > 0
         if before is not None:
             warm = extract(git_tree(repo, commit), store=before.kept)
@@ -82,7 +82,7 @@ def test_every_commit_extracts_the_same_with_the_walks_of_the_one_before(history
 
 def test_the_change_each_commit_makes_is_in_its_rules(history) -> None:
     repo, commits = history
-    kept = extract(git_tree(repo, commits[0])).kept
+    kept = extract(git_tree(repo, commits[0]), keep=True).kept
     messages = []
     for commit in commits[1:]:
         ex = extract(git_tree(repo, commit), store=kept)
@@ -131,7 +131,7 @@ def test_a_real_release_changed_in_one_place_extracts_the_same_with_its_walks(ve
         target = tmp_path / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(release.read_bytes(name))
-    kept = extract(path_tree(tmp_path)).kept
+    kept = extract(path_tree(tmp_path), keep=True).kept
     target = tmp_path / path
     text = target.read_text(encoding="utf-8")
     assert old in text

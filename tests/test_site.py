@@ -20,7 +20,8 @@ from extractor.cli import main
 from extractor.commands import site as site_command
 from extractor.core.errors import InvalidDocument
 from extractor.core.serialize import dumps
-from extractor.products.cache import extraction_cache, load_cached
+from extractor.products.cache import extraction_cache
+from extractor.products.cached import load_cached
 from extractor.products.history import release_specs, run_history
 from extractor.products.output import load_schema, validate
 from extractor.products.site import history_site

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..core.model import Lit
@@ -61,10 +61,11 @@ class WalkStore(Protocol):
 
 @dataclass
 class MemoryStore:
-    """A store held in memory: what one extraction kept, for the next (`products.cache` writes it)."""
+    """A store held in memory: what one extraction kept, for the next (`products.kept_walks` writes it)."""
 
     walks: dict[EntryKey, Kept]
     facts: dict[str, FunctionFacts]
+    later: dict = field(default_factory=dict)  # what later stages keep (`products.witness`'s memo)
 
     def get(self, key: EntryKey) -> Kept | None:
         return self.walks.get(key)

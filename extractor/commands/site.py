@@ -30,7 +30,8 @@ def add_parser(commands) -> None:
 
 
 def cmd_site(args: argparse.Namespace) -> int:
-    from ..products.cache import extraction_cache, load_cached
+    from ..products.cache import extraction_cache
+    from ..products.cached import load_cached
     from ..products.history import run_history
     from ..products.pages import DEFAULT_SOURCE_URL
     from ..products.site import history_site, write_site

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..analysis.callgraph import Program
-from ..analysis.reuse import MemoryStore, StaleReuse, WalkStore
+from ..analysis.reuse import MemoryStore, StaleReuse
 from ..analysis.run import Run
 from ..analysis.catalog import build_catalog
 from ..analysis.modules import FunctionFacts, ModuleSummary, deep_recursion, summarize
@@ -116,19 +116,21 @@ def fewer_collections():
 
 
 def extract(tree: SourceTree, include: list[str] | None = None, keep_going: bool = False,
-            timings: dict[str, float] | None = None, store: WalkStore | None = None) -> Extraction:
+            timings: dict[str, float] | None = None, store: MemoryStore | None = None, keep: bool = False) -> Extraction:
     """Rules, flags and warnings of a source tree; `timings`, when given, gets seconds per stage.
 
-    With `store`, the walks of an earlier extraction are reused where every question they asked
-    gets the same answer (`analysis.reuse`): the same result, faster. A reused walk that must be
-    made again and comes out different (rare) makes the extraction start over without the store."""
+    With `store`, what an earlier extraction kept is reused where it still holds: its walks where
+    every question they asked gets the same answer (`analysis.reuse`), its witnesses where their
+    inputs are the same (`products.witness`): the same result, faster. A reused walk that must be made
+    again and comes out different (not seen on real sources) makes the extraction start over without
+    the store. With `store` or `keep`, `Extraction.kept` holds what the next extraction can reuse."""
     with fewer_collections():
         if store is not None:
             try:
-                return _extract(tree, include, keep_going, _Stages(timings), store)
+                return _extract(tree, include, keep_going, _Stages(timings), store, True)
             except StaleReuse:
                 pass
-        return _extract(tree, include, keep_going, _Stages(timings), None)
+        return _extract(tree, include, keep_going, _Stages(timings), None, keep)
 
 
 class _Stages:
@@ -146,7 +148,7 @@ class _Stages:
 
 
 def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stages: _Stages,
-             store: WalkStore | None) -> Extraction:
+             store: MemoryStore | None, keep: bool) -> Extraction:
     layout = find_layout(tree.paths(), include)
     modules, files, problems = read_modules(tree, layout.files, keep_going, store.facts if store is not None else None)
     stages.done("parse")
@@ -161,7 +163,8 @@ def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stag
         files.extend(_file_info(tree, path) for path in sorted({module.path for module, _ in followed}))
     notices = program.notices(rules, flags)
     stages.done("walk")
-    rules = attach_witnesses(rules, flags, tree, resolution)  # example command lines, verified like `check`
+    memo = dict(store.later.get("witnesses", {})) if store is not None else {} if keep else None
+    rules = attach_witnesses(rules, flags, tree, resolution, memo)  # example command lines, verified like `check`
     stages.done("witnesses")
     related = relations(rules)
     rules = with_related(rules, related)
@@ -177,6 +180,6 @@ def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stag
         entry_points=tuple(program.entry_points),
         relations=related,
         resolution=resolution,
-        kept=MemoryStore(program.kept(), program.facts()),
+        kept=MemoryStore(program.kept(), program.facts(), {"witnesses": memo}) if memo is not None else None,
         reused=program.reuse_counts(),
     )

@@ -31,8 +31,8 @@ from ..core.errors import LayoutError, ParseError, SourceError
 from ..core.serialize import SCHEMA_VERSION, dumps
 from ..sources.layout import ARG_GROUPS, SERVER_ARGS, find_layout
 from ..sources.trees import cached_releases, git_log, git_tree, release_versions
-from .cache import (cache_paths, code_fingerprint, extract_documents, extraction_cache, found_key, load_cached,
-                    prune_cache, read_pickled, write_pickled)
+from .cache import code_fingerprint, extraction_cache, prune_cache, read_pickled, write_pickled
+from .cached import cache_paths, extract_documents, found_key, load_cached
 from .diff import counts, find_changes, known_memo, memo_path
 from .sides import Snapshot, Spec, open_spec, snapshot_path
 

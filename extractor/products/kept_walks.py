@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from ..analysis.reuse import MemoryStore
 from ..sources.layout import find_layout
 from ..sources.trees import SourceTree
-from .cache import cache_key, code_fingerprint, compact_path, extraction_cache, read_pickled, write_pickled
+from .cache import code_fingerprint, compact_path, extraction_cache, read_pickled, write_pickled
 
 if TYPE_CHECKING:  # libcst-backed, imported when an extraction runs
     from .extraction import Extraction
@@ -37,15 +37,16 @@ def extract_reusing(tree: SourceTree, include: list[str] | None = None, keep_goi
 
     layout = find_layout(tree.paths(), include)
     files = {path: hashlib.sha256(tree.read_bytes(path)).hexdigest() for path in layout.files}
-    ex = extract(tree, include=include, keep_going=keep_going, timings=timings, store=nearest_store(files, folder))
+    ex = extract(tree, include=include, keep_going=keep_going, timings=timings, store=nearest_store(files, folder),
+                 keep=True)
     if ex.kept is not None:
-        keep_walks(tree, files, cache_key(tree, include, keep_going), ex.kept, folder)
+        keep_walks(tree, files, json.dumps([sorted(files.items()), sorted(include or []), keep_going]), ex.kept, folder)
     return ex
 
 
 def walk_code() -> str:
-    """The code that makes walks: a bundle made by other code is never read."""
-    return code_fingerprint("analysis.callgraph", "analysis.run")
+    """The code that makes what a bundle keeps (walks, witnesses): a bundle made by other code is never read."""
+    return code_fingerprint("products.extraction")
 
 
 def nearest_store(files: dict[str, str], folder: Path | None = None) -> MemoryStore | None:

@@ -33,7 +33,10 @@ from .graph import figures, graph_data
 if TYPE_CHECKING:  # libcst-backed; `diff` and `history` write and validate documents without it
     from .extraction import Extraction
 
-SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
+# The repository's `schemas/` in a checkout (an editable install too); in an installed package, the
+# same files as the folder `extractor/_schemas` (pyproject.toml maps it).
+_PACKAGE = Path(__file__).resolve().parents[1]
+SCHEMA_DIR = next((d for d in (_PACKAGE.parent / "schemas", _PACKAGE / "_schemas") if d.is_dir()), _PACKAGE.parent / "schemas")
 GENERATOR = {"name": "sglang-constraints", "version": __version__}
 
 

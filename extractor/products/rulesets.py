@@ -75,7 +75,7 @@ def ruleset_of(ex, tree=None) -> RuleSet:
 def release_rules(version: str, index_url: str | None = None) -> RuleSet:
     """The rule set of a release, through the extraction cache (`cache.extract_documents`)."""
     from ..sources.trees import release_tree
-    from .cache import cached_documents, cached_key
+    from .cached import cached_documents, cached_key
 
     tree = release_tree(version, index_url=index_url)
     key = cached_key(tree)  # the documents are not read when their index is there
@@ -88,7 +88,7 @@ def release_rules(version: str, index_url: str | None = None) -> RuleSet:
 
 
 def _release_ruleset(tree) -> RuleSet:
-    from .cache import extract_documents
+    from .cached import extract_documents
 
     rules, flags, _ = extract_documents(tree)
     return ruleset_from_documents(rules, flags, env_defaults(tree))

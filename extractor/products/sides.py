@@ -17,7 +17,8 @@ from ..core.errors import DocumentError, SourceError
 from ..core.model import Flag, Rule
 from ..core.serialize import read_rule_documents, records_of
 from ..sources.trees import SourceTree, git_tree, path_tree, release_tree
-from .cache import code_fingerprint, compact_path, documents_key, extract_documents, read_pickled, write_pickled
+from .cache import code_fingerprint, compact_path, read_pickled, write_pickled
+from .cached import documents_key, extract_documents
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TypeVar
 
-from ..core.formula import parse_pinned, terms
+from ..core.formula import parse_pinned
 from ..core.model import And, Atom, Formula, Not, Or, Rule, Term, TermKind, Write
 from ..logic.expressions import UNKNOWN
 from ..logic.launch import CommandLine

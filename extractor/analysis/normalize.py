@@ -9,6 +9,7 @@ import io
 import re
 import tokenize
 from collections.abc import Callable
+from functools import lru_cache
 
 import libcst as cst
 
@@ -349,6 +350,7 @@ def opaque(node: cst.BaseExpression, scope: Scope, env: Env) -> Term:
 # --- terms -------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=65536)
 def classify(text: str, fields: tuple[str, ...]) -> Term:
     """An opaque piece of source, told apart as env, platform or model when it looks like one."""
     for pattern in _ENV_PATTERNS:

@@ -474,8 +474,11 @@ class Program:
         """The answer a question gets now, in the form `_asked` keeps."""
         kind, *args = question
         if kind == "module":
-            with self._loading(args[1]):
+            previous, self._may_load = self._may_load, args[1]
+            try:
                 found = self._module(args[0])
+            finally:
+                self._may_load = previous
             return found.skeleton if found is not None else None
         if kind == "function":
             dotted, qualname = args[0].split(":", 1)
@@ -532,8 +535,11 @@ class Program:
         if self._script is not None:
             kept = self._script.next(question)
             return revive(kept) if revive is not None else kept  # type: ignore[return-value]
-        with self._not_asked():
+        self._recording.append(None)  # what `compute` asks is its own (a `with` costs more, asked this often)
+        try:
             found = compute()
+        finally:
+            self._recording.pop()
         self._asked(question, answer_of(found))
         return found
 

@@ -133,6 +133,8 @@ class FunctionInfo:
     returns_value: bool = False  # has a `return <value>` (and no `yield`): a helper read by what it returns
     defaulted: tuple[str, ...] = ()  # parameters with a default value
     imports: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)  # its own imports
+    # The decorator that puts it in a registry (`@register_for("A", "B")`) and the strings it is given.
+    registry: tuple[str, tuple[str, ...]] | None = None
 
     @property
     def node(self) -> cst.FunctionDef:

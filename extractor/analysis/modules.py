@@ -25,7 +25,8 @@ from .guards import FunctionInfo, function_aliases, import_bindings as cst_impor
 from .lines import iter_statements
 from .lines import Span, ast_blocks, child_blocks, statement_lines, statement_pairs
 from .pyast import dotted, import_bindings, literal, segment, source_lines
-from .scope import code
+from .scope import code, dotted_name
+from .scope import literal as cst_literal
 
 _ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
 AstFunction = ast.FunctionDef | ast.AsyncFunctionDef
@@ -360,6 +361,7 @@ class FunctionFacts:
     defaulted: tuple[str, ...]  # parameters with a default value
     imports: tuple[tuple[str, str], ...]  # names its own import statements bind, to dotted targets
     returns_value: bool  # has a `return <value>` and no `yield`
+    registry: tuple[str, tuple[str, ...]] | None  # its registering decorator, and the strings it is given
 
 
 def _facts(summary: ModuleSummary, node: cst.FunctionDef, class_name: str | None, line: int) -> FunctionFacts:
@@ -378,7 +380,25 @@ def _facts(summary: ModuleSummary, node: cst.FunctionDef, class_name: str | None
     returns_value = bool(_RETURNS_VALUE.search(text)) and not _YIELDS.search(text)
     return FunctionFacts(body_line, params, aliases, _declares(node, aliases),
                          tuple(p.name.value for p in every if p.default is not None), tuple(imports.items()),
-                         returns_value)
+                         returns_value, _registering(node))
+
+
+def _registering(node: cst.FunctionDef) -> tuple[str, tuple[str, ...]] | None:
+    """The first decorator whose name says "register", and the string literals it is called with."""
+    for decorator in node.decorators:
+        expr = decorator.decorator
+        func = expr.func if isinstance(expr, cst.Call) else expr
+        name = dotted_name(func) or ""
+        if "register" not in name.rsplit(".", 1)[-1]:
+            continue
+        names = []
+        if isinstance(expr, cst.Call):
+            for arg in expr.args:
+                lit = cst_literal(arg.value)
+                if lit is not None and isinstance(lit.value, str):
+                    names.append(lit.value)
+        return name, tuple(names)
+    return None
 
 
 def _function_info(summary: ModuleSummary, key: str, place: _Place, facts: FunctionFacts,
@@ -386,7 +406,7 @@ def _function_info(summary: ModuleSummary, key: str, place: _Place, facts: Funct
     return FunctionInfo(
         f"{summary.dotted}:{key}", place.qualname, place.node.name, place.class_name, summary.path, summary.dotted,
         place.line, place.last, facts.body_line, facts.params, facts.aliases, node, facts.declares, facts.returns_value,
-        facts.defaulted, dict(facts.imports),
+        facts.defaulted, dict(facts.imports), facts.registry,
     )
 
 

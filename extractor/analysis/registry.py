@@ -14,7 +14,7 @@ import libcst as cst
 
 from ..core.formula import atoms, conj, disj, neg
 from ..core.model import TRUE, And, Atom, Formula, Lit, Not, Or, Term, TermKind
-from .scope import dotted_name, literal
+from .scope import dotted_name
 
 if TYPE_CHECKING:
     from .guards import CallEvent, FunctionInfo, FunctionSummary
@@ -162,23 +162,13 @@ class Registries:
 
 def registry_of(fn: FunctionInfo) -> tuple[str, Formula] | None:
     """The registering decorator of a function and the condition it runs under, if any."""
-    for decorator in fn.node.decorators:
-        expr = decorator.decorator
-        func = expr.func if isinstance(expr, cst.Call) else expr
-        name = dotted_name(func) or ""
-        if "register" not in name.rsplit(".", 1)[-1]:
-            continue
-        names = []
-        if isinstance(expr, cst.Call):
-            for arg in expr.args:
-                lit = literal(arg.value)
-                if lit is not None and isinstance(lit.value, str):
-                    names.append(lit.value)
-        if not names:
-            return name, TRUE
-        term = Term(TermKind.MODEL, "model_architecture", "model_architecture")
-        return name, Atom(term, "in", Lit(tuple(names)))
-    return None
+    if fn.registry is None:
+        return None
+    name, names = fn.registry
+    if not names:
+        return name, TRUE
+    term = Term(TermKind.MODEL, "model_architecture", "model_architecture")
+    return name, Atom(term, "in", Lit(names))
 
 
 _LOOP_ITEM = re.compile(r"^\(?[A-Za-z_]\w*(?:, [A-Za-z_]\w*)*\)? in ")

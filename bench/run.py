@@ -26,12 +26,10 @@ import libcst
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from extractor.core.serialize import dumps  # noqa: E402
-from extractor.products.cached import extract_documents as cached_extraction  # noqa: E402
 from extractor.products.extraction import extract, fewer_collections  # noqa: E402
 from extractor.products.output import extract_documents, write_documents  # noqa: E402
 from extractor.sources.layout import find_layout  # noqa: E402
-from extractor.sources.trees import SourceTree, git_tree, path_tree, release_tree  # noqa: E402
+from extractor.sources.trees import SourceTree, path_tree, release_tree  # noqa: E402
 
 RELEASES = ("0.5.18", "0.5.23")
 HISTORY_RANGE = "0.5.10..0.5.23"
@@ -189,19 +187,41 @@ def cpu_time(fn) -> tuple[float, object]:
     return time.process_time() - start, result
 
 
+# One extraction into a cache folder, as `diff --git` or `history` makes it, in a process of its own;
+# prints the key its documents are cached under.
+_EXTRACT_ONCE = (
+    "import sys; from pathlib import Path; "
+    "from extractor.products.cached import extract_documents; from extractor.sources.trees import git_tree; "
+    "print(extract_documents(git_tree(sys.argv[1], sys.argv[2]), folder=Path(sys.argv[3]), prune=False)[2])"
+)
+
+
+def extract_in_process(repo: Path, commit: str, folder: Path) -> tuple[float, bytes]:
+    """CPU seconds of one extraction in a fresh process (what a command costs: its imports included, no
+    warm in-process caches), and the bytes of the rules and flags documents it cached."""
+    env = {**os.environ}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its bytecode cache
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run([sys.executable, "-c", _EXTRACT_ONCE, str(repo), commit, str(folder)],
+                          check=True, capture_output=True, text=True, cwd=ROOT, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    key = done.stdout.strip()
+    documents = (folder / f"{key}.json").read_bytes() + (folder / f"{key}.flags.json").read_bytes()
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, documents
+
+
 def measure_git_history(repo: Path, cache: Path) -> list[dict]:
     """Per commit: extraction (the rules and flags documents, as `diff --git` makes them) from an empty
-    cache, and from the cache holding the commits before it; CPU seconds, outputs compared byte for byte."""
+    cache, and from the cache holding the commits before it (kept walks, run and witnesses reused);
+    CPU seconds of each in a process of its own, outputs compared byte for byte."""
     commits = history_repo(repo)
     rows = []
     for what, commit in commits:
-        tree = git_tree(repo, commit)
         with tempfile.TemporaryDirectory() as empty:
-            cold_s, cold = cpu_time(lambda: cached_extraction(tree, folder=Path(empty), prune=False))
-        warm_s, warm = cpu_time(lambda: cached_extraction(tree, folder=cache, prune=False))
-        same = all(dumps(a) == dumps(b) for a, b in zip(cold[:2], warm[:2]))
+            cold_s, cold = extract_in_process(repo, commit, Path(empty))
+        warm_s, warm = extract_in_process(repo, commit, cache)
         rows.append({"commit": what, "cold_cpu_s": round(cold_s, 2), "incremental_cpu_s": round(warm_s, 2),
-                     "incremental_over_cold": round(warm_s / cold_s, 3), "identical": same})
+                     "incremental_over_cold": round(warm_s / cold_s, 3), "identical": cold == warm})
     return rows
 
 

@@ -319,13 +319,23 @@ class Program:
         memo = callee.memo_key
         self._env_sources.setdefault(memo, env)
         if memo not in self._walks:
-            info = self._loaded_function(callee.key)
+            info = self.loaded_function(callee.key)
             assert info is not None, callee.key
             if not _binds(callee.context):  # no argument of the caller's: nothing to read from its walk
                 env = self._env_sources[memo] = lambda: _with_defaults(info, {}, callee.aliases)
             if self._reuse(info, callee.context, callee.aliases) is None:
                 self._walk_now(info, env(), callee.context, callee.aliases)
         return self._enter(memo)
+
+    def bare_env(self, callee: Callee) -> Env:
+        """The arguments of a walk entered with none bound: the parameters' defaults."""
+        info = self.loaded_function(callee.key)
+        assert info is not None, callee.key
+        return _with_defaults(info, {}, callee.aliases)  # type: ignore[return-value]
+
+    def callee_env_of(self, memo: tuple, call: int, callee: int) -> Env:
+        """The bound arguments of the `callee`-th function the `call`-th call of the entered walk `memo` leads to."""
+        return self.callee_env(self._entered[memo], call, callee)
 
     def callee_env(self, walk: Walk, call: int, callee: int) -> Env:
         """The bound arguments of the `callee`-th function the `call`-th call of an entered walk leads to."""
@@ -374,7 +384,7 @@ class Program:
         the program has loaded since, and nothing loaded or remembered by making it again."""
         found = self._summaries.get(memo)
         if found is None:
-            info = self._loaded_function(memo[0])
+            info = self.loaded_function(memo[0])
             if info is None:
                 raise StaleReuse(f"{memo[0]}: not loaded")
             if env is None:
@@ -487,7 +497,7 @@ class Program:
         if kind == "summary":
             memo = (args[0], args[1], frozenset(args[2]))
             if memo not in self._kept:
-                info = self._loaded_function(args[0])
+                info = self.loaded_function(args[0])
                 if info is None or self._reuse(info, memo[1], memo[2]) is None:
                     return None  # it would have to be walked, with arguments only its caller's walk binds
             return self._kept[memo].signature
@@ -499,7 +509,7 @@ class Program:
             return canonical(_registered_answer(self.registered()))
         if kind == "inlining":
             return len(self._inlining) >= MAX_INLINE if args[0] == "full" else args[1] in self._inlining
-        info = self._loaded_function(args[0])
+        info = self.loaded_function(args[0])
         if info is None:
             return None
         if kind == "enum":
@@ -550,7 +560,7 @@ class Program:
         return found
 
     def _function_of(self, key: str) -> FunctionInfo:
-        found = self._loaded_function(key)
+        found = self.loaded_function(key)
         if found is None:
             raise StaleReuse(f"{key}: no such function now")
         return found
@@ -736,7 +746,7 @@ class Program:
             return "module", target
         return None
 
-    def _loaded_function(self, key: str) -> FunctionInfo | None:
+    def loaded_function(self, key: str) -> FunctionInfo | None:
         """A function of a module already loaded, by key; no question asked, nothing loaded."""
         dotted, qualname = key.split(":", 1)
         module = self.modules.get(dotted)

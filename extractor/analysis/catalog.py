@@ -199,7 +199,24 @@ def _is_deprecated(action: str | None, help_text: str | None, options: Iterable[
         return False
     if _DEPRECATED_HELP.match(help_text):
         return True
-    return any(re.search(re.escape(o) + r"\s+is\s+(?:now\s+)?deprecated\b", help_text, re.IGNORECASE) for o in options)
+    return any(_says_deprecated(o, help_text) for o in options)
+
+
+_DEPRECATED_AFTER = re.compile(r"\s+is\s+(?:now\s+)?deprecated\b", re.IGNORECASE)
+
+
+def _says_deprecated(option: str, help_text: str) -> bool:
+    """Does the help say "OPTION is (now) deprecated", in any case? (A pattern per option would be
+    compiled anew for each of hundreds of options in every process.)"""
+    lowered, wanted = help_text.lower(), option.lower()
+    if len(lowered) != len(help_text) or len(wanted) != len(option):  # case folding moved characters
+        return bool(re.search(re.escape(option) + _DEPRECATED_AFTER.pattern, help_text, re.IGNORECASE))
+    start = lowered.find(wanted)
+    while start >= 0:
+        if _DEPRECATED_AFTER.match(help_text, start + len(option)):
+            return True
+        start = lowered.find(wanted, start + 1)
+    return False
 
 
 def _annotated_field(index: Index, module: ModuleSummary, name: str, annotation: ast.Subscript,

@@ -135,6 +135,7 @@ class FunctionInfo:
     imports: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)  # its own imports
     # The decorator that puts it in a registry (`@register_for("A", "B")`) and the strings it is given.
     registry: tuple[str, tuple[str, ...]] | None = None
+    decorators: tuple[str, ...] = ()  # what each decorator calls or is, as a dotted name ("" for anything else)
 
     @property
     def node(self) -> cst.FunctionDef:

@@ -362,6 +362,7 @@ class FunctionFacts:
     imports: tuple[tuple[str, str], ...]  # names its own import statements bind, to dotted targets
     returns_value: bool  # has a `return <value>` and no `yield`
     registry: tuple[str, tuple[str, ...]] | None  # its registering decorator, and the strings it is given
+    decorators: tuple[str, ...]  # what each decorator calls or is, as a dotted name ("" for anything else)
 
 
 def _facts(summary: ModuleSummary, node: cst.FunctionDef, class_name: str | None, line: int) -> FunctionFacts:
@@ -380,7 +381,9 @@ def _facts(summary: ModuleSummary, node: cst.FunctionDef, class_name: str | None
     returns_value = bool(_RETURNS_VALUE.search(text)) and not _YIELDS.search(text)
     return FunctionFacts(body_line, params, aliases, _declares(node, aliases),
                          tuple(p.name.value for p in every if p.default is not None), tuple(imports.items()),
-                         returns_value, _registering(node))
+                         returns_value, _registering(node),
+                         tuple(dotted_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or ""
+                               for d in node.decorators))
 
 
 def _registering(node: cst.FunctionDef) -> tuple[str, tuple[str, ...]] | None:
@@ -406,7 +409,7 @@ def _function_info(summary: ModuleSummary, key: str, place: _Place, facts: Funct
     return FunctionInfo(
         f"{summary.dotted}:{key}", place.qualname, place.node.name, place.class_name, summary.path, summary.dotted,
         place.line, place.last, facts.body_line, facts.params, facts.aliases, node, facts.declares, facts.returns_value,
-        facts.defaulted, dict(facts.imports), facts.registry,
+        facts.defaulted, dict(facts.imports), facts.registry, facts.decorators,
     )
 
 

@@ -94,7 +94,7 @@ class Registries:
         for fn in self.program.registered():
             name, condition = registry_of(fn)  # type: ignore[misc]
             candidates = [site for site in sites if site.runs(fn)]
-            containers = self._containers_of(fn)
+            containers = self.containers_of(fn)
             candidates = [site for site in candidates if site.loops_over(containers)] or candidates
             for site in candidates:
                 runs_here = self.run_at.setdefault(site.site, [])
@@ -106,26 +106,26 @@ class Registries:
     def runs_in_loop(self, fn: FunctionInfo, condition: Formula) -> bool:
         """May a call of a variable reached under `condition` run `fn`? Not when the loops around it
         (its callers' too) go over another decorator's registry only."""
-        containers = self._containers_of(fn)
-        others = self._every_container() - containers
+        containers = self.containers_of(fn)
+        others = self.every_container() - containers
         site = DynamicCall(condition, (), ())
         if site.loops_over(containers):
             return True
         return not (others and site.loops_over(others))
 
-    def _containers_of(self, fn: FunctionInfo) -> frozenset[str]:
+    def containers_of(self, fn: FunctionInfo) -> frozenset[str]:
         found = self._containers.get(fn.key)
         if found is None:
             found = self._containers[fn.key] = self._registry_containers(fn)
         return found
 
-    def _every_container(self) -> frozenset[str]:
+    def every_container(self) -> frozenset[str]:
         """Every module-level container a registering function fills (`_BY_PREDICATE.append(...)` in
         `register_predicate`), whether or not a read function is registered into it."""
         if self._all_containers is None:
             found: set[str] = set()
             for fn in self.program.registered():
-                found |= self._containers_of(fn)
+                found |= self.containers_of(fn)
             for dotted in self.program.read:
                 for fn in self.program.modules[dotted].functions.values():
                     if "register" in fn.name:
@@ -136,9 +136,9 @@ class Registries:
     def _registry_containers(self, fn: FunctionInfo) -> frozenset[str]:
         """Module-level names the registering decorators of `fn` add it to, through other registrars too."""
         found: set[str] = set()
-        for decorator in fn.node.decorators:
-            expr = decorator.decorator
-            self._filled_by(fn, expr.func if isinstance(expr, cst.Call) else expr, found, 0)
+        for name in fn.decorators:  # each decorator's callee, by its dotted name (others resolve to nothing)
+            if name:
+                self._filled_by(fn, cst.parse_expression(name), found, 0)
         return frozenset(found)
 
     def _filled_by(self, info: FunctionInfo, func: cst.BaseExpression, found: set[str], depth: int) -> None:

@@ -95,36 +95,82 @@ class Run:
         self.counter = 0
         self.written = 0  # writes in the store so far
         self.registries = Registries(program)
+        # What the run asks of the program, in order, for the next extraction (`KeptRun`).
+        self.steps: list[tuple] = []
+        self.kept: KeptRun | None = None
+        self.triggers: dict[tuple[RuleKey, str], Formula] = {}  # each rule's, by its key and function
         self._compared: dict[tuple, Formula] = {}
         self._sizes: dict[Formula, int] = {}
 
     # --- the walk in execution order -------------------------------------------------------
 
-    def execute(self) -> Run:
+    def execute(self, kept: KeptRun | None = None) -> Run:
+        """Run the launch; or, given the run an earlier extraction kept, take what it found when it
+        would ask the same of the program and enter the same walks (`KeptRun`)."""
+        if kept is not None and self._replayed(kept):
+            self.store, self.occurrences, self.entered = kept.store, kept.occurrences, kept.entered
+            self.overflow, self.counter, self.written = set(kept.overflow), kept.counter, kept.written
+            self.triggers, self.kept = kept.triggers, kept
+            return self
         program = self.program
         registries = self.registries
         registries.registry_sites()  # where registered functions run (the calls of variables over registries)
+        self.steps.append(("sites", _sites(registries)))
         for entry in program.entry_points:
-            self._enter(*program.callee(entry, {}), TRUE, (label(entry),))
+            self._enter(program.callee(entry, {})[0], _BARE, TRUE, (label(entry),))
         # Registered functions no loop was found to call, or whose loop the run did not reach: they run
         # for their architectures, somewhere; last.
         unsited = [(fn, condition, name) for fn, condition, name in registries.unsited]
         unsited += [(fn, registry_condition(fn), registry_name(fn)) for sites in registries.run_at.values() for fn in sites]
         for fn, condition, name in unsited:
             if fn.key not in self.entered:
-                self._enter(*program.callee(fn, {}), condition, (f"<registry {name}>", label(fn)))
+                self._enter(program.callee(fn, {})[0], _BARE, condition, (f"<registry {name}>", label(fn)))
+        self.kept = KeptRun(tuple(self.steps), self.store, self.occurrences, self.entered, frozenset(self.overflow),
+                            self.counter, self.written, self.triggers)
         return self
+
+    def _replayed(self, kept: KeptRun) -> bool:
+        """Ask what a kept run asked, in its order: the registries, and each walk it entered, bound as
+        it bound them. If every answer is the same (each walk the same to the run), so is the run: it
+        composes the same events over the same store. Asking changes the program as the run would."""
+        registries = self.registries
+        registries.registry_sites()
+        for step in kept.steps:
+            kind = step[0]
+            if kind == "sites":
+                if _sites(registries) != step[1]:
+                    return False
+            elif kind == "walk":
+                _, callee, env, entered = step
+                walk = self.program.walk_at(callee, self._env(callee, env))
+                if walk is not entered and _run_view(walk) != _run_view(entered):
+                    return False
+            else:  # "loop": the containers a registered function's loop is told apart by
+                _, key, containers, every, _ = step
+                fn = self.program.loaded_function(key)
+                if fn is None or registries.containers_of(fn) != containers or registries.every_container() != every:
+                    return False
+        return True
+
+    def _env(self, callee: Callee, env: tuple) -> EnvSource:
+        """How the walk of `callee` binds its arguments: none bound (`_BARE`), or as the `env[2]`-th
+        callee of call `env[1]` of the walk `env[0]` (a memo key) binds them."""
+        if env == _BARE:
+            return lambda: self.program.bare_env(callee)
+        memo, call, number = env
+        return lambda: self.program.callee_env_of(memo, call, number)
 
     def versions(self) -> dict[str, int]:
         return {name: len(writes) for name, writes in self.store.items()}
 
-    def _enter(self, callee: Callee, env: EnvSource, condition: Formula, path: tuple[str, ...]) -> None:
+    def _enter(self, callee: Callee, env: tuple, condition: Formula, path: tuple[str, ...]) -> None:
         count = self.entered.get(callee.key, 0)
         if count >= MAX_OCCURRENCES:
             self.overflow.add(callee.key)
             return
         self.entered[callee.key] = count + 1
-        walk = self.program.walk_at(callee, env)
+        walk = self.program.walk_at(callee, self._env(callee, env))
+        self.steps.append(("walk", callee, env, walk))
         instance = _Instance(self.versions(), {}, {})
         events = sorted(
             [(g.order, 0, g) for g in walk.guards]
@@ -166,14 +212,18 @@ class Run:
                     # A call of a variable over a registry: the registered functions it runs, in place.
                     site_condition = without_loop_items(reached)
                     for fn in self.registries.run_at.get((walk.key, call.line), ()):
-                        if label(fn) not in path and self.registries.runs_in_loop(fn, reached):
-                            self._enter(*self.program.callee(fn, {}), conj(site_condition, registry_condition(fn)),
-                                        path + (label(fn),))
+                        if label(fn) in path:
+                            continue
+                        runs = self.registries.runs_in_loop(fn, reached)
+                        self.steps.append(("loop", fn.key, self.registries.containers_of(fn),
+                                           self.registries.every_container(), runs))
+                        if runs:
+                            self._enter(self.program.callee(fn, {})[0], _BARE,
+                                        conj(site_condition, registry_condition(fn)), path + (label(fn),))
                 for number, callee in enumerate(call.callees):
                     if callee.label in path:
                         continue  # recursion: the cycle adds nothing a first pass did not
-                    env = _callee_env(self.program, walk, index, number)
-                    self._enter(callee, env, reached, path + (callee.label,))
+                    self._enter(callee, (walk.memo_key, index, number), reached, path + (callee.label,))
         if call.writes:
             instance.after[call.order] = self.versions()
 
@@ -332,11 +382,13 @@ class Run:
             if not found:
                 updated.append(replace(rule, trigger=rule.condition, reachable=False, call_path=(), order=None))
                 continue
-            trigger = disj(*(o.condition for o in found))
-            fn_key = key[0]
-            if fn_key in self.overflow:
-                name = f"{_NO_MORE}({rule.function!r})"
-                trigger = disj(trigger, Atom(Term(TermKind.OPAQUE, name, name)))
+            trigger = self.triggers.get((key, rule.function))
+            if trigger is None:  # kept with the run: composing them again costs as much as the run
+                trigger = disj(*(o.condition for o in found))
+                if key[0] in self.overflow:
+                    name = f"{_NO_MORE}({rule.function!r})"
+                    trigger = disj(trigger, Atom(Term(TermKind.OPAQUE, name, name)))
+                self.triggers[(key, rule.function)] = trigger
             first = min(found, key=lambda o: o.order)
             assigns = first.cases if rule.kind is RuleKind.ADJUSTMENT else ()
             updated.append(replace(rule, trigger=trigger, reachable=True, call_path=first.path,
@@ -344,8 +396,38 @@ class Run:
         return _affected_by(updated)
 
 
-def _callee_env(program: Program, walk: Walk, call: int, callee: int) -> EnvSource:
-    return lambda: program.callee_env(walk, call, callee)
+_BARE = ("bare",)  # a walk entered with no argument bound (an entry point, a registered function)
+
+
+@dataclass(frozen=True, slots=True)
+class KeptRun:
+    """A run as kept for the next extraction: what it asked of the program in order (the registries'
+    sites; each walk entered, how its arguments were bound, and the walk; each registry loop's
+    containers), and what it found."""
+
+    steps: tuple[tuple, ...]
+    store: dict[str, list[Assignment]]
+    occurrences: dict[RuleKey, list[Occurrence]]
+    entered: dict[str, int]
+    overflow: frozenset[str]
+    counter: int
+    written: int
+    triggers: dict[tuple[RuleKey, str], Formula]  # filled as `Run.apply` composes them
+
+
+def _sites(registries: Registries) -> tuple:
+    """Where the registered functions run, by key: what the run reads of the registries."""
+    return (tuple((site, tuple(fn.key for fn in fns)) for site, fns in registries.run_at.items()),
+            tuple((fn.key, condition, name) for fn, condition, name in registries.unsited))
+
+
+def _run_view(walk: Walk) -> tuple:
+    """What the run reads of a walk: not messages or written texts, which only the rule records show."""
+    return (walk.key,
+            tuple((g.order, g.line, g.condition) for g in walk.guards),
+            tuple((w.order, w.line, w.field, w.condition) for w in walk.writes),
+            walk.values,
+            tuple((c.order, c.line, c.condition, c.writes, c.callees, c.variable) for c in walk.calls))
 
 
 @dataclass(frozen=True, slots=True)

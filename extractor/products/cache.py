@@ -12,6 +12,7 @@ import copyreg
 import dataclasses
 import gc
 import hashlib
+import marshal
 import os
 import pickle
 import re
@@ -19,6 +20,7 @@ import sys
 import tempfile
 from functools import lru_cache
 from pathlib import Path
+from types import CodeType
 
 from ..sources.trees import cache_root
 
@@ -85,7 +87,8 @@ def prune_cache(folder: Path | None = None, limit_mb: float | None = None) -> in
             limit_mb = CACHE_LIMIT_MB
     entries = []
     # Compact forms (`*.pickle`: snapshots, verdicts, function walks) and check's indexes count too.
-    for path in [*folder.glob("*.json"), *folder.glob("*.pickle"), *folder.glob("index/*.pickle")]:
+    for path in [*folder.glob("*.json"), *folder.glob("*.pickle"), *folder.glob("index/*.pickle"),
+                 *folder.glob("code/*.marshal")]:
         try:
             stat = path.stat()
         except OSError:
@@ -107,6 +110,38 @@ def compact_path(kind: str, *parts: str, folder: Path | None = None) -> Path:
     folder, under a digest of the parts (extraction keys, code fingerprints)."""
     digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()
     return (folder or extraction_cache()) / f"{kind}-{digest}.pickle"
+
+
+def compiled_code(source: str, filename: str) -> CodeType:
+    """Python source compiled, the code object kept in the cache folder by the source's digest (a
+    schema validator is a quarter megabyte of generated code: compiling it costs more than reading it)."""
+    digest = hashlib.sha256(f"{sys.version}\n{filename}\n{source}".encode()).hexdigest()
+    path = extraction_cache() / "code" / f"{digest}.marshal"
+    try:
+        code = marshal.loads(path.read_bytes())
+        if isinstance(code, CodeType):
+            return code
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    code = compile(source, filename, "exec")
+    _write_bytes(path, marshal.dumps(code))
+    return code
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    """Write a file atomically, best effort (a read-only cache only costs the time to make it again)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        try:
+            with os.fdopen(fd, "wb") as stream:
+                stream.write(data)
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    except OSError:
+        pass
 
 
 def read_pickled(path: Path) -> object | None:

@@ -156,7 +156,7 @@ def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stag
     program = Program(tree, modules, store)
     with deep_recursion():
         read = list(_summaries(program, modules, keep_going, problems))
-        run = Run(program).execute()
+        run = Run(program).execute(store.later.get("run") if store is not None else None)
         followed = list(_followed(program, run))
         rules = run.apply(rules_of(read + followed))
         resolution = run.resolution(rules)
@@ -180,6 +180,6 @@ def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stag
         entry_points=tuple(program.entry_points),
         relations=related,
         resolution=resolution,
-        kept=MemoryStore(program.kept(), program.facts(), {"witnesses": memo}) if memo is not None else None,
+        kept=MemoryStore(program.kept(), program.facts(), {"witnesses": memo, "run": run.kept}) if memo is not None else None,
         reused=program.reuse_counts(),
     )

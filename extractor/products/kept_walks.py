@@ -10,6 +10,7 @@ so a bundle of an unrelated source costs time, never correctness.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -37,8 +38,14 @@ def extract_reusing(tree: SourceTree, include: list[str] | None = None, keep_goi
 
     layout = find_layout(tree.paths(), include)
     files = {path: hashlib.sha256(tree.read_bytes(path)).hexdigest() for path in layout.files}
-    ex = extract(tree, include=include, keep_going=keep_going, timings=timings, store=nearest_store(files, folder),
-                 keep=True)
+    store = nearest_store(files, folder)
+    # What is alive now (the code, the kept walks just read) lives as long as the extraction: left out
+    # of the collector's scans, which the extraction's millions of allocations set off again and again.
+    gc.freeze()
+    try:
+        ex = extract(tree, include=include, keep_going=keep_going, timings=timings, store=store, keep=True)
+    finally:
+        gc.unfreeze()
     if ex.kept is not None:
         keep_walks(tree, files, json.dumps([sorted(files.items()), sorted(include or []), keep_going]), ex.kept, folder)
     return ex

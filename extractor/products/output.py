@@ -27,6 +27,7 @@ from ..core.serialize import (
     rule_json,
     write_json,
 )
+from .cache import compiled_code
 from .exports import graph_documents
 from .graph import figures, graph_data
 
@@ -42,9 +43,17 @@ GENERATOR = {"name": "sglang-constraints", "version": __version__}
 
 @lru_cache(maxsize=None)
 def load_schema(name: str) -> dict:
-    schema = json.loads((SCHEMA_DIR / name).read_text(encoding="utf-8"))
+    """A schema of `schemas/`, checked against its metaschema."""
+    schema = _read_schema(name)
     jsonschema.validators.validator_for(schema).check_schema(schema)
     return schema
+
+
+@lru_cache(maxsize=None)
+def _read_schema(name: str) -> dict:
+    """A schema as the validators compile it: ours, checked by the tests (tests/test_schemas.py), not
+    against the metaschema in every process that writes a document (0.1 s each)."""
+    return json.loads((SCHEMA_DIR / name).read_text(encoding="utf-8"))
 
 
 @lru_cache(maxsize=None)
@@ -60,7 +69,7 @@ def validator(name: str, part: str = "document") -> Callable[[object], object]:
     It implements draft 7; our schemas (2020-12) use only keywords that mean the same in both, which
     tests/test_schemas.py checks, with jsonschema as the reference on valid and broken documents.
     """
-    schema = json.loads(json.dumps(load_schema(name)))
+    schema = json.loads(json.dumps(_read_schema(name)))
     defs = schema.get("$defs", {})
     if "formula" in defs:
         full = json.loads(json.dumps(defs["formula"]))
@@ -71,7 +80,10 @@ def validator(name: str, part: str = "document") -> Callable[[object], object]:
         schema = {"$defs": defs, "$ref": "#/$defs/formula_node"}
     schema.pop("$schema", None)  # compiled as draft 7: see above
     schema.pop("$id", None)  # local references only; nothing is fetched
-    return fastjsonschema.compile(schema, use_formats=False)
+    code = fastjsonschema.compile_to_code(schema, use_formats=False)
+    namespace: dict = {}
+    exec(compiled_code(code, "<validator>"), namespace)  # noqa: S102 - fastjsonschema's own code, as compile() runs it
+    return namespace["validate"]
 
 
 def _shallow_children(node: object) -> None:
@@ -89,7 +101,7 @@ def _shallow_children(node: object) -> None:
 def validate(document: dict, schema: str) -> None:
     """Raise InvalidDocument, naming the place, if the document does not follow the schema."""
     _check(validator(schema), document, schema)
-    if "formula" in load_schema(schema).get("$defs", {}):
+    if "formula" in _read_schema(schema).get("$defs", {}):
         node_validator = validator(schema, "formula_node")
         for node in _formula_nodes(document):
             _check(node_validator, node, schema)

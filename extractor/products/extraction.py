@@ -156,17 +156,19 @@ def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stag
     program = Program(tree, modules, store)
     with deep_recursion():
         read = list(_summaries(program, modules, keep_going, problems))
-        run = Run(program).execute(store.later.get("run") if store is not None else None)
+        # What the later stages kept last time (the run, witnesses, relations), and keep for next time.
+        later: dict | None = dict(store.later) if store is not None else {} if keep else None
+        run = Run(program).execute(later.get("run") if later is not None else None)
         followed = list(_followed(program, run))
         rules = run.apply(rules_of(read + followed))
         resolution = run.resolution(rules)
         files.extend(_file_info(tree, path) for path in sorted({module.path for module, _ in followed}))
     notices = program.notices(rules, flags)
     stages.done("walk")
-    memo = dict(store.later.get("witnesses", {})) if store is not None else {} if keep else None
+    memo = dict(later.get("witnesses", {})) if later is not None else None
     rules = attach_witnesses(rules, flags, tree, resolution, memo)  # example command lines, verified like `check`
     stages.done("witnesses")
-    related = relations(rules)
+    related = relations(rules, later)
     rules = with_related(rules, related)
     stages.done("related")
     return Extraction(
@@ -180,6 +182,7 @@ def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stag
         entry_points=tuple(program.entry_points),
         relations=related,
         resolution=resolution,
-        kept=MemoryStore(program.kept(), program.facts(), {"witnesses": memo, "run": run.kept}) if memo is not None else None,
+        kept=MemoryStore(program.kept(), program.facts(), {**later, "witnesses": memo, "run": run.kept})
+        if later is not None else None,
         reused=program.reuse_counts(),
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, MutableMapping, Sequence
 from dataclasses import dataclass, replace
 
 from ..core.formula import atoms, fields_read, neg, render
@@ -146,8 +146,54 @@ class _Pairs:
             kinds[kind] = weight
 
 
-def relations(rules: Sequence[Rule]) -> Relations:
-    """Every related pair of rules with the weight of each relation between them."""
+def relations(rules: Sequence[Rule], memo: MutableMapping | None = None) -> Relations:
+    """Every related pair of rules with the weight of each relation between them.
+
+    With `memo` (a dict an earlier call filled, kept by the caller), the weights are reused when every
+    rule reads the same to them as then: its kind, place, conditions, trigger, target and the rules
+    that adjust it, by position; not its id or message (a reworded message changes both). The
+    ranking, which breaks ties by id, is always made anew."""
+    if memo is None:
+        return _ranked(*_weights(rules))
+    position = {r.id: i for i, r in enumerate(rules)}
+    view = _relation_view(rules, position)
+    kept = memo.get("relations")
+    if kept is not None and kept[0] == view:
+        ids = [r.id for r in rules]
+        weights, shared, rarity, own, forbidden = kept[1]
+        return _ranked({_pair(ids[a], ids[b]): w for (a, b), w in weights.items()},
+                       {_pair(ids[a], ids[b]): f for (a, b), f in shared.items()},
+                       rarity, {ids[i]: parts for i, parts in own.items()}, {ids[i]: names for i, names in forbidden.items()})
+    found = _weights(rules)
+    weights, shared, rarity, own, forbidden = found
+    memo["relations"] = (view, ({(position[a], position[b]): w for (a, b), w in weights.items()},
+                                {(position[a], position[b]): f for (a, b), f in shared.items()},
+                                rarity, {position[i]: parts for i, parts in own.items()},
+                                {position[i]: names for i, names in forbidden.items()}))
+    return _ranked(*found)
+
+
+def _pair(a: str, b: str) -> tuple[str, str]:
+    return (a, b) if a < b else (b, a)
+
+
+def _relation_view(rules: Sequence[Rule], position: dict[str, int]) -> tuple:
+    """What the weights read of each rule, ids given as positions; and, among rules of one function on
+    one line, the order of their ids (it orders them where nothing else does)."""
+    same_line: dict[tuple[str, str, int], list[str]] = defaultdict(list)
+    for rule in rules:
+        same_line[(rule.location.file, rule.function, rule.location.line)].append(rule.id)
+    rank = {rule_id: index for members in same_line.values() for index, rule_id in enumerate(sorted(members))}
+    return tuple(
+        (r.kind, r.location.file, r.location.line, r.function, r.enclosing, r.condition, r.trigger, r.target,
+         tuple(position.get(a, a) for a in r.affected_by), rank[r.id])
+        for r in rules
+    )
+
+
+def _weights(rules: Sequence[Rule]) -> tuple[dict, dict, dict, dict, dict]:
+    """The weights of every related pair, the features shared-flags pairs share, each feature's
+    rarity, each rule's own tests and the flags it forbids together."""
     own = own_conditions(rules)
     pairs = _Pairs()
     _structural(rules, pairs)
@@ -161,20 +207,26 @@ def relations(rules: Sequence[Rule]) -> Relations:
             # A write to a field the rule only inherits (an earlier guard's negation) matters less.
             damping = 1.0 if targets.get(adjustment) in mine else INHERITED_WEIGHT
             pairs.add(adjustment, rule.id, "adjusts", KIND_WEIGHT["adjusts"] * damping)
+    return pairs.weights, shared, rarity, own, forbidden
+
+
+def _ranked(weights: dict[tuple[str, str], dict[str, float]], shared: dict[tuple[str, str], frozenset[object]],
+            rarity: dict[str, float], own: dict[str, tuple[Formula, ...]], forbidden: dict[str, tuple[str, ...]],
+            ) -> Relations:
+    """Each rule's top related rules, by score then id, and what the exports show of the pairs ranked."""
     scored: dict[str, list[tuple[float, str]]] = defaultdict(list)
-    for (a, b), weights in pairs.weights.items():
-        score = round(math.fsum(weights.values()), SCORE_DIGITS)
+    for (a, b), kinds in weights.items():
+        score = round(math.fsum(kinds.values()), SCORE_DIGITS)
         scored[a].append((-score, b))
         scored[b].append((-score, a))
     top = {}
     for rule_id, candidates in scored.items():
         ranked = heapq.nsmallest(MAX_RELATED, candidates)  # score descending, then id: deterministic
-        top[rule_id] = tuple((other, -score, _kind(pairs.weights[(rule_id, other) if rule_id < other else (other, rule_id)]))
-                             for score, other in ranked)
+        top[rule_id] = tuple((other, -score, _kind(weights[_pair(rule_id, other)])) for score, other in ranked)
     # Keep only the pairs some rule ranks: the Extraction holds this while the documents are built,
     # and tens of thousands of live dicts and sets make every garbage collection of that phase slower.
     drawn = {(a, b) if a < b else (b, a) for a, ranked in top.items() for b, _, _ in ranked}
-    kept = {pair: pairs.weights[pair] for pair in sorted(drawn)}
+    kept = {pair: weights[pair] for pair in sorted(drawn)}
     named = {pair: tuple(sorted((f for f in shared[pair] if isinstance(f, str)), key=lambda f: (-rarity[f], f))[:SHARED_SHOWN])
              for pair in sorted(drawn) if pair in shared}
     return Relations(kept, top, named, own, forbidden)

@@ -80,10 +80,7 @@ def validator(name: str, part: str = "document") -> Callable[[object], object]:
         schema = {"$defs": defs, "$ref": "#/$defs/formula_node"}
     schema.pop("$schema", None)  # compiled as draft 7: see above
     schema.pop("$id", None)  # local references only; nothing is fetched
-    code = fastjsonschema.compile_to_code(schema, use_formats=False)
-    namespace: dict = {}
-    exec(compiled_code(code, "<validator>"), namespace)  # noqa: S102 - fastjsonschema's own code, as compile() runs it
-    return namespace["validate"]
+    return _compiled(schema)
 
 
 def _shallow_children(node: object) -> None:
@@ -103,8 +100,43 @@ def validate(document: dict, schema: str) -> None:
     _check(validator(schema), document, schema)
     if "formula" in _read_schema(schema).get("$defs", {}):
         node_validator = validator(schema, "formula_node")
+        by_type = _node_validators(schema)
         for node in _formula_nodes(document):
-            _check(node_validator, node, schema)
+            check = by_type.get(node.get("type")) if isinstance(node, dict) else None  # type: ignore[arg-type]
+            _check(check or node_validator, node, schema)
+
+
+@lru_cache(maxsize=None)
+def _node_validators(name: str) -> dict[object, Callable[[object], object]]:
+    """Per node type, the validator of what the formula schema asks of that type (its `if type is ...
+    then ...` branch, children opaque): the same verdict as the whole node schema for a node of that
+    type, without fastjsonschema trying, and raising, every other branch's `if` (thousands of nodes).
+    Empty when the schema is not made of such branches: then the node schema checks each node."""
+    schema = json.loads(json.dumps(_read_schema(name)))
+    defs = schema.get("$defs", {})
+    branches = defs.get("formula", {}).get("allOf", [])
+    found: dict[object, Callable[[object], object]] = {}
+    for branch in branches:
+        test = branch.get("if", {}).get("properties", {}).get("type", {}) if isinstance(branch, dict) else {}
+        types = [test["const"]] if "const" in test else test.get("enum")
+        if set(branch) != {"if", "then"} or not isinstance(types, list) or set(test) - {"const", "enum"}:
+            return {}
+        then = json.loads(json.dumps(branch["then"]))
+        _shallow_children(then)
+        shallow_defs = json.loads(json.dumps(defs))
+        shallow_defs["formula"] = {"type": "object"}
+        check = _compiled({"$defs": shallow_defs, **then})
+        found.update((t, check) for t in types)
+    return found
+
+
+def _compiled(schema: dict) -> Callable[[object], object]:
+    schema.pop("$schema", None)  # compiled as draft 7: see `validator`
+    schema.pop("$id", None)
+    code = fastjsonschema.compile_to_code(schema, use_formats=False)
+    namespace: dict = {}
+    exec(compiled_code(code, "<validator>"), namespace)  # noqa: S102 - fastjsonschema's own code, as compile() runs it
+    return namespace["validate"]
 
 
 def _check(check: Callable[[object], object], value: object, schema: str) -> None:

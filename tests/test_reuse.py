@@ -83,11 +83,14 @@ def test_every_commit_extracts_the_same_with_the_walks_of_the_one_before(history
 def test_the_change_each_commit_makes_is_in_its_rules(history) -> None:
     repo, commits = history
     kept = extract(git_tree(repo, commits[0]), keep=True).kept
-    messages = []
+    messages, runs = [], []
     for commit in commits[1:]:
         ex = extract(git_tree(repo, commit), store=kept)
         kept = ex.kept
         messages.append({r.message for r in ex.rules})
+        runs.append(ex.run_reused)
+    # A reworded message leaves the run as it was; a changed condition, a guard added or lines moved do not.
+    assert runs[0] is True and runs[1] is False and runs[4] is False
     assert "UNO needs --uno-path." in messages[0] and "UNO requires --uno-path." not in messages[0]
     assert "Unknown speculative algorithm {name}." in messages[2]
     assert "At most 64." in messages[4]
@@ -119,13 +122,22 @@ def test_walks_kept_on_disk_are_reused_by_the_next_commit(history, tmp_path) -> 
     assert len(list((tmp_path / "warm").glob("walks-*.pickle"))) == len(commits) - 1
 
 
-@pytest.mark.parametrize("version, path, old, new", [
+@pytest.mark.parametrize("before, after", [("0.5.22", "0.5.23"), ("0.5.17", "0.5.18")])
+def test_consecutive_releases_extract_the_same_with_the_walks_of_the_one_before(before, after) -> None:
+    kept = extract(release_tree(before), keep=True).kept
+    warm = extract(release_tree(after), store=kept)
+    assert documents(warm) == documents(extract(release_tree(after)))
+    assert warm.reused[0] > 0
+
+
+@pytest.mark.parametrize("version, path, old, new, nearly_all", [
     # 0.5.23: the split layout; one message of one hook changed, as `make bench` does.
-    ("0.5.23", "sglang/srt/arg_groups/attention_hook.py", 'raise ValueError("', 'raise ValueError("Changed: '),
-    # 0.5.10: one file; a line inserted above every method moves all their line numbers.
-    ("0.5.10", "sglang/srt/server_args.py", "\nclass ServerArgs", "\n# moved\nclass ServerArgs"),
+    ("0.5.23", "sglang/srt/arg_groups/attention_hook.py", 'raise ValueError("', 'raise ValueError("Changed: ', True),
+    # 0.5.10: one file; a line inserted above every method moves all their line numbers (walked again).
+    ("0.5.10", "sglang/srt/server_args.py", "\nclass ServerArgs", "\n# moved\nclass ServerArgs", False),
 ])
-def test_a_real_release_changed_in_one_place_extracts_the_same_with_its_walks(version, path, old, new, tmp_path) -> None:
+def test_a_real_release_changed_in_one_place_extracts_the_same_with_its_walks(version, path, old, new, nearly_all,
+                                                                               tmp_path) -> None:
     release = release_tree(version)
     for name in release.paths():
         target = tmp_path / name
@@ -139,4 +151,6 @@ def test_a_real_release_changed_in_one_place_extracts_the_same_with_its_walks(ve
     cold = extract(path_tree(tmp_path))
     warm = extract(path_tree(tmp_path), store=kept)
     assert documents(warm) == documents(cold)
-    assert warm.reused[0] > 0
+    reused, walked = warm.reused
+    assert reused > 0 and (reused > 10 * walked if nearly_all else walked > 0)
+    assert warm.run_reused is nearly_all  # a message leaves the run as it was; moved lines do not

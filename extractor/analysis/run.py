@@ -99,6 +99,7 @@ class Run:
         self.steps: list[tuple] = []
         self.kept: KeptRun | None = None
         self.triggers: dict[tuple[RuleKey, str], Formula] = {}  # each rule's, by its key and function
+        self.reused = False  # taken from a kept run
         self._compared: dict[tuple, Formula] = {}
         self._sizes: dict[Formula, int] = {}
 
@@ -110,7 +111,7 @@ class Run:
         if kept is not None and self._replayed(kept):
             self.store, self.occurrences, self.entered = kept.store, kept.occurrences, kept.entered
             self.overflow, self.counter, self.written = set(kept.overflow), kept.counter, kept.written
-            self.triggers, self.kept = kept.triggers, kept
+            self.triggers, self.kept, self.reused = kept.triggers, kept, True
             return self
         program = self.program
         registries = self.registries

@@ -15,6 +15,8 @@ def add_parser(commands) -> None:
     add_source_arguments(parser)
     parser.add_argument("-o", "--output", default="out", help="output root; files go to OUTPUT/<label>/")
     parser.add_argument("--keep-going", action="store_true", help="skip files that fail to parse (exit 3)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="walk every function again: reuse nothing an earlier extraction kept, keep nothing")
     parser.set_defaults(func=cmd_extract)
 
 
@@ -33,6 +35,10 @@ def cmd_extract(args: argparse.Namespace) -> int:
         f"{counts['by_kind']['adjustment']} adjustment; {counts['reachable']} reachable), {counts['flags']} flags, "
         f"{counts['unresolved_fields']} unresolved fields -> {folder}"
     )
+    reused, walked = ex.reused
+    if reused:  # what the nearest cached extraction spared (see README "Performance")
+        print(f"{ex.info.label}: {reused} of {reused + walked} function walks reused from the cache"
+              f"{', and the run' if ex.run_reused else ''}")
     for problem in ex.problems:
         print(f"error: {problem.file}:{problem.line}:{problem.column}: {problem.message}", file=sys.stderr)
     return EXIT_PARTIAL if ex.problems else EXIT_OK

@@ -45,6 +45,7 @@ class Extraction:
     # What the next extraction of a similar source can reuse (`analysis.reuse`): walks and function facts.
     kept: MemoryStore | None = field(default=None, compare=False, repr=False)
     reused: tuple[int, int] = (0, 0)  # (walks reused from the store, walks made)
+    run_reused: bool = False  # the run was the one the store kept (no walk it entered read differently)
 
 
 def read_modules(tree: SourceTree, paths, keep_going: bool, known: Mapping[str, FunctionFacts] | None = None,
@@ -185,4 +186,5 @@ def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stag
         kept=MemoryStore(program.kept(), program.facts(), {**later, "witnesses": memo, "run": run.kept})
         if later is not None else None,
         reused=program.reuse_counts(),
+        run_reused=run.reused,
     )

@@ -240,12 +240,14 @@ class Functions(Mapping[str, FunctionInfo]):
         return info
 
     def digest(self, key: str) -> str:
-        """A digest of the function's text and where it starts (its walk reports line numbers)."""
+        """A digest of the function's text, where it starts (its walk reports line numbers) and where
+        it is: the same text means other aliases in a ServerArgs class, other imports in another package."""
         found = self._digests.get(key)
         if found is None:
             place = self._places[key]
             text = "\n".join(self._summary.lines[place.first - 1 : place.last])
-            found = self._digests[key] = hashlib.sha256(f"{place.first}\n{text}".encode()).hexdigest()[:32]
+            where = f"{self._summary.path}\n{key}\n{place.first}"
+            found = self._digests[key] = hashlib.sha256(f"{where}\n{text}".encode()).hexdigest()[:32]
         return found
 
     def _node_source(self, key: str) -> Callable[[], cst.FunctionDef]:

@@ -143,6 +143,8 @@ class Run:
                     return False
             elif kind == "walk":
                 _, callee, env, entered = step
+                if self.program.loaded_function(callee.key) is None:
+                    return False
                 walk = self.program.walk_at(callee, self._env(callee, env))
                 if walk is not entered and _run_view(walk) != _run_view(entered):
                     return False

@@ -154,3 +154,33 @@ def test_a_real_release_changed_in_one_place_extracts_the_same_with_its_walks(ve
     reused, walked = warm.reused
     assert reused > 0 and (reused > 10 * walked if nearly_all else walked > 0)
     assert warm.run_reused is nearly_all  # a message leaves the run as it was; moved lines do not
+
+
+def test_relations_kept_rank_the_same_under_other_ids(real_extraction) -> None:
+    """The kept pair weights are reused when only ids (and messages) changed; ties are broken by id,
+    so every rule's top list is ranked again, and must be what a fresh computation gives."""
+    import random
+    from dataclasses import replace
+
+    from extractor.products.relations import relations
+
+    rules = [replace(r, related=()) for r in real_extraction("0.5.18").rules]
+    memo: dict = {}
+    assert relations(rules, memo) == relations(rules)
+    # New ids in another order, but in the same order among rules of one function on one line (that
+    # order decides their own tests: the weights are made again when it changes).
+    shuffled = random.Random(7).sample([r.id for r in rules], len(rules))
+    renamed = {r.id: new for r, new in zip(rules, shuffled)}
+    lines: dict[tuple, list[str]] = {}
+    for r in rules:
+        lines.setdefault((r.location.file, r.function, r.location.line), []).append(r.id)
+    for members in lines.values():
+        renamed.update(zip(sorted(members), sorted(renamed[m] for m in members)))
+    other = [replace(r, id=renamed[r.id], affected_by=tuple(sorted(renamed.get(a, a) for a in r.affected_by)))
+             for r in rules]
+    kept = memo["relations"]
+    again = relations(other, memo)
+    assert memo["relations"] is kept  # reused, not made again
+    assert again == relations(other)
+    changed = [replace(r, condition=r.trigger) if r.kind.value == "raise" else r for r in rules]
+    assert relations(changed, memo) == relations(changed) and memo["relations"] is not kept

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 import fastjsonschema
-import jsonschema
 
 from .. import __version__
 from ..core.errors import InvalidDocument
@@ -44,6 +43,8 @@ GENERATOR = {"name": "sglang-constraints", "version": __version__}
 @lru_cache(maxsize=None)
 def load_schema(name: str) -> dict:
     """A schema of `schemas/`, checked against its metaschema."""
+    import jsonschema  # the reference implementation, for the checks only: slow to import
+
     schema = _read_schema(name)
     jsonschema.validators.validator_for(schema).check_schema(schema)
     return schema

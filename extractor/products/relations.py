@@ -166,11 +166,27 @@ def relations(rules: Sequence[Rule], memo: MutableMapping | None = None) -> Rela
                        rarity, {ids[i]: parts for i, parts in own.items()}, {ids[i]: names for i, names in forbidden.items()})
     found = _weights(rules)
     weights, shared, rarity, own, forbidden = found
-    memo["relations"] = (view, ({(position[a], position[b]): w for (a, b), w in weights.items()},
-                                {(position[a], position[b]): f for (a, b), f in shared.items()},
+    contenders = _contenders(weights)  # enough to rank again under other ids, a fraction of the pairs
+    memo["relations"] = (view, ({(position[a], position[b]): weights[(a, b)] for a, b in contenders},
+                                {(position[a], position[b]): shared[(a, b)] for a, b in contenders if (a, b) in shared},
                                 rarity, {position[i]: parts for i, parts in own.items()},
                                 {position[i]: names for i, names in forbidden.items()}))
     return _ranked(*found)
+
+
+def _contenders(weights: dict[tuple[str, str], dict[str, float]]) -> set[tuple[str, str]]:
+    """The pairs that can be in some rule's top list whatever the ids: for each rule, those scoring at
+    least its MAX_RELATED-th best score (ties at that score are broken by id, so all of them)."""
+    scores: dict[str, list[tuple[float, tuple[str, str]]]] = defaultdict(list)
+    for pair, kinds in weights.items():
+        score = round(math.fsum(kinds.values()), SCORE_DIGITS)
+        scores[pair[0]].append((score, pair))
+        scores[pair[1]].append((score, pair))
+    found: set[tuple[str, str]] = set()
+    for candidates in scores.values():
+        bar = heapq.nlargest(MAX_RELATED, (score for score, _ in candidates))[-1]
+        found.update(pair for score, pair in candidates if score >= bar)
+    return found
 
 
 def _pair(a: str, b: str) -> tuple[str, str]:
@@ -186,7 +202,8 @@ def _relation_view(rules: Sequence[Rule], position: dict[str, int]) -> tuple:
     rank = {rule_id: index for members in same_line.values() for index, rule_id in enumerate(sorted(members))}
     return tuple(
         (r.kind, r.location.file, r.location.line, r.function, r.enclosing, r.condition, r.trigger, r.target,
-         tuple(position.get(a, a) for a in r.affected_by), rank[r.id])
+         tuple(sorted(position[a] for a in r.affected_by if a in position)),
+         tuple(sorted(a for a in r.affected_by if a not in position)), rank[r.id])
         for r in rules
     )
 

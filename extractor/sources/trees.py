@@ -74,6 +74,7 @@ class SourceTree(abc.ABC):
         # What was looked at: a path read, by the digest of its bytes; a path asked about, by
         # whether it is there. A result cached for this source holds for another that agrees on all.
         self._seen: dict[str, str | bool] = {}
+        self._read_before: dict[str, bytes] = {}
 
     def paths(self) -> list[str]:
         return list(self._paths)
@@ -87,8 +88,17 @@ class SourceTree(abc.ABC):
     def read_bytes(self, path: str) -> bytes:
         if path not in self._known:
             raise SourceError(f"{path}: not in source {self.info.label}")
-        data = self._read(path)
-        self._seen[path] = hashlib.sha256(data).hexdigest()
+        data = self._bytes(path)
+        if not isinstance(self._seen.get(path), str):
+            self._seen[path] = hashlib.sha256(data).hexdigest()
+        return data
+
+    def _bytes(self, path: str) -> bytes:
+        """A file's bytes, read once: an extraction reads the layout's files several times (the cache
+        key, the index, the parse), each a round trip to `git cat-file` for a commit."""
+        data = self._read_before.get(path)
+        if data is None:
+            data = self._read_before[path] = self._read(path)
         return data
 
     def looked_at(self) -> dict[str, str | bool]:
@@ -101,7 +111,7 @@ class SourceTree(abc.ABC):
             if isinstance(what, bool):
                 if (path in self._known) != what:
                     return False
-            elif path not in self._known or hashlib.sha256(self._read(path)).hexdigest() != what:
+            elif path not in self._known or hashlib.sha256(self._bytes(path)).hexdigest() != what:
                 return False
         return True
 

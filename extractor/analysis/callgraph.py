@@ -39,6 +39,9 @@ ENTRY_METHODS = ("__post_init__", "resolve_once", "check_server_args")
 ENTRY_FUNCTIONS = ("run_resolution_pipeline",)
 MAX_INLINE = 6  # nested predicate inlining
 MAX_RETURNS = 8  # a helper read as the values it returns has at most this many `return`s
+# What follows a name changed in place: `.append(`-like calls, or an item assigned (`[key] = `).
+_CHANGED_IN_PLACE = re.compile(r"\s*(\.\s*(append|add|extend|update|insert|remove|discard|pop|clear|setdefault)\s*\(|"
+                               r"\[[^\]]*\]\s*=[^=])")
 
 
 class _Trace(list):
@@ -647,11 +650,18 @@ class Program:
                          lambda there: self._loaded(dotted) if there else None)
 
     def _changed_in_place(self, module: ModuleSummary, name: str) -> bool:
+        """`NAME.append(...)`-like calls or `NAME[key] = ...` anywhere in the module's text: each place
+        the name starts a word is tried (a pattern per name would be compiled in every process)."""
         if self.tree is None:
             return True
-        pattern = re.compile(rf"\b{re.escape(name)}\s*(\.\s*(append|add|extend|update|insert|remove|discard|pop|clear|"
-                             rf"setdefault)\s*\(|\[[^\]]*\]\s*=[^=])")
-        return bool(pattern.search(self.tree.read_text(module.path)))
+        text = self.tree.read_text(module.path)
+        start = text.find(name)
+        while start >= 0:
+            if (start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_")) \
+                    and _CHANGED_IN_PLACE.match(text, start + len(name)):
+                return True
+            start = text.find(name, start + 1)
+        return False
 
     def is_enum(self, info: FunctionInfo, name: str) -> bool:
         """Is `name`, as seen from the function, an Enum class? Read from the class line, without parsing."""

@@ -32,6 +32,10 @@ CHANGES = [
     ("a guard added", KV_HOOK, "def handle_cache_compatibility(server_args: Any) -> None:\n",
      "def handle_cache_compatibility(server_args: Any) -> None:\n"
      "    if resolving_view(server_args).dcp_size > 64:\n        raise ValueError(\"At most 64.\")\n"),
+    # A method of ServerArgs named like a field: `cfg.num_draft_tokens` in a hook is no field any more,
+    # though no file a hook's walk looked at changed.
+    ("a ServerArgs method", "sglang/srt/server_args.py", "    def resolve_once(self) -> None:\n",
+     "    def num_draft_tokens(self):\n        return 4\n\n    def resolve_once(self) -> None:\n"),
 ]
 
 
@@ -74,7 +78,9 @@ def test_every_commit_extracts_the_same_with_the_walks_of_the_one_before(history
             warm = extract(git_tree(repo, commit), store=before.kept)
             assert documents(warm) == documents(cold), commit
             reused, made = warm.reused
-            assert reused > made, (commit, warm.reused)  # most walks come from the commit before
+            # Most walks come from the commit before; after the ServerArgs method, only those that
+            # read `num_draft_tokens` through the record are walked again (with the rest of server_args.py).
+            assert reused > made > 0, (commit, warm.reused)
             before = warm
         else:
             before = cold
@@ -130,13 +136,15 @@ def test_consecutive_releases_extract_the_same_with_the_walks_of_the_one_before(
     assert warm.reused[0] > 0
 
 
-@pytest.mark.parametrize("version, path, old, new, nearly_all", [
+@pytest.mark.parametrize("version, path, old, new, same_run", [
     # 0.5.23: the split layout; one message of one hook changed, as `make bench` does.
     ("0.5.23", "sglang/srt/arg_groups/attention_hook.py", 'raise ValueError("', 'raise ValueError("Changed: ', True),
-    # 0.5.10: one file; a line inserted above every method moves all their line numbers (walked again).
-    ("0.5.10", "sglang/srt/server_args.py", "\nclass ServerArgs", "\n# moved\nclass ServerArgs", False),
+    # 0.5.10: one file; a line added to `__post_init__` moves every method below it: their walks are
+    # kept and moved with them, the run (which reads lines) is composed again.
+    ("0.5.10", "sglang/srt/server_args.py", "    def __post_init__(self):\n",
+     "    def __post_init__(self):\n        # one more line\n", False),
 ])
-def test_a_real_release_changed_in_one_place_extracts_the_same_with_its_walks(version, path, old, new, nearly_all,
+def test_a_real_release_changed_in_one_place_extracts_the_same_with_its_walks(version, path, old, new, same_run,
                                                                                tmp_path) -> None:
     release = release_tree(version)
     for name in release.paths():
@@ -152,8 +160,8 @@ def test_a_real_release_changed_in_one_place_extracts_the_same_with_its_walks(ve
     warm = extract(path_tree(tmp_path), store=kept)
     assert documents(warm) == documents(cold)
     reused, walked = warm.reused
-    assert reused > 0 and (reused > 10 * walked if nearly_all else walked > 0)
-    assert warm.run_reused is nearly_all  # a message leaves the run as it was; moved lines do not
+    assert reused > 10 * walked  # nearly every walk reused
+    assert warm.run_reused is same_run  # a message leaves the run as it was; moved lines do not
 
 
 def test_relations_kept_rank_the_same_under_other_ids(real_extraction) -> None:

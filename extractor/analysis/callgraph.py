@@ -11,9 +11,9 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TypeVar
 from contextlib import contextmanager
 from dataclasses import replace
+from typing import TypeVar
 
 import libcst as cst
 
@@ -31,7 +31,7 @@ from .scope import FIELD_KEY, Bound, Choice, Env, Scope, bind, dotted_name, fiel
 from .registry import calls_variable, registry_of, runs_call
 from .reuse import EntryKey, Item, Kept, StaleReuse, WalkStore, canonical, signature
 from .static_values import MISSING, Index
-from .walks import Call, Callee, Value, Walk
+from .walks import Call, Callee, Value, Walk, moved
 
 EnvSource = Callable[[], Env]  # gives the bound arguments of a walk when it has to be made
 
@@ -42,6 +42,38 @@ MAX_RETURNS = 8  # a helper read as the values it returns has at most this many 
 # What follows a name changed in place: `.append(`-like calls, or an item assigned (`[key] = `).
 _CHANGED_IN_PLACE = re.compile(r"\s*(\.\s*(append|add|extend|update|insert|remove|discard|pop|clear|setdefault)\s*\(|"
                                r"\[[^\]]*\]\s*=[^=])")
+
+
+class _Methods:
+    """The methods and properties of ServerArgs (`self.x` of one is no field), asked name by name: a
+    walk holds while the names it read are what they were, whatever else the class gained."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.program._ask(("method", name),
+                                                           lambda: name in self.program.server_args_methods)
+
+
+class _RecordConstants(Mapping):
+    """The constants of the ServerArgs class (`server_args.LANGUAGE_MODEL_ONLY_ARCHITECTURES`), asked
+    name by name."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+
+    def __getitem__(self, name: str) -> Lit:
+        found = self.program._ask(("record", name), lambda: self.program.server_args_constants.get(name), revive=_lit)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __iter__(self):
+        return iter(self.program.server_args_constants)
+
+    def __len__(self) -> int:
+        return len(self.program.server_args_constants)
 
 
 class _Trace(list):
@@ -185,6 +217,8 @@ class Program:
         )
 
         self.server_args_constants = self._record_constants()
+        # Every walk asks of the names it reads through the record: a method? a class constant?
+        self._methods, self._record = _Methods(self), _RecordConstants(self)
 
     def _record_constants(self) -> dict[str, Lit]:
         """Upper-case constants of the ServerArgs class bound to literals or collections of them."""
@@ -276,7 +310,7 @@ class Program:
 
         scope = Scope(info.aliases | extra_aliases, _Constants(self, info, module.constants), _Enums(self, info),
                       inline=inline,
-                      methods=self.server_args_methods, record_constants=self.server_args_constants,
+                      methods=self._methods, record_constants=self._record,
                       call_writes=call_writes, inline_cases=inline_cases)
         holder.append(scope)
         return scope
@@ -378,7 +412,7 @@ class Program:
         self._summaries[memo] = summary
         if memo not in self._reused:
             self._walks[memo] = _compact(summary, key, aliases)
-            self._kept[memo] = Kept(self._walks[memo], tuple(trace), found)
+            self._kept[memo] = Kept(self._walks[memo], tuple(trace), found, info.line)
         return summary
 
     def _full(self, memo: tuple, env: Env | None = None) -> FunctionSummary:
@@ -458,6 +492,10 @@ class Program:
         kept = self.store.get(self._entry_key(memo))
         if kept is None or not self._replayed(kept.trace):
             return None
+        if kept.line != info.line:  # the function moved: its walk reports the lines it is on now
+            lines = info.line - kept.line
+            entered = moved(kept.entered, lines) if kept.entered is not None else None
+            kept = replace(kept, walk=moved(kept.walk, lines), entered=entered, line=info.line)
         self._walks[memo] = kept.walk
         self._kept[memo] = kept
         self._reused.add(memo)
@@ -512,6 +550,10 @@ class Program:
             return canonical(_registered_answer(self.registered()))
         if kind == "inlining":
             return len(self._inlining) >= MAX_INLINE if args[0] == "full" else args[1] in self._inlining
+        if kind == "method":
+            return args[0] in self.server_args_methods
+        if kind == "record":
+            return canonical(self.server_args_constants.get(args[0]))
         info = self.loaded_function(args[0])
         if info is None:
             return None

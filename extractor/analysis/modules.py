@@ -240,13 +240,14 @@ class Functions(Mapping[str, FunctionInfo]):
         return info
 
     def digest(self, key: str) -> str:
-        """A digest of the function's text, where it starts (its walk reports line numbers) and where
-        it is: the same text means other aliases in a ServerArgs class, other imports in another package."""
+        """A digest of the function's text and of where it is (the same text means other aliases in a
+        ServerArgs class, other imports in another package), but not of its line: a function that
+        only moved is the same function (a kept walk of it is moved with it, `walks.moved`)."""
         found = self._digests.get(key)
         if found is None:
             place = self._places[key]
             text = "\n".join(self._summary.lines[place.first - 1 : place.last])
-            where = f"{self._summary.path}\n{key}\n{place.first}"
+            where = f"{self._summary.path}\n{key}\n{place.line - place.first}"
             found = self._digests[key] = hashlib.sha256(f"{where}\n{text}".encode()).hexdigest()[:32]
         return found
 
@@ -356,7 +357,7 @@ class FunctionFacts:
     """What a function's own text says that is needed before (or without) walking it; kept across
     extractions by the function's digest, so an unchanged function is not parsed to be called."""
 
-    body_line: int
+    body_line: int  # the first statement's line, counted from the `def` line (0 when on it)
     params: tuple[str, ...]
     aliases: frozenset[str]
     declares: bool
@@ -381,7 +382,7 @@ def _facts(summary: ModuleSummary, node: cst.FunctionDef, class_name: str | None
     end_line = summary.spans[id(node)][1]
     text = "\n".join(summary.lines[line - 1 : end_line])
     returns_value = bool(_RETURNS_VALUE.search(text)) and not _YIELDS.search(text)
-    return FunctionFacts(body_line, params, aliases, _declares(node, aliases),
+    return FunctionFacts(body_line - line, params, aliases, _declares(node, aliases),
                          tuple(p.name.value for p in every if p.default is not None), tuple(imports.items()),
                          returns_value, _registering(node),
                          tuple(dotted_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or ""
@@ -410,7 +411,8 @@ def _function_info(summary: ModuleSummary, key: str, place: _Place, facts: Funct
                    node: Callable[[], cst.FunctionDef]) -> FunctionInfo:
     return FunctionInfo(
         f"{summary.dotted}:{key}", place.qualname, place.node.name, place.class_name, summary.path, summary.dotted,
-        place.line, place.last, facts.body_line, facts.params, facts.aliases, node, facts.declares, facts.returns_value,
+        place.line, place.last, place.line + facts.body_line, facts.params, facts.aliases, node, facts.declares,
+        facts.returns_value,
         facts.defaulted, dict(facts.imports), facts.registry, facts.decorators,
     )
 
@@ -427,7 +429,12 @@ def _skeleton_digest(summary: ModuleSummary) -> str:
         if place.root is None and place.node.body:
             first = place.node.body[0]
             end = place.node
-            begin = starts[first.lineno - 1] + _column(summary.lines[first.lineno - 1], first.col_offset)
+            header = max([end.lineno, *(n.end_lineno or n.lineno for n in ast.walk(end.args) if hasattr(n, "lineno")),
+                          *([end.returns.end_lineno or end.returns.lineno] if end.returns is not None else [])])
+            if first.lineno > header:  # from the line after the signature: comments above the body are body
+                begin = starts[header]
+            else:  # `def f(): return 1`
+                begin = starts[first.lineno - 1] + _column(summary.lines[first.lineno - 1], first.col_offset)
             stop = starts[(end.end_lineno or end.lineno) - 1] + _column(summary.lines[(end.end_lineno or end.lineno) - 1],
                                                                          end.end_col_offset or 0)
             cuts.append((begin, stop))

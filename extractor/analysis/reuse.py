@@ -47,6 +47,7 @@ class Kept:
     walk: Walk
     trace: tuple[Item, ...]
     signature: str
+    line: int  # the function's `def` line when it was walked: its lines move with it (`walks.moved`)
     entered: Walk | None = None
     entry_trace: tuple[Item, ...] = ()
 

@@ -150,7 +150,7 @@ class Scope:
     aliases: frozenset[str]  # local names that denote the server arguments
     constants: Mapping[str, Lit]  # module-level names bound to literals
     enums: Container[str] = field(default=frozenset(), compare=False, hash=False)  # `E.MEMBER` reads as "MEMBER"
-    methods: frozenset[str] = frozenset()  # methods and properties of ServerArgs: `self.x` of these is no field
+    methods: Container[str] = frozenset()  # methods and properties of ServerArgs: `self.x` of these is no field
     # Constants of the ServerArgs class (`server_args.LANGUAGE_MODEL_ONLY_ARCHITECTURES`), by name.
     record_constants: Mapping[str, Lit] = field(default_factory=dict, compare=False, hash=False)
     # Inlines a call to a one-`return` predicate: gives (returned expression, its scope, its locals).

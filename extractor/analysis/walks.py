@@ -9,7 +9,7 @@ context each is walked in. That is a `Walk`: plain data, picklable, kept across 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..core.model import Formula, Lit, Term
 from .guards import GuardEvent, WriteEvent
@@ -69,3 +69,15 @@ class Walk:
     @property
     def memo_key(self) -> tuple[str, Context, frozenset[str]]:
         return self.key, self.context, self.aliases
+
+
+def moved(walk: Walk, lines: int) -> Walk:
+    """The walk of a function that moved down `lines` lines (up when negative): every line it reports
+    moved with it. (Its calls report no line.)"""
+    if lines == 0:
+        return walk
+    guards = tuple(replace(g, line=g.line + lines, end_line=g.end_line + lines,
+                           enclosing=tuple(n + lines for n in g.enclosing)) for g in walk.guards)
+    writes = tuple(replace(w, line=w.line + lines, end_line=w.end_line + lines,
+                           enclosing=tuple(n + lines for n in w.enclosing)) for w in walk.writes)
+    return replace(walk, guards=guards, writes=writes, body_line=walk.body_line + lines)

@@ -100,6 +100,9 @@ def _summaries(program: Program, modules: list[ModuleSummary], keep_going: bool,
                 problems.append(problem)
 
 
+FEWER_COLLECTIONS = (100_000, 50, 100)  # the collector's thresholds while extracting (`cli.run` has them too)
+
+
 @contextlib.contextmanager
 def fewer_collections():
     """Run the cyclic garbage collector far less often while parsing and walking.
@@ -109,7 +112,7 @@ def fewer_collections():
     a release. Garbage is still collected, in fewer and larger passes (mypy tunes it the same way).
     """
     before = gc.get_threshold()
-    gc.set_threshold(100_000, 50, 100)
+    gc.set_threshold(*FEWER_COLLECTIONS)
     try:
         yield
     finally:

@@ -415,6 +415,10 @@ def _executor(jobs: int) -> concurrent.futures.Executor:
 def _worker_start() -> None:
     # A worker's heap ends up large (documents, snapshots, formula caches), and the collector's last
     # pass over it as the interpreter exits takes seconds, while the pool waits: nothing needs it then.
+    # Between extractions, the thresholds of `fewer_collections` stay, as in a command (`cli.run`).
+    from .extraction import FEWER_COLLECTIONS
+
+    gc.set_threshold(*FEWER_COLLECTIONS)
     atexit.register(gc.freeze)
 
 

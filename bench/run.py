@@ -231,15 +231,26 @@ def extract_in_process(repo: Path, commit: str, folder: Path) -> tuple[float, by
 def measure_git_history(repo: Path, cache: Path) -> list[dict]:
     """Per commit: extraction (the rules and flags documents, as `diff --git` makes them) from an empty
     cache, and from the cache holding the commits before it (kept walks, run and witnesses reused);
-    CPU seconds of each in a process of its own, outputs compared byte for byte."""
+    CPU seconds of each in a process of its own, the median of REPEATS each (every incremental run
+    from a copy of the cache as it was before the commit), outputs compared byte for byte."""
     commits = history_repo(repo)
     rows = []
     for what, commit in commits:
-        with tempfile.TemporaryDirectory() as empty:
-            cold_s, cold = extract_in_process(repo, commit, Path(empty))
-        warm_s, warm = extract_in_process(repo, commit, cache)
+        colds, warms, outputs = [], [], []
+        for _ in range(REPEATS):
+            with tempfile.TemporaryDirectory() as empty, tempfile.TemporaryDirectory() as scratch:
+                cold_s, cold = extract_in_process(repo, commit, Path(empty))
+                before = Path(scratch) / "cache"
+                shutil.copytree(cache, before)
+                warm_s, warm = extract_in_process(repo, commit, before)
+            colds.append(cold_s)
+            warms.append(warm_s)
+            outputs += [cold, warm]
+        _, kept = extract_in_process(repo, commit, cache)  # the cache the next commit starts from
+        cold_s, warm_s = statistics.median(colds), statistics.median(warms)
         rows.append({"commit": what, "cold_cpu_s": round(cold_s, 2), "incremental_cpu_s": round(warm_s, 2),
-                     "incremental_over_cold": round(warm_s / cold_s, 3), "identical": cold == warm})
+                     "incremental_over_cold": round(warm_s / cold_s, 3),
+                     "identical": all(out == kept for out in outputs)})
     return rows
 
 

@@ -103,7 +103,8 @@ def measure_source(name: str, tree: SourceTree, argv: list[str]) -> dict:
     parse_ast = median_time(lambda: [ast.parse(t) for t in texts])
     parse_cst = median_time(lambda: [libcst.parse_module(t) for t in texts])
     parse_layout = median_time(lambda: [libcst.parse_module(t) for t in layout_texts])
-    extract_time = median_time(lambda: command_extract(argv))
+    runs = [command_extract(argv) for _ in range(REPEATS)]  # (wall s, peak RSS MiB) each
+    extract_time = statistics.median(wall for wall, _ in runs)
     return {
         "source": name,
         "files": len(read),
@@ -116,16 +117,9 @@ def measure_source(name: str, tree: SourceTree, argv: list[str]) -> dict:
         "extract_over_libcst": round(extract_time / parse_cst, 2),
         "extract_over_libcst_layout": round(extract_time / parse_layout, 2),
         "extract_over_ast": round(extract_time / parse_ast, 2),
-        "peak_rss_mib": peak_rss_of_extract(argv),
+        "peak_rss_mib": max(rss for _, rss in runs),
         "stages_s": {k: round(v, 3) for k, v in stages.items()},
     }
-
-
-def command_extract(argv: list[str]) -> None:
-    """`sglang-constraints extract ARGV --no-cache` in a process of its own: cold, as a user runs it."""
-    with tempfile.TemporaryDirectory() as out:
-        subprocess.run([sys.executable, "-m", "extractor", "extract", *argv, "--no-cache", "-o", out],
-                       check=True, capture_output=True, cwd=ROOT)
 
 
 # `extract` as the command runs it, then the peak resident memory of its process (ru_maxrss, KiB).
@@ -135,12 +129,15 @@ _EXTRACT_RSS = (
 )
 
 
-def peak_rss_of_extract(argv: list[str]) -> float:
-    """Peak resident memory of one cold extraction in a fresh process."""
+def command_extract(argv: list[str]) -> tuple[float, float]:
+    """`sglang-constraints extract ARGV --no-cache` in a process of its own, cold, as a user runs it:
+    its wall seconds and its peak resident memory (MiB)."""
     with tempfile.TemporaryDirectory() as out:
+        start = time.perf_counter()
         done = subprocess.run([sys.executable, "-c", _EXTRACT_RSS, "extract", *argv, "--no-cache", "-o", out],
                               check=True, capture_output=True, text=True, cwd=ROOT)
-    return round(int(done.stdout.split()[-1]) / 1024, 1)
+        wall = time.perf_counter() - start
+    return wall, round(int(done.stdout.split()[-1]) / 1024, 1)
 
 
 def measure_history() -> dict | None:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import atexit
-import gc
 import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
 
 from .commands import check, diff, explain, extract, flag_history, graph, history, render, site
+from .core.collector import collect_less_until_exit
 from .core.errors import (
     EXIT_INPUT,
     EXIT_INTERNAL,
@@ -39,17 +38,6 @@ def run() -> int:
     """The installed command (and `python -m extractor`): `main` in a process of its own."""
     collect_less_until_exit()
     return main()
-
-
-def collect_less_until_exit() -> None:
-    """The collector tuned for a short-lived process, as `products.extraction.fewer_collections` is
-    for one extraction, but until the end.
-
-    When an extraction restores the default thresholds, they set off a full collection at once over a
-    heap that is still alive (a second or more on a release), and the interpreter makes another as it
-    exits. A command needs neither: its heap lives until the end, and the end frees it all."""
-    gc.set_threshold(100_000, 50, 100)  # products.extraction.FEWER_COLLECTIONS, left unimported: `check` starts light
-    atexit.register(gc.freeze)  # run first at exit (registered last): nothing left for its collection to scan
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,6 +15,7 @@ from ..analysis.run import Run
 from ..analysis.catalog import build_catalog
 from ..analysis.modules import FunctionFacts, ModuleSummary, deep_recursion, summarize
 from ..analysis.rules import rules_of
+from ..core.collector import FEWER_COLLECTIONS
 from ..core.errors import ParseError, SourceError
 from ..core.model import Flag, Notice, Rule, SourceProblem, Write
 from ..sources.layout import Layout, find_layout
@@ -100,16 +101,12 @@ def _summaries(program: Program, modules: list[ModuleSummary], keep_going: bool,
                 problems.append(problem)
 
 
-FEWER_COLLECTIONS = (100_000, 50, 100)  # the collector's thresholds while extracting (`cli.run` has them too)
-
-
 @contextlib.contextmanager
 def fewer_collections():
     """Run the cyclic garbage collector far less often while parsing and walking.
 
-    libcst allocates millions of small objects that all stay alive until the end; with the default
-    thresholds the collector rescans the growing heap again and again, a quarter of the run time on
-    a release. Garbage is still collected, in fewer and larger passes (mypy tunes it the same way).
+    With the default thresholds the collector rescans libcst's growing heap again and again, a
+    quarter of the run time on a release. Garbage is still collected, in fewer and larger passes.
     """
     before = gc.get_threshold()
     gc.set_threshold(*FEWER_COLLECTIONS)

@@ -10,11 +10,9 @@ source, and what changed when); `timeline.md` counts rules and changes per sourc
 
 from __future__ import annotations
 
-import atexit
 import concurrent.futures
 import contextlib
 import copy
-import gc
 import hashlib
 import json
 import multiprocessing
@@ -27,6 +25,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from ..core.collector import collect_less_until_exit
 from ..core.errors import LayoutError, ParseError, SourceError
 from ..core.serialize import SCHEMA_VERSION, dumps
 from ..sources.layout import ARG_GROUPS, SERVER_ARGS, find_layout
@@ -415,11 +414,7 @@ def _executor(jobs: int) -> concurrent.futures.Executor:
 def _worker_start() -> None:
     # A worker's heap ends up large (documents, snapshots, formula caches), and the collector's last
     # pass over it as the interpreter exits takes seconds, while the pool waits: nothing needs it then.
-    # Between extractions, the thresholds of `fewer_collections` stay, as in a command (`cli.run`).
-    from .extraction import FEWER_COLLECTIONS
-
-    gc.set_threshold(*FEWER_COLLECTIONS)
-    atexit.register(gc.freeze)
+    collect_less_until_exit()
 
 
 class _InlineExecutor(concurrent.futures.Executor):

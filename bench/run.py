@@ -7,7 +7,6 @@ It is a benchmark, not a test: nothing here asserts a time.
 
 from __future__ import annotations
 
-import ast
 import importlib.metadata
 import json
 import os
@@ -20,8 +19,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-import libcst
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -41,15 +38,6 @@ GIT_RELEASES = ("0.5.22", "0.5.23")  # a commit each, then one commit that chang
 TARGET_INCREMENTAL = 0.20  # incremental extraction of a one-function change, over its cold extraction
 TARGET_DIFF_CPU_S = 2.0  # diff of two cached releases, CPU seconds of the whole command
 TARGET_EXTRACT_OVER_LIBCST = 3.0  # full extract of 0.5.23 over the libcst parse of the same files
-
-
-def median_time(fn, repeats: int = REPEATS) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def full_extract(tree: SourceTree, out: Path, timings: dict[str, float] | None = None) -> None:
@@ -89,6 +77,40 @@ def synthetic_tree(folder: Path) -> SourceTree:
     return path_tree(folder)
 
 
+# The parse floors, in a process of their own as the extract is timed: median wall seconds of REPEATS
+# `ast` parses of the files read, libcst parses of them, and libcst parses of the layout's files alone.
+# argv: the JSON file of texts, the layout's count among them (first), REPEATS, the collector
+# ("command": as `extract` sets it; "default": as Python starts).
+_PARSE_FLOORS = """
+import ast, json, statistics, sys, time
+import libcst
+texts, layout = json.load(open(sys.argv[1], encoding="utf-8")), int(sys.argv[2])
+if sys.argv[4] == "command":
+    from extractor.core.collector import collect_less_until_exit
+    collect_less_until_exit()
+def median(parse, items):
+    times = []
+    for _ in range(int(sys.argv[3])):
+        start = time.perf_counter()
+        trees = [parse(t) for t in items]
+        times.append(time.perf_counter() - start)
+        del trees
+    return statistics.median(times)
+print(json.dumps([median(ast.parse, texts), median(libcst.parse_module, texts), median(libcst.parse_module, texts[:layout])]))
+"""
+
+
+def parse_floors(texts: list[str], layout: int, collector: str) -> tuple[float, float, float]:
+    """(ast, libcst, libcst of the first `layout` texts) parse seconds in a fresh process (see _PARSE_FLOORS)."""
+    with tempfile.TemporaryDirectory() as folder:
+        source = Path(folder) / "texts.json"
+        source.write_text(json.dumps(texts), encoding="utf-8")
+        done = subprocess.run([sys.executable, "-c", _PARSE_FLOORS, str(source), str(layout), str(REPEATS), collector],
+                              check=True, capture_output=True, text=True, cwd=ROOT)
+    ast_s, cst_s, layout_s = json.loads(done.stdout)
+    return ast_s, cst_s, layout_s
+
+
 def measure_source(name: str, tree: SourceTree, argv: list[str]) -> dict:
     """The parse floors and a full `extract` of one source (`argv` names it to the command)."""
     stages: dict[str, float] = {}
@@ -98,11 +120,12 @@ def measure_source(name: str, tree: SourceTree, argv: list[str]) -> dict:
     # The files the extraction reads: the layout's, and the modules it follows calls into (it indexes
     # them with `ast` and parses with libcst the functions it walks).
     read = sorted(path for path, seen in tree.looked_at().items() if isinstance(seen, str))
-    texts = [tree.read_text(p) for p in read]
-    layout_texts = [tree.read_text(p) for p in layout]
-    parse_ast = median_time(lambda: [ast.parse(t) for t in texts])
-    parse_cst = median_time(lambda: [libcst.parse_module(t) for t in texts])
-    parse_layout = median_time(lambda: [libcst.parse_module(t) for t in layout_texts])
+    ordered = [p for p in read if p in layout] + [p for p in read if p not in layout]
+    texts = [tree.read_text(p) for p in ordered]
+    # Both sides as the command runs: a fresh process with its collector. The parse under Python's
+    # default collector (a plain loop over libcst.parse_module) is slower, and shown beside it.
+    parse_ast, parse_cst, parse_layout = parse_floors(texts, len(layout), "command")
+    parse_cst_default = parse_floors(texts, len(layout), "default")[1]
     runs = [command_extract(argv) for _ in range(REPEATS)]  # (wall s, peak RSS MiB) each
     extract_time = statistics.median(wall for wall, _ in runs)
     return {
@@ -112,9 +135,11 @@ def measure_source(name: str, tree: SourceTree, argv: list[str]) -> dict:
         "layout_files": len(layout),
         "ast_parse_s": round(parse_ast, 3),
         "libcst_parse_s": round(parse_cst, 3),
+        "libcst_parse_default_collector_s": round(parse_cst_default, 3),
         "libcst_parse_layout_s": round(parse_layout, 3),
         "extract_s": round(extract_time, 3),
         "extract_over_libcst": round(extract_time / parse_cst, 2),
+        "extract_over_libcst_default_collector": round(extract_time / parse_cst_default, 2),
         "extract_over_libcst_layout": round(extract_time / parse_layout, 2),
         "extract_over_ast": round(extract_time / parse_ast, 2),
         "peak_rss_mib": max(rss for _, rss in runs),
@@ -332,17 +357,20 @@ def main() -> int:
         "system": platform.platform(),
     }
     header = (f"{'source':<18}{'files':>6}{'lines':>8}{'ast s':>8}{'libcst s':>10}{'layout':>8}{'extract s':>11}"
-              f"{'c/b':>7}{'c/l':>7}{'c/a':>7}{'RSS MiB':>9}")
+              f"{'c/b':>7}{'c/d':>7}{'c/l':>7}{'c/a':>7}{'RSS MiB':>9}")
     print(header)
     for r in rows:
         print(
             f"{r['source']:<18}{r['files']:>6}{r['lines']:>8}{r['ast_parse_s']:>8}{r['libcst_parse_s']:>10}"
             f"{r['libcst_parse_layout_s']:>8}{r['extract_s']:>11}{r['extract_over_libcst']:>7}"
+            f"{r['extract_over_libcst_default_collector']:>7}"
             f"{r['extract_over_libcst_layout']:>7}{r['extract_over_ast']:>7}{r['peak_rss_mib']:>9}"
         )
     print("files: those the extraction reads (the layout's and the modules it follows); ast s, libcst s: their "
-          "parse; layout: the libcst parse of the layout's files alone; extract s: `extract --no-cache` in a "
-          "process of its own (wall); c/b, c/l, c/a: extract over the libcst parse, over the layout's, over ast")
+          "parse; layout: the libcst parse of the layout's files alone; all three in a process of their own "
+          "with the command's collector; extract s: `extract --no-cache` in a process of its own (wall); c/b, "
+          "c/l, c/a: extract over the libcst parse, over the layout's, over ast; c/d: over the libcst parse "
+          "with Python's default collector")
     print("stages of one extract (s): " + "; ".join(
         f"{r['source']}: " + ", ".join(f"{k} {v}" for k, v in r["stages_s"].items()) for r in rows))
     print(f"{'git commit':<28}{'cold CPU s':>12}{'incremental CPU s':>19}{'ratio':>8}  identical")
@@ -371,9 +399,11 @@ def main() -> int:
     print(f"target: diff of two cached sources <= {TARGET_DIFF_CPU_S} s CPU: {cached_diff['again_cpu_s']} s "
           f"(first diff of the pair {cached_diff['first_cpu_s']} s) {verdict(targets['diff_cached_cpu_s']['pass'])}")
     layout_ratio = next(r["extract_over_libcst_layout"] for r in rows if r["source"] == RELEASES[-1])
+    default_ratio = next(r["extract_over_libcst_default_collector"] for r in rows if r["source"] == RELEASES[-1])
     print(f"target: full extract of {RELEASES[-1]} <= {TARGET_EXTRACT_OVER_LIBCST}x the libcst parse of the files it "
           f"reads: {ratio}x {verdict(targets['extract_over_libcst']['pass'])} "
-          f"(over the parse of the layout's files alone: {layout_ratio}x)")
+          f"(over the parse of the layout's files alone: {layout_ratio}x; over their parse with Python's default "
+          f"collector: {default_ratio}x)")
     results = {"machine": machine, "repeats": REPEATS, "sources": rows, "git_commits": commits,
                "cached_diff": cached_diff, "targets": targets, "history": history, "latencies": latencies}
     (ROOT / "bench" / "results.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")

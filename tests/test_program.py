@@ -371,3 +371,16 @@ class ServerArgs:
     by_target = {r.target: r for r in rules if r.kind is RuleKind.ADJUSTMENT}
     assert by_target["page_size"].affected_by == (by_target["backend"].id,)
     assert by_target["backend"].affected_by == ()
+
+
+def test_yield_is_found_only_before_a_comment_on_its_own_line() -> None:
+    """`_YIELDS` reads line by line (it once spanned lines, and cost time quadratic in a function's length)."""
+    from extractor.analysis.modules import _YIELDS
+
+    assert _YIELDS.search("def f():\n    x = 1\n    yield x\n")
+    assert _YIELDS.search("def f():\n    return (yield)\n")
+    assert not _YIELDS.search("def f():\n    # yield x\n    return 1\n")
+    assert not _YIELDS.search("def f():\n    x = 1  # then yield it\n    return x\n")
+    assert not _YIELDS.search("def f():\n    yielded = 1\n")
+    long = "def f():\n" + "    x = 1\n" * 5000 + "    # yield\n"
+    assert not _YIELDS.search(long)

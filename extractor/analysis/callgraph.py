@@ -753,14 +753,9 @@ class Program:
                 return value.value if value is not None and isinstance(value.value, str) else member
         return member
 
-    @contextmanager
-    def _loading(self, allowed: bool):
+    def _loading(self, allowed: bool) -> _MayLoad:
         """Parse modules outside the read set only for calls that can reach the server arguments."""
-        previous, self._may_load = self._may_load, allowed
-        try:
-            yield
-        finally:
-            self._may_load = previous
+        return _MayLoad(self, allowed)
 
     def _lookup(self, info: FunctionInfo, name: str) -> tuple[str, str] | None:
         """What a bare name in a function denotes: ("function"|"class"|"module", dotted key)."""
@@ -836,7 +831,7 @@ class Program:
 
     def _class_of_value(self, info: FunctionInfo, node: cst.BaseExpression, env: Env) -> str | None:
         """The class of an instance expression: `Cls(...)`, `Cls.from_x(...)`, or a local bound to one."""
-        value = env.get(node.value) if isinstance(node, cst.Name) else None
+        value = env.get(node.value) if type(node) is cst.Name else None
         if isinstance(value, Bound):
             return self._class_of_value(info, value.node, value.env)
         if isinstance(value, Choice):  # `algo = None; if ...: algo = Cls.from_string(...)`
@@ -846,7 +841,7 @@ class Program:
                     if found is not None:
                         return found
             return None
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             name = dotted_name(node.func)
             if name is None:
                 return None
@@ -858,17 +853,17 @@ class Program:
 
     def resolve(self, info: FunctionInfo, func: cst.BaseExpression, env: Env) -> tuple[FunctionInfo, dict[str, Bound]] | None:
         """The function a call expression calls, and the implicit `self` binding if any."""
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             found = self._lookup(info, func.value)
             if found and found[0] == "function":
                 target = self._function_by_key(found[1])
                 return (target, {}) if target else None
             return None
-        if not isinstance(func, cst.Attribute):
+        if not type(func) is cst.Attribute:
             return None
         method = func.attr.value
         owner = func.value
-        if isinstance(owner, cst.Name):
+        if type(owner) is cst.Name:
             if info.class_name and info.params and owner.value == info.params[0] and owner.value not in env:
                 target = self._method(f"{info.module}:{info.class_name}", method)
                 return (target, {}) if target else None
@@ -917,7 +912,7 @@ class Program:
     def _reaches_arguments(self, call: cst.Call, scope: Scope, env: Env) -> bool:
         """Does the call hand over the server arguments, a value read from them, or a dispatch object?"""
         func = call.func
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in env:
+        if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value in env:
             return True
         # A helper handed only a field value (`is_sm100_supported(cfg.device)`) stays an opaque atom:
         # following every utility module would parse most of the package.
@@ -934,11 +929,11 @@ class Program:
         resolved = self.resolve(info, call.node.func, call.env)
         if resolved is not None:
             target, implicit = resolved
-            skip_self = isinstance(call.node.func, cst.Attribute)
+            skip_self = type(call.node.func) is cst.Attribute
             yield (target, *self._bindings(info, summary.scope, target, call.node, call.env, implicit, skip_self))
         for arg in call.node.args:
-            if isinstance(arg.value, (cst.Name, cst.Attribute)) and not is_alias(arg.value, summary.scope, call.env):
-                if isinstance(arg.value, cst.Name) and arg.value.value in call.env:
+            if type(arg.value) in (cst.Name, cst.Attribute) and not is_alias(arg.value, summary.scope, call.env):
+                if type(arg.value) is cst.Name and arg.value.value in call.env:
                     continue
                 passed = self.resolve(info, arg.value, call.env)
                 if passed is not None and passed[0] is not (resolved[0] if resolved else None):
@@ -966,7 +961,7 @@ class Program:
         if found is None:
             return None
         assignments, expr = found
-        callee_env, _, aliases = self._bindings(info, scope, target, call, env, implicit, isinstance(call.func, cst.Attribute))
+        callee_env, _, aliases = self._bindings(info, scope, target, call, env, implicit, type(call.func) is cst.Attribute)
         callee_env = {**_assigned_fields(env, scope), **callee_env}
         callee_scope = self.scope(target, aliases, depth + 1)
         for name, value in assignments:
@@ -987,7 +982,7 @@ class Program:
         if inside or not target.returns_value or target.straight_return is not None:
             return None
         callee_env, key, aliases = self._bindings(info, scope, target, call, env, implicit,
-                                                  isinstance(call.func, cst.Attribute))
+                                                  type(call.func) is cst.Attribute)
         assigned = _assigned_fields(env, scope)
         if assigned:
             callee_env = {**assigned, **callee_env}
@@ -1018,7 +1013,7 @@ class Program:
         is handed (`run_hook(step, server_args)`), or the registered functions a call of a variable runs."""
         with self._loading(self._reaches_arguments(call, scope, env)):
             targets = [target for target, _ in self._call_targets(info, scope, call, env)]
-        if not targets and isinstance(call.func, cst.Name) and (call.func.value in info.params or call.func.value in env):
+        if not targets and type(call.func) is cst.Name and (call.func.value in info.params or call.func.value in env):
             targets = [fn for fn in self.registered() if runs_call(call, fn)]
         found: set[str] = set()
         for target in targets:
@@ -1030,8 +1025,8 @@ class Program:
         if resolved is not None:
             yield resolved
         for arg in call.args:
-            if isinstance(arg.value, (cst.Name, cst.Attribute)) and not is_alias(arg.value, scope, env):
-                if isinstance(arg.value, cst.Name) and arg.value.value in env:
+            if type(arg.value) in (cst.Name, cst.Attribute) and not is_alias(arg.value, scope, env):
+                if type(arg.value) is cst.Name and arg.value.value in env:
                     continue
                 passed = self.resolve(info, arg.value, env)
                 if passed is not None and passed[0] is not (resolved[0] if resolved else None):
@@ -1111,7 +1106,7 @@ def _compact(summary: FunctionSummary, key: tuple, aliases: frozenset[str]) -> W
     """A walk without syntax; its calls' callees and writes' values are read where the run enters it."""
     calls = tuple(
         Call(call.condition, call.order, call.line, call.writes, None, calls_variable(summary, call),
-             tuple(a.value.value if isinstance(a.value, cst.Name) and a.keyword is None and not a.star else None
+             tuple(a.value.value if type(a.value) is cst.Name and a.keyword is None and not a.star else None
                    for a in call.node.args))
         for call in summary.calls
     )
@@ -1169,6 +1164,25 @@ def _defaults(info: FunctionInfo, env: Env, aliases: frozenset[str]) -> dict[str
 def _assigned_fields(env: Env, scope: Scope) -> dict:
     """The fields the caller assigned or had rewritten, for a helper it hands the arguments to."""
     return {k: _with_scope(v, scope) for k, v in env.items() if k.startswith(FIELD_KEY)}
+
+
+class _MayLoad:
+    """`with program._loading(allowed)`: sets whether modules outside the read set may be parsed, and
+    puts back what it was. A class, not a @contextmanager generator: entered for most calls a walk
+    resolves, where the generator's setup cost showed."""
+
+    __slots__ = ("program", "allowed", "previous")
+
+    def __init__(self, program: Program, allowed: bool) -> None:
+        self.program = program
+        self.allowed = allowed
+
+    def __enter__(self) -> None:
+        self.previous = self.program._may_load
+        self.program._may_load = self.allowed
+
+    def __exit__(self, *exc: object) -> None:
+        self.program._may_load = self.previous
 
 
 def _value_key_of(values: dict, scope: Scope) -> str:

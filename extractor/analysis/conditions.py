@@ -47,7 +47,7 @@ _MAX_EXPANDED_ATOMS = 256  # a test over path-dependent locals larger than this 
 
 
 def to_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit:
-    if isinstance(node, cst.NamedExpr):
+    if type(node) is cst.NamedExpr:
         return to_term(node.value, scope, env)
     set_here = _env_set(node, env, "get")
     if set_here is not None and not isinstance(set_here, Choice):
@@ -56,7 +56,7 @@ def to_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit:
     if private is not None:
         return private
     lit = literal(node, scope)
-    if lit is not None and not (isinstance(node, cst.Name) and node.value in env):
+    if lit is not None and not (type(node) is cst.Name and node.value in env):
         return lit
     name = field_of(node, scope, env)
     if name is not None:
@@ -64,7 +64,7 @@ def to_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit:
         if assigned is not None and not isinstance(assigned, Original):
             return _value_term(name, assigned, scope)
         return Term(TermKind.FIELD, name, name, (name,))
-    if isinstance(node, cst.Name) and node.value in env:
+    if type(node) is cst.Name and node.value in env:
         return _value_term(node.value, env[node.value], scope)
     enum_value = _enum_term(node, scope, env)
     if enum_value is not None:
@@ -72,25 +72,25 @@ def to_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit:
     looked_up = _dict_get(node, scope, env)
     if looked_up is not None:
         return looked_up
-    if isinstance(node, cst.BinaryOperation) and type(node.operator) in _ARITHMETIC:
+    if type(node) is cst.BinaryOperation and type(node.operator) in _ARITHMETIC:
         folded = _folded(node, scope, env)  # `20 * 1024`, `MAX_MB * 1024`
         if folded is not None:
             return folded
-    if isinstance(node, (cst.Tuple, cst.List, cst.Set)) and scope.enums and node.elements:
+    if type(node) in (cst.Tuple, cst.List, cst.Set) and scope.enums and node.elements:
         # `(SpeculativeAlgorithm.EAGLE, SpeculativeAlgorithm.EAGLE3)`: a literal once each member is one.
-        items = [to_term(e.value, scope, env) if isinstance(e, cst.Element) else None for e in node.elements]
+        items = [to_term(e.value, scope, env) if type(e) is cst.Element else None for e in node.elements]
         if all(isinstance(item, Lit) for item in items):
             return Lit(tuple(item.value for item in items))  # type: ignore[union-attr]
-    if isinstance(node, cst.Call) and scope.inline is not None:
+    if type(node) is cst.Call and scope.inline is not None:
         inlined = scope.inline(node, env)
         if inlined is not None:
             return to_term(*inlined)
-    if isinstance(node, cst.Call) and not node.args:
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _STRING_METHODS:
+    if type(node) is cst.Call and not node.args:
+        if type(node.func) is cst.Attribute and node.func.attr.value in _STRING_METHODS:
             transformed = _transformed(to_term(node.func.value, scope, env), node.func.attr.value)
             if transformed is not None:
                 return transformed
-    if isinstance(node, cst.Call) and len(node.args) == 1 and not node.args[0].keyword and not node.args[0].star:
+    if type(node) is cst.Call and len(node.args) == 1 and not node.args[0].keyword and not node.args[0].star:
         func = dotted_name(node.func)
         if func in _BUILTIN_TRANSFORMS:
             transformed = _transformed(to_term(node.args[0].value, scope, env), func)
@@ -111,7 +111,7 @@ _ARITHMETIC: dict[type, Callable[[float, float], float]] = {
 
 def _dict_get(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit | None:
     """`d.get("k", default)` where `d` holds a dict display with literal keys: the entry, or the default."""
-    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get"):
+    if not (type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "get"):
         return None
     if not 1 <= len(node.args) <= 2 or any(a.keyword or a.star for a in node.args):
         return None
@@ -120,10 +120,10 @@ def _dict_get(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit | 
     if entry is not None:
         return None if isinstance(entry, Choice) else _value_term("entry", entry, scope)
     target, target_scope, target_env = _resolved(node.func.value, scope, env)
-    if key is None or not isinstance(target, cst.Dict):
+    if key is None or not type(target) is cst.Dict:
         return None
     for element in target.elements:
-        element_key = literal(element.key, target_scope) if isinstance(element, cst.DictElement) else None
+        element_key = literal(element.key, target_scope) if type(element) is cst.DictElement else None
         if element_key is None:
             return None  # `**other` or a computed key: the entry cannot be told
         if element_key == key:
@@ -134,8 +134,8 @@ def _dict_get(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit | 
 def _entry(node: cst.BaseExpression, scope: Scope, env: Env) -> Value | None:
     """What `d.get("k"[, default])` reads where `d` is a dict local built up key by key (`Entries`):
     the entry's value (a choice where only some paths set it), the default where it is absent."""
-    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get"
-            and isinstance(node.func.value, cst.Name) and isinstance(env.get(node.func.value.value), Entries)):
+    if not (type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "get"
+            and type(node.func.value) is cst.Name and isinstance(env.get(node.func.value.value), Entries)):
         return None
     if not 1 <= len(node.args) <= 2 or any(a.keyword or a.star for a in node.args):
         return None
@@ -197,10 +197,10 @@ def _folded(node: cst.BinaryOperation, scope: Scope, env: Env) -> Lit | None:
 
 def _private_default(node: cst.BaseExpression, scope: Scope, env: Env) -> Lit | None:
     """`getattr(self, "_resolution_finished", False)` is bookkeeping, unset at launch: its default."""
-    if isinstance(node, cst.Call) and dotted_name(node.func) == "getattr" and len(node.args) == 3:
+    if type(node) is cst.Call and dotted_name(node.func) == "getattr" and len(node.args) == 3:
         key = node.args[1].value
         if (
-            isinstance(key, cst.SimpleString)
+            type(key) is cst.SimpleString
             and str(key.evaluated_value).startswith("_")
             and is_alias(node.args[0].value, scope, env)
         ):
@@ -217,7 +217,7 @@ def _enum_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit |
     """
     if not scope.enums:
         return None
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value in scope.enums:
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value in scope.enums:
         if node.value.value not in env:
             member = getattr(scope.enums, "member", None)
             return Lit(member(node.value.value, node.attr.value) if member else node.attr.value)
@@ -229,14 +229,14 @@ def _enum_parsed(node: cst.BaseExpression, scope: Scope) -> cst.BaseExpression |
     """The string an Enum member is parsed from: `x` of `E.from_string(x)`, `E(x)` or `E[x]`."""
     if not scope.enums:
         return None
-    if isinstance(node, cst.Call) and len(node.args) == 1 and node.args[0].keyword is None:
+    if type(node) is cst.Call and len(node.args) == 1 and node.args[0].keyword is None:
         func = dotted_name(node.func) or ""
         owner = func.split(".")[0]
         if owner in scope.enums and (func == owner or func.count(".") == 1 and "from" in func.split(".")[1]):
             return node.args[0].value
-    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value in scope.enums:
+    if type(node) is cst.Subscript and type(node.value) is cst.Name and node.value.value in scope.enums:
         index = node.slice[0].slice if len(node.slice) == 1 else None
-        if isinstance(index, cst.Index):
+        if type(index) is cst.Index:
             return index.value
     return None
 
@@ -287,23 +287,23 @@ def to_formula(node: cst.BaseExpression, scope: Scope, env: Env) -> Formula:
         choices = choice_names(node, env, scope)
         if choices:
             return _expand_choices(node, scope, env, choices)
-    if isinstance(node, cst.BooleanOperation):
+    if type(node) is cst.BooleanOperation:
         left = to_formula(node.left, scope, env)
         right = to_formula(node.right, scope, env)
-        return conj(left, right) if isinstance(node.operator, cst.And) else disj(left, right)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        return conj(left, right) if type(node.operator) is cst.And else disj(left, right)
+    if type(node) is cst.UnaryOperation and type(node.operator) is cst.Not:
         return neg(to_formula(node.expression, scope, env))
-    if isinstance(node, cst.Comparison):
+    if type(node) is cst.Comparison:
         return _comparison(node, scope, env)
-    if isinstance(node, cst.IfExp):
+    if type(node) is cst.IfExp:
         test = to_formula(node.test, scope, env)
         return disj(conj(test, to_formula(node.body, scope, env)), conj(neg(test), to_formula(node.orelse, scope, env)))
-    if isinstance(node, cst.NamedExpr):  # `if (x := cfg.a) is not None`: the walker binds x
+    if type(node) is cst.NamedExpr:  # `if (x := cfg.a) is not None`: the walker binds x
         return to_formula(node.value, scope, env)
     set_here = _env_set(node, env, "is_set")
     if set_here is not None:  # `envs.X.is_set()` after this function set it (on some paths)
         return _env_is_set(set_here, node, scope)
-    if isinstance(node, cst.Name) and node.value in env:
+    if type(node) is cst.Name and node.value in env:
         value = env[node.value]
         if isinstance(value, Bound):
             return to_formula(value.node, value.scope or scope, value.env)
@@ -311,24 +311,24 @@ def to_formula(node: cst.BaseExpression, scope: Scope, env: Env) -> Formula:
             return TRUE
         if isinstance(value, Entries):  # `if renamed:`: some entry was set
             return disj(*(_present(entry) for _, entry in value.entries))
-    if isinstance(node, cst.Call) and _none_receiver(node, env):
+    if type(node) is cst.Call and _none_receiver(node, env):
         # `algo.is_spark()` on the path where `algo = None`: the call is never made (it would fail),
         # so this error is not raised there.
         return FALSE
-    if env and isinstance(node, (cst.Attribute, cst.Call)):
+    if env and type(node) in (cst.Attribute, cst.Call):
         assigned = _assigned_field(node, scope, env)
         if isinstance(assigned, Bound):  # `self.enable_x = cfg.a > 1` ... `if self.enable_x:`
             return to_formula(assigned.node, assigned.scope or scope, assigned.env)
-    if isinstance(node, cst.Call) and scope.inline is not None:
+    if type(node) is cst.Call and scope.inline is not None:
         inlined = scope.inline(node, env)
         if inlined is not None:
             return to_formula(*inlined)
-    if isinstance(node, (cst.Dict, cst.List, cst.Tuple, cst.Set)):
+    if type(node) in (cst.Dict, cst.List, cst.Tuple, cst.Set):
         return Const(bool(node.elements))  # a display is truthy exactly when it has elements
     term = to_term(node, scope, env)
     if isinstance(term, Lit):
         return Const(bool(term.value))
-    if isinstance(node, cst.Call) and term.kind is not TermKind.FIELD and term.kind is not TermKind.ENV:
+    if type(node) is cst.Call and term.kind is not TermKind.FIELD and term.kind is not TermKind.ENV:
         returned = _returned(node, scope, env)
         if returned is not None:  # a helper with several returns: true when what it returns is
             return disj(*(conj(when, to_formula(expr, s, e)) for when, expr, s, e in returned))
@@ -338,10 +338,10 @@ def to_formula(node: cst.BaseExpression, scope: Scope, env: Env) -> Formula:
 def _none_receiver(node: cst.Call, env: Env) -> bool:
     """A method called on a local that holds None on this path."""
     func = node.func
-    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+    if not (type(func) is cst.Attribute and type(func.value) is cst.Name):
         return False
     value = env.get(func.value.value)
-    return isinstance(value, Bound) and isinstance(value.node, cst.Name) and value.node.value == "None"
+    return isinstance(value, Bound) and type(value.node) is cst.Name and value.node.value == "None"
 
 
 def _returned(node: cst.Call, scope: Scope, env: Env):
@@ -358,11 +358,11 @@ def _assigned_field(node: cst.BaseExpression, scope: Scope, env: Env) -> Value |
 def _resolved(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[cst.BaseExpression, Scope, Env]:
     """An expression with the locals and assigned fields it consists of replaced by what they hold."""
     while True:
-        if isinstance(node, cst.Name) and isinstance(env.get(node.value), Bound):
+        if type(node) is cst.Name and isinstance(env.get(node.value), Bound):
             value = env[node.value]
-        elif isinstance(node, (cst.Attribute, cst.Call)) and env and isinstance(_assigned_field(node, scope, env), Bound):
+        elif type(node) in (cst.Attribute, cst.Call) and env and isinstance(_assigned_field(node, scope, env), Bound):
             value = _assigned_field(node, scope, env)
-        elif isinstance(node, cst.NamedExpr):
+        elif type(node) is cst.NamedExpr:
             node = node.value
             continue
         else:
@@ -379,7 +379,7 @@ def _truth_test(node: cst.Comparison, scope: Scope, env: Env) -> Formula | None:
     if op not in ("==", "!=", "is", "is not"):
         return None
     for this, other in ((node.left, target.comparator), (target.comparator, node.left)):
-        if isinstance(other, cst.Name) and other.value in ("True", "False") and other.value not in env:
+        if type(other) is cst.Name and other.value in ("True", "False") and other.value not in env:
             inner, inner_scope, inner_env = _resolved(this, scope, env)
             if inner is this or not bool_valued(inner, inner_scope, inner_env):
                 return None
@@ -393,11 +393,11 @@ def bool_valued(node: cst.BaseExpression, scope: Scope, env: Env) -> bool:
     """Does the expression evaluate to True or False? Comparisons and `not` do; `a and b` does when both
     parts do; a field compared with True/False is taken for a boolean flag (store_true)."""
     node, scope, env = _resolved(node, scope, env)
-    if isinstance(node, cst.Comparison) or (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not)):
+    if type(node) is cst.Comparison or (type(node) is cst.UnaryOperation and type(node.operator) is cst.Not):
         return True
-    if isinstance(node, cst.BooleanOperation):
+    if type(node) is cst.BooleanOperation:
         return bool_valued(node.left, scope, env) and bool_valued(node.right, scope, env)
-    if isinstance(node, cst.Name) and node.value in ("True", "False") and node.value not in env:
+    if type(node) is cst.Name and node.value in ("True", "False") and node.value not in env:
         return True
     return field_of(node, scope, env) is not None
 
@@ -413,7 +413,7 @@ def _comparison(node: cst.Comparison, scope: Scope, env: Env) -> Formula:
             _comparison(cst.Comparison(left, [cst.ComparisonTarget(cst.Equal(), right)]), scope, env)
             for left, right in pairs
         ))
-        return equal if isinstance(node.comparisons[0].operator, cst.Equal) else neg(equal)
+        return equal if type(node.comparisons[0].operator) is cst.Equal else neg(equal)
     parts: list[Formula] = []
     left_node = node.left
     for target in node.comparisons:
@@ -431,12 +431,12 @@ def _comparison(node: cst.Comparison, scope: Scope, env: Env) -> Formula:
 
 def _elementwise(node: cst.Comparison) -> list[tuple[cst.BaseExpression, cst.BaseExpression]] | None:
     """The item pairs of `(a, b) == (x, y)` / `!=` between two tuple displays of one length, else None."""
-    if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
+    if len(node.comparisons) != 1 or not type(node.comparisons[0].operator) in (cst.Equal, cst.NotEqual):
         return None
     left, right = node.left, node.comparisons[0].comparator
-    if not (isinstance(left, cst.Tuple) and isinstance(right, cst.Tuple)) or len(left.elements) != len(right.elements):
+    if not (type(left) is cst.Tuple and type(right) is cst.Tuple) or len(left.elements) != len(right.elements):
         return None
-    if not all(isinstance(e, cst.Element) for e in (*left.elements, *right.elements)):
+    if not all(type(e) is cst.Element for e in (*left.elements, *right.elements)):
         return None  # a starred item
     return [(a.value, b.value) for a, b in zip(left.elements, right.elements)]
 
@@ -482,14 +482,14 @@ def operand_cases(
         transformed = [(w, _transformed_value(v, transform)) for w, v in inner_cases]  # type: ignore[arg-type]
         if all(v is not None for _, v in transformed):
             return transformed  # type: ignore[return-value]
-    if isinstance(node, cst.IfExp):
+    if type(node) is cst.IfExp:
         test = to_formula(node.test, scope, env)
         cases = [(conj(test, w), v) for w, v in operand_cases(node.body, scope, env, container_ok)]
         cases += [(conj(neg(test), w), v) for w, v in operand_cases(node.orelse, scope, env, container_ok)]
-    elif isinstance(node, cst.BooleanOperation):
+    elif type(node) is cst.BooleanOperation:
         # `a or b` is a when a is truthy, else b; `a and b` is a when a is falsy, else b.
         first = to_formula(node.left, scope, env)
-        keep_first = isinstance(node.operator, cst.Or)
+        keep_first = type(node.operator) is cst.Or
         cases = [
             (conj(w, _truth(v) if keep_first else neg(_truth(v))), v)
             for w, v in operand_cases(node.left, scope, env, container_ok)
@@ -511,7 +511,7 @@ def operand_cases(
             if not container_ok or any(isinstance(v, tuple) for v in term.value):
                 term = opaque(node, scope, env)
         returned = None
-        if isinstance(node, cst.Call) and isinstance(term, Term) and term.kind not in (TermKind.FIELD, TermKind.ENV):
+        if type(node) is cst.Call and isinstance(term, Term) and term.kind not in (TermKind.FIELD, TermKind.ENV):
             returned = _returned(node, scope, env)
         if returned is None:
             return [(TRUE, term)]
@@ -526,10 +526,10 @@ def operand_cases(
 def _choice_of(node: cst.BaseExpression, scope: Scope, env: Env):
     """(env key, options) when the expression is a local, or a field the function assigned, whose value
     depends on the path; else None."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         value = env.get(node.value)
         return (node.value, value.options) if isinstance(value, Choice) else None
-    if env and isinstance(node, (cst.Attribute, cst.Call)):
+    if env and type(node) in (cst.Attribute, cst.Call):
         name = field_of(node, scope, env)
         value = env.get(FIELD_KEY + name) if name is not None else None
         return (FIELD_KEY + name, value.options) if isinstance(value, Choice) else None  # type: ignore[operator]
@@ -538,19 +538,19 @@ def _choice_of(node: cst.BaseExpression, scope: Scope, env: Env):
 
 def is_boolean(node: cst.BaseExpression) -> bool:
     """An expression whose value is True or False by its form: a comparison, `not`, `and`/`or` of those."""
-    if isinstance(node, cst.Comparison) or isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+    if type(node) is cst.Comparison or type(node) is cst.UnaryOperation and type(node.operator) is cst.Not:
         return True
-    if isinstance(node, cst.BooleanOperation):
+    if type(node) is cst.BooleanOperation:
         return is_boolean(node.left) and is_boolean(node.right)
-    return isinstance(node, cst.Name) and node.value in ("True", "False")
+    return type(node) is cst.Name and node.value in ("True", "False")
 
 
 def _transform_of(node: cst.BaseExpression) -> tuple[str | None, cst.BaseExpression | None]:
     """`x.upper()` -> ("upper", x), `int(x)` -> ("int", x); else (None, None)."""
-    if isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute):
+    if type(node) is cst.Call and not node.args and type(node.func) is cst.Attribute:
         if node.func.attr.value in _STRING_METHODS:
             return node.func.attr.value, node.func.value
-    if isinstance(node, cst.Call) and len(node.args) == 1 and not node.args[0].keyword and not node.args[0].star:
+    if type(node) is cst.Call and len(node.args) == 1 and not node.args[0].keyword and not node.args[0].star:
         func = dotted_name(node.func)
         if func in _BUILTIN_TRANSFORMS:
             return func, node.args[0].value

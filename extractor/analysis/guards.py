@@ -150,30 +150,30 @@ class FunctionInfo:
         body = [s for s in self.node.body.body if not _is_docstring(s)]
         assignments: list[tuple[str, cst.BaseExpression]] = []
         for stmt in body[:-1]:
-            if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+            if not (type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1):
                 return None
             small = stmt.body[0]
-            if isinstance(small, (cst.Import, cst.ImportFrom)):
+            if type(small) in (cst.Import, cst.ImportFrom):
                 continue  # `from x import helper` then `return helper(cfg)`: the call resolves through it
-            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name:
                 assignments.append((small.targets[0].target.value, small.value))
-            elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
+            elif type(small) is cst.AnnAssign and type(small.target) is cst.Name and small.value is not None:
                 assignments.append((small.target.value, small.value))
             else:
                 return None
-        if body and isinstance(body[-1], cst.SimpleStatementLine) and len(body[-1].body) == 1:
+        if body and type(body[-1]) is cst.SimpleStatementLine and len(body[-1].body) == 1:
             stmt = body[-1].body[0]
-            if isinstance(stmt, cst.Return) and stmt.value is not None:
+            if type(stmt) is cst.Return and stmt.value is not None:
                 return tuple(assignments), stmt.value
         return None
 
 
 def _is_docstring(stmt: cst.CSTNode) -> bool:
     return (
-        isinstance(stmt, cst.SimpleStatementLine)
+        type(stmt) is cst.SimpleStatementLine
         and len(stmt.body) == 1
-        and isinstance(stmt.body[0], cst.Expr)
-        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+        and type(stmt.body[0]) is cst.Expr
+        and type(stmt.body[0].value) in (cst.SimpleString, cst.ConcatenatedString)
     )
 
 
@@ -218,9 +218,9 @@ def walk_function(info: FunctionInfo, scope: Scope, spans: dict[int, Span], env:
 
 def _simple_assignments(node: cst.FunctionDef):
     for stmt in iter_statements(node.body.body):
-        if isinstance(stmt, cst.Assign):
+        if type(stmt) is cst.Assign:
             for t in stmt.targets:
-                if isinstance(t.target, cst.Name):
+                if type(t.target) is cst.Name:
                     yield t.target.value, stmt.value
 
 
@@ -258,7 +258,7 @@ class _Walker:
         brk: Formula = FALSE
         running: Formula = TRUE
         for stmt in stmts:
-            small = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
+            small = stmt.body if type(stmt) is cst.SimpleStatementLine else [stmt]
             for node in small:
                 # Dead code after an unconditional exit is still walked: its guards are reported,
                 # with the condition False.
@@ -272,21 +272,21 @@ class _Walker:
         return self.block(suite.body, ctx, env, nest)
 
     def statement(self, node: cst.CSTNode, ctx: Formula, env: Env, nest: tuple[int, ...]):
-        if isinstance(node, cst.If):
+        if type(node) is cst.If:
             return self.if_(node, ctx, env, nest)
-        if isinstance(node, (cst.For, cst.While)):
+        if type(node) in (cst.For, cst.While):
             return self.loop(node, ctx, env, nest)
-        if isinstance(node, (cst.Try, cst.TryStar)):
+        if type(node) in (cst.Try, cst.TryStar):
             return self.try_(node, ctx, env, nest)
-        if isinstance(node, cst.With):
+        if type(node) is cst.With:
             for item in node.items:
                 env = self.calls_in(item.item, ctx, env)
                 if item.asname is not None:
                     env = assign_unknown(env, item.asname.name, self.scope)
             return self.suite(node.body, ctx, env, nest)
-        if isinstance(node, cst.Match):
+        if type(node) is cst.Match:
             return self.match(node, ctx, env, nest)
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        if type(node) in (cst.FunctionDef, cst.ClassDef):
             return FALSE, FALSE, {**env, node.name.value: Unknown(node.name.value)}
         return self.small(node, ctx, env, nest)
 
@@ -300,7 +300,7 @@ class _Walker:
             r1, b1, env1 = self.suite(node.body, conj(ctx, test), env, nest + (line,))
         if node.orelse is None:
             r2, b2, env2 = FALSE, FALSE, env
-        elif isinstance(node.orelse, cst.If):
+        elif type(node.orelse) is cst.If:
             r2, b2, env2 = self.if_(node.orelse, conj(ctx, neg(test)), env, nest)
         else:
             with self.within(neg(test)):
@@ -316,15 +316,15 @@ class _Walker:
         return ret, brk, merged
 
     def loop(self, node: cst.For | cst.While, ctx: Formula, env: Env, nest: tuple[int, ...]):
-        if isinstance(node, cst.For) and node.orelse is None:
+        if type(node) is cst.For and node.orelse is None:
             items = literal_items(node, env)
             if items is not None:
                 return self.unrolled(node, items, ctx, env, nest)
-        if isinstance(node, cst.For):
+        if type(node) is cst.For:
             # The body runs for an item of the iterable: `item in iterable` is its (opaque) context.
             iter_text, fields = term_source(node.iter, self.scope, env)
             target = code(node.target)
-            if isinstance(node.target, cst.Tuple) and not node.target.lpar:
+            if type(node.target) is cst.Tuple and not node.target.lpar:
                 target = f"({target})"
             env = self.calls_in(node.iter, ctx, env)
             context = Atom(classify(f"{target} in {iter_text}", fields))
@@ -387,7 +387,7 @@ class _Walker:
         for handler in node.handlers:
             # `raised(E)`: the try body raised E; an opaque atom that still reads as Python.
             caught = code(handler.type) if handler.type is not None else "BaseException"
-            if isinstance(handler.type, cst.Tuple):
+            if type(handler.type) is cst.Tuple:
                 caught = ", ".join(code(e.value) for e in handler.type.elements)
             # A `raise E(...)` of the body itself that this handler catches does not leave the try:
             # the handler runs when it fires (`except ValueError as exc: raise AssertionError(str(exc))`).
@@ -439,34 +439,34 @@ class _Walker:
 
     def pattern(self, pattern: cst.MatchPattern, subject: cst.BaseExpression, env: Env) -> Formula:
         """When a `case` pattern matches: values and `|` exactly, captures always, the rest opaque."""
-        if isinstance(pattern, (cst.MatchValue, cst.MatchSingleton)):
-            operator = cst.Equal() if isinstance(pattern, cst.MatchValue) else cst.Is()
+        if type(pattern) in (cst.MatchValue, cst.MatchSingleton):
+            operator = cst.Equal() if type(pattern) is cst.MatchValue else cst.Is()
             test = cst.Comparison(subject, [cst.ComparisonTarget(operator, pattern.value)])
             return to_formula(test, self.scope, env)
-        if isinstance(pattern, cst.MatchOr):
+        if type(pattern) is cst.MatchOr:
             return disj(*(self.pattern(p.pattern, subject, env) for p in pattern.patterns))
-        if isinstance(pattern, cst.MatchAs) and pattern.pattern is None:
+        if type(pattern) is cst.MatchAs and pattern.pattern is None:
             return TRUE  # `case _:` or `case name:`
         text, fields = term_source(subject, self.scope, env)
         return Atom(classify(f"matches({text}, {literal_source(code(pattern))})", fields))
 
     def small(self, node: cst.CSTNode, ctx: Formula, env: Env, nest: tuple[int, ...]):
         line, end_line = self.spans.get(id(node), (0, 0))
-        if isinstance(node, cst.Raise):
+        if type(node) is cst.Raise:
             if node.exc is not None:
                 self.calls_in(node.exc, ctx, env)
             self.raise_(node, ctx, env, nest, line, end_line)
             return FALSE, FALSE, env
-        if isinstance(node, cst.Return):
+        if type(node) is cst.Return:
             if node.value is not None:
                 self.calls_in(node.value, ctx, env)
-                if self.summary.info.declares and isinstance(node.value, cst.Dict):
+                if self.summary.info.declares and type(node.value) is cst.Dict:
                     self.declared(node.value, ctx, env, nest, line, end_line)
-                elif self.summary.info.declares and isinstance(node.value, cst.Name) and node.value.value in self.staged:
+                elif self.summary.info.declares and type(node.value) is cst.Name and node.value.value in self.staged:
                     self.write_staged(node.value.value, ctx)  # `overrides["x"] = v` ... `return overrides`
             self.summary.returns.append(ReturnEvent(ctx, node.value, env))
             return TRUE, FALSE, env
-        if isinstance(node, cst.Assert):
+        if type(node) is cst.Assert:
             failed = neg(to_formula(node.test, self.scope, env))
             if node.msg is not None:
                 message, static = message_of(node.msg, self.scope, env)
@@ -480,29 +480,29 @@ class _Walker:
                 )
             )
             return FALSE, FALSE, env
-        if isinstance(node, (cst.Break, cst.Continue)):
+        if type(node) in (cst.Break, cst.Continue):
             return FALSE, TRUE, env
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             env = self.calls_in(node.value, ctx, env)
             for target in node.targets:
                 env = self.assign(target.target, node.value, ctx, env, nest, line, end_line)
             return FALSE, FALSE, env
-        if isinstance(node, cst.AnnAssign):
+        if type(node) is cst.AnnAssign:
             if node.value is not None:
                 env = self.calls_in(node.value, ctx, env)
                 env = self.assign(node.target, node.value, ctx, env, nest, line, end_line)
             return FALSE, FALSE, env
-        if isinstance(node, cst.AugAssign):
+        if type(node) is cst.AugAssign:
             env = self.calls_in(node.value, ctx, env)
             operator = node.operator
             binary = cst.BinaryOperation(
                 left=node.target, operator=_BINARY_OF_AUGMENTED[type(operator)](), right=node.value  # type: ignore[operator]
             )
             return FALSE, FALSE, self.assign(node.target, binary, ctx, env, nest, line, end_line)
-        if isinstance(node, cst.Expr):
+        if type(node) is cst.Expr:
             env = self.calls_in(node.value, ctx, env)
             return FALSE, FALSE, self.effect(node.value, ctx, env, nest, line, end_line)
-        if isinstance(node, (cst.Import, cst.ImportFrom)):
+        if type(node) in (cst.Import, cst.ImportFrom):
             self.summary.imports.update(import_bindings(node, self.summary.info.file))
         return FALSE, FALSE, env
 
@@ -510,14 +510,14 @@ class _Walker:
         exc = node.exc
         exception: str | None = None
         message, static = "", True
-        if isinstance(exc, cst.Call):
+        if type(exc) is cst.Call:
             exception = dotted_name(exc.func) or code(exc.func)
             arg = _message_arg(exc)
             if arg is not None:
                 message, static = message_of(arg, self.scope, env)
         elif exc is not None:
             exception = dotted_name(exc) or code(exc)
-            if isinstance(exc, cst.Name) and exc.value in env:
+            if type(exc) is cst.Name and exc.value in env:
                 exception, message, static = None, "{" + exc.value + "}", False
         self.order += 1
         self.summary.guards.append(
@@ -525,17 +525,17 @@ class _Walker:
         )
 
     def assign(self, target, value, ctx, env: Env, nest, line: int, end_line: int) -> Env:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             if target.value in self.scope.aliases and is_alias(value, self.scope, env):
                 return env  # `cfg = resolving_view(server_args)`: cfg stays a receiver of fields
-            if isinstance(value, cst.Dict):
+            if type(value) is cst.Dict:
                 self.staged[target.value] = []
                 for element in value.elements:
                     key = getattr(element, "key", None)
-                    if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
+                    if type(key) is cst.SimpleString and isinstance(key.evaluated_value, str):
                         self.stage(target.value, key.evaluated_value, element.value, ctx, env, nest, line, end_line)
             return {**env, target.value: bind(value, env)}
-        if isinstance(target, cst.Tuple) and isinstance(value, cst.Call) and self.scope.inline is not None:
+        if type(target) is cst.Tuple and type(value) is cst.Call and self.scope.inline is not None:
             # `prefill, decode = attention_backends_of(cfg)`: each name bound to its part of what the helper returns.
             inlined = self.scope.inline(value, env)
             if inlined is not None and same_shape(target, inlined[0]):
@@ -543,7 +543,7 @@ class _Walker:
                 for name, part in zip(target.elements, returned.elements):  # type: ignore[attr-defined]
                     env = {**env, name.value.value: Bound(part.value, callee_env, callee_scope)}  # type: ignore[attr-defined]
                 return env
-        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value in env:
+        if type(target) is cst.Subscript and type(target.value) is cst.Name and target.value.value in env:
             local = target.value.value
             key = string_key(target, env)
             if local in self.staged and key is not None:  # `fields["hicache_ratio"] = 2.0`, declared later with `**fields`
@@ -555,18 +555,18 @@ class _Walker:
             # `renamed[attr] = ...`: the local no longer holds what it was assigned.
             fields = tuple(sorted(set(value_fields(env[local], self.scope)) | set(normalize(value, self.scope, env)[1])))
             return {**env, local: Unknown(local, fields)}
-        name = field_of(target, self.scope, env) if isinstance(target, cst.Attribute) else None
+        name = field_of(target, self.scope, env) if type(target) is cst.Attribute else None
         if name is not None:
             text, _ = normalize(value, self.scope, env)
             self.write(name, text, ctx, nest, line, end_line, value, env)
             return {**env, FIELD_KEY + name: bind(value, env, reading=self.scope)}
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if type(target) in (cst.Tuple, cst.List):
             for element in target.elements:
                 env = self.assign_unknown_target(element.value, value, env)
         return env
 
     def assign_unknown_target(self, target, value, env: Env) -> Env:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             return {**env, target.value: Unknown(target.value, normalize(value, self.scope, env)[1])}
         return env
 
@@ -577,7 +577,7 @@ class _Walker:
         """`return {"page_size": 64}` from a pass whose result is declared onto the arguments."""
         for element in node.elements:
             key = getattr(element, "key", None)
-            if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
+            if type(key) is cst.SimpleString and isinstance(key.evaluated_value, str):
                 self.write(key.evaluated_value, normalize(element.value, self.scope, env)[0], ctx, nest, line, end_line,
                            element.value, env)
 
@@ -612,7 +612,7 @@ class _Walker:
 
     def effect(self, node: cst.BaseExpression, ctx: Formula, env: Env, nest, line: int, end_line: int) -> Env:
         """What a bare call statement does to arguments and locals."""
-        if not isinstance(node, cst.Call):
+        if not type(node) is cst.Call:
             return env
         func = dotted_name(node.func) or ""
         last = func.rsplit(".", 1)[-1]
@@ -630,13 +630,13 @@ class _Walker:
                     self.write(arg.keyword.value, normalize(arg.value, self.scope, before)[0], ctx, nest, line, end_line,
                                arg.value, before)
                     env = {**env, FIELD_KEY + arg.keyword.value: bind(arg.value, before, reading=self.scope)}
-                elif arg.star == "**" and isinstance(arg.value, cst.Name) and arg.value.value in self.staged:
+                elif arg.star == "**" and type(arg.value) is cst.Name and arg.value.value in self.staged:
                     env = self.write_staged(arg.value.value, ctx, env)
             return env
         elif (written := env_call(node)) is not None and written[1] == "set" and len(node.args) == 1:
             # `envs.X.set("python")`: later `envs.X.get()` in this function reads it, `is_set()` holds.
             return {**env, ENV_KEY + written[0]: bind(node.args[0].value, env)}
-        elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+        elif type(node.func) is cst.Attribute and type(node.func.value) is cst.Name:
             owner = node.func.value.value
             method = node.func.attr.value
             if owner in env and method in ADDING_METHODS:
@@ -655,7 +655,7 @@ class _Walker:
     def walrus(self, test: cst.BaseExpression, env: Env) -> Env:
         """Locals a test assigns with `:=`, bound for the code after it."""
         for n in iter_expression(test):
-            if isinstance(n, cst.NamedExpr) and isinstance(n.target, cst.Name):
+            if type(n) is cst.NamedExpr and type(n.target) is cst.Name:
                 env = {**env, n.target.value: bind(n.value, env)}
         return env
 
@@ -663,7 +663,7 @@ class _Walker:
         """Record the calls of an expression; fields they may write read, after them, as they leave them."""
         written: dict[str, Rewritten] = {}
         for n in iter_expression(node):
-            if isinstance(n, cst.Call):
+            if type(n) is cst.Call:
                 self.order += 1
                 writes = self.scope.call_writes(n, env) if self.scope.call_writes is not None else frozenset()
                 self.summary.calls.append(CallEvent(ctx, n, env, 0, self.order, writes))
@@ -718,7 +718,7 @@ def _calls_outside_raises(body: cst.BaseSuite) -> bool:
 
 def message_of(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[str, bool]:
     """The message text with f-string placeholders kept as `{expr}`, and whether it is fully static."""
-    if isinstance(node, cst.Name) and node.value in env:
+    if type(node) is cst.Name and node.value in env:
         value = env[node.value]
         if isinstance(value, Bound):
             return message_of(value.node, scope, value.env)
@@ -730,9 +730,9 @@ def message_of(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[str, b
             prefix = os.path.commonprefix([text for text, _ in variants]) if variants else ""
             return prefix + "{" + node.value + "}", False
         return "{" + node.value + "}", False
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(node.evaluated_value, str):
+    if type(node) in (cst.SimpleString, cst.ConcatenatedString) and isinstance(node.evaluated_value, str):
         return node.evaluated_value, True  # no f-string part: libcst already joined and unescaped it
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+    if type(node) is cst.BinaryOperation and type(node.operator) is cst.Add:
         left, left_static = message_of(node.left, scope, env)  # `error + " more"`: each part in the locals
         right, right_static = message_of(node.right, scope, env)
         return left + right, left_static and right_static
@@ -748,7 +748,7 @@ def message_of(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[str, b
 def import_bindings(node: cst.Import | cst.ImportFrom, file: str) -> dict[str, str]:
     """Names an import statement binds, mapped to the dotted thing they denote."""
     bound: dict[str, str] = {}
-    if isinstance(node, cst.Import):
+    if type(node) is cst.Import:
         for alias in node.names:
             target = dotted_name(alias.name) or ""
             local = alias.asname.name.value if alias.asname else target.split(".")[0]  # type: ignore[union-attr]
@@ -756,7 +756,7 @@ def import_bindings(node: cst.Import | cst.ImportFrom, file: str) -> dict[str, s
         return bound
     module = dotted_name(node.module) if node.module is not None else ""
     module = absolute_module(module, len(node.relative), file)
-    if isinstance(node.names, cst.ImportStar):
+    if type(node.names) is cst.ImportStar:
         return bound
     for alias in node.names:
         name = dotted_name(alias.name) or ""

@@ -36,7 +36,7 @@ def statement_pairs(cst_stmts: list[cst.CSTNode], ast_stmts: list[ast.stmt]) -> 
 def _cst_block(statements) -> Iterator[cst.CSTNode]:
     """Flatten `a; b` lines into their small statements, as `ast` lists them."""
     for stmt in statements:
-        if isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is cst.SimpleStatementLine:
             yield from stmt.body
         else:
             yield stmt
@@ -50,32 +50,32 @@ def iter_statements(statements) -> Iterator[cst.CSTNode]:
     """Every small and compound statement under a body, not entering nested functions or classes."""
     for node in _cst_block(statements):
         yield node
-        if not isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        if not type(node) in (cst.FunctionDef, cst.ClassDef):
             for block in child_blocks(node):
                 yield from iter_statements(block)
 
 
 def child_blocks(node: cst.CSTNode) -> list[list[cst.CSTNode]]:
     """The statement lists directly under a compound statement, in source order."""
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.With)):
+    if type(node) in (cst.FunctionDef, cst.ClassDef, cst.With):
         return [_suite(node.body)]
-    if isinstance(node, cst.If):
+    if type(node) is cst.If:
         orelse = node.orelse
         if orelse is None:
             return [_suite(node.body), []]
-        if isinstance(orelse, cst.If):
+        if type(orelse) is cst.If:
             return [_suite(node.body), [orelse]]
         return [_suite(node.body), _suite(orelse.body)]
-    if isinstance(node, (cst.For, cst.While)):
+    if type(node) in (cst.For, cst.While):
         return [_suite(node.body), _suite(node.orelse.body) if node.orelse else []]
-    if isinstance(node, (cst.Try, cst.TryStar)):
+    if type(node) in (cst.Try, cst.TryStar):
         return [
             _suite(node.body),
             *[_suite(h.body) for h in node.handlers],
             _suite(node.orelse.body) if node.orelse else [],
             _suite(node.finalbody.body) if node.finalbody else [],
         ]
-    if isinstance(node, cst.Match):
+    if type(node) is cst.Match:
         return [_suite(case.body) for case in node.cases]
     return []
 

@@ -305,7 +305,7 @@ class Functions(Mapping[str, FunctionInfo]):
         node = module.body[0]
         if indent:
             node = node.body.body[0]  # type: ignore[attr-defined]
-        if not isinstance(node, cst.FunctionDef):  # pragma: no cover - the lines are a function by the index
+        if not type(node) is cst.FunctionDef:  # pragma: no cover - the lines are a function by the index
             return None
         for cst_node, ast_node in statement_pairs([node], [place.node]):
             self._summary.spans[id(cst_node)] = (ast_node.lineno, ast_node.end_lineno or ast_node.lineno)
@@ -321,7 +321,7 @@ class Functions(Mapping[str, FunctionInfo]):
                 raise ParseError(SourceProblem(self._summary.path, error.raw_line, error.raw_column, error.message)) from None
             self._summary.spans.update(statement_lines(self._whole, self._summary.syntax))
         for node in _all_statements(self._whole.body):
-            if isinstance(node, cst.FunctionDef) and self._summary.spans[id(node)][0] == place.line:
+            if type(node) is cst.FunctionDef and self._summary.spans[id(node)][0] == place.line:
                 return node
         raise ParseError(SourceProblem(self._summary.path, place.line, 0, "libcst reads this function differently"))
 
@@ -342,12 +342,12 @@ def _functions_in(node: cst.FunctionDef, prefix: str, class_name: str | None):
 
 def _nested(body, prefix: str, class_name: str | None):
     for stmt in body:
-        if isinstance(stmt, cst.FunctionDef):
+        if type(stmt) is cst.FunctionDef:
             yield from _functions_in(stmt, prefix, class_name)
-        elif isinstance(stmt, cst.ClassDef):
+        elif type(stmt) is cst.ClassDef:
             qualname = f"{prefix}{stmt.name.value}"
             yield from _nested(stmt.body.body, f"{qualname}.", qualname)  # type: ignore[union-attr]
-        elif not isinstance(stmt, cst.SimpleStatementLine):
+        elif not type(stmt) is cst.SimpleStatementLine:
             for block in child_blocks(stmt):
                 yield from _nested(block, prefix, class_name)
 
@@ -372,12 +372,12 @@ def _facts(summary: ModuleSummary, node: cst.FunctionDef, class_name: str | None
     params, aliases = function_aliases(node, class_name)
     body = node.body.body
     first = body[0] if body else None
-    inner = first.body[0] if isinstance(first, cst.SimpleStatementLine) else first
+    inner = first.body[0] if type(first) is cst.SimpleStatementLine else first
     body_line = summary.spans.get(id(inner), (line, 0))[0]
     every = (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)
     imports: dict[str, str] = {}
     for stmt in iter_statements(node.body.body):
-        if isinstance(stmt, (cst.Import, cst.ImportFrom)):
+        if type(stmt) in (cst.Import, cst.ImportFrom):
             imports.update(cst_import_bindings(stmt, summary.path))
     end_line = summary.spans[id(node)][1]
     text = "\n".join(summary.lines[line - 1 : end_line])
@@ -385,7 +385,7 @@ def _facts(summary: ModuleSummary, node: cst.FunctionDef, class_name: str | None
     return FunctionFacts(body_line - line, params, aliases, _declares(node, aliases),
                          tuple(p.name.value for p in every if p.default is not None), tuple(imports.items()),
                          returns_value, _registering(node),
-                         tuple(dotted_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or ""
+                         tuple(dotted_name(d.decorator.func if type(d.decorator) is cst.Call else d.decorator) or ""
                                for d in node.decorators))
 
 
@@ -393,12 +393,12 @@ def _registering(node: cst.FunctionDef) -> tuple[str, tuple[str, ...]] | None:
     """The first decorator whose name says "register", and the string literals it is called with."""
     for decorator in node.decorators:
         expr = decorator.decorator
-        func = expr.func if isinstance(expr, cst.Call) else expr
+        func = expr.func if type(expr) is cst.Call else expr
         name = dotted_name(func) or ""
         if "register" not in name.rsplit(".", 1)[-1]:
             continue
         names = []
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             for arg in expr.args:
                 lit = cst_literal(arg.value)
                 if lit is not None and isinstance(lit.value, str):
@@ -454,7 +454,9 @@ def _column(line: str, offset: int) -> int:
 
 
 _RETURNS_VALUE = re.compile(r"^\s*return\s+[^\s#;]", re.M)
-_YIELDS = re.compile(r"^[^#]*\byield\b", re.M)
+# A `yield` before any `#` on its line. `[^#\n]`, not `[^#]`: the same matches, without retrying the rest
+# of the function from every line (quadratic in its length).
+_YIELDS = re.compile(r"^[^#\n]*\byield\b", re.M)
 
 
 def _declares(node: cst.FunctionDef, aliases: frozenset[str]) -> bool:

@@ -68,7 +68,7 @@ class _Normalizer(cst.CSTTransformer):
         return False  # the attribute name is not a variable; the value is rewritten in leave_Attribute
 
     def visit_Call(self, node: cst.Call) -> bool:
-        if isinstance(node.func, cst.Attribute):
+        if type(node.func) is cst.Attribute:
             self.methods.add(id(node.func))  # `self.get_x()` calls a method; it reads no field named get_x
         return True
 
@@ -203,7 +203,7 @@ class _Renderer:
         normalizer = _Normalizer(self.scope, self.env)
         rewritten = node.visit(normalizer)
         self.fields |= normalizer.fields
-        if outer and getattr(rewritten, "lpar", None) and not (isinstance(rewritten, cst.Tuple) and not rewritten.elements):
+        if outer and getattr(rewritten, "lpar", None) and not (type(rewritten) is cst.Tuple and not rewritten.elements):
             rewritten = rewritten.with_changes(lpar=[], rpar=[])
         text = code(rewritten)
         return _without_comments(text) if "#" in text else text
@@ -333,11 +333,11 @@ _LOOSE = (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr, cst.Compar
 def term_source(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[str, tuple[str, ...]]:
     """Like `normalize`, but parenthesized where needed so the text can stand as an operand."""
     text, fields = normalize(node, scope, env)
-    while isinstance(node, cst.Name) and isinstance(env.get(node.value), Bound):
+    while type(node) is cst.Name and isinstance(env.get(node.value), Bound):
         value = env[node.value]
         node, env = value.node, value.env  # type: ignore[union-attr]
-    loose = isinstance(node, _LOOSE) or (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not))
-    if loose and not (isinstance(node, cst.Tuple) and not node.elements):  # `()` keeps its own
+    loose = isinstance(node, _LOOSE) or (type(node) is cst.UnaryOperation and type(node.operator) is cst.Not)
+    if loose and not (type(node) is cst.Tuple and not node.elements):  # `()` keeps its own
         text = f"({text})"
     return text, fields
 
@@ -353,10 +353,11 @@ def opaque(node: cst.BaseExpression, scope: Scope, env: Env) -> Term:
 @lru_cache(maxsize=65536)
 def classify(text: str, fields: tuple[str, ...]) -> Term:
     """An opaque piece of source, told apart as env, platform or model when it looks like one."""
-    for pattern in _ENV_PATTERNS:
-        match = pattern.search(text)
-        if match:
-            return Term(TermKind.ENV, match.group(1), text, fields)
+    if "env" in text:  # every pattern of _ENV_PATTERNS spells it
+        for pattern in _ENV_PATTERNS:
+            match = pattern.search(text)
+            if match:
+                return Term(TermKind.ENV, match.group(1), text, fields)
     if _PLATFORM.search(text):
         return Term(TermKind.PLATFORM, text, text, fields)
     if _MODEL.search(text):

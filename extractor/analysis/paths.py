@@ -45,19 +45,19 @@ def literal_items(node: cst.For, env: Env) -> list[Env] | None:
     iterable: cst.BaseExpression = node.iter
     item_env: Env = env
     scope = None
-    while isinstance(iterable, cst.Name) and isinstance(env.get(iterable.value), Bound):
+    while type(iterable) is cst.Name and isinstance(env.get(iterable.value), Bound):
         bound = item_env[iterable.value]
         iterable, item_env, scope = bound.node, bound.env, bound.scope  # type: ignore[union-attr]
-    if not isinstance(iterable, (cst.Tuple, cst.List)) or not 0 < len(iterable.elements) <= MAX_UNROLLED:
+    if not type(iterable) in (cst.Tuple, cst.List) or not 0 < len(iterable.elements) <= MAX_UNROLLED:
         return None
     target = node.target
     items: list[Env] = []
     for element in iterable.elements:
-        if not isinstance(element, cst.Element):
+        if not type(element) is cst.Element:
             return None  # `*rest`
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             items.append({target.value: Bound(element.value, item_env, scope)})
-        elif isinstance(target, (cst.Tuple, cst.List)) and same_shape(target, element.value):  # type: ignore[arg-type]
+        elif type(target) in (cst.Tuple, cst.List) and same_shape(target, element.value):  # type: ignore[arg-type]
             parts = element.value.elements  # type: ignore[attr-defined]
             items.append({t.value.value: Bound(p.value, item_env, scope) for t, p in zip(target.elements, parts)})  # type: ignore[attr-defined]
         else:
@@ -102,7 +102,7 @@ def merged_events(events: list, key) -> list:
 
 def string_key(target: cst.Subscript, env: Env) -> str | None:
     """The key of `d["x"]`, or of `d[attr]` where `attr` is bound to a string literal (an unrolled loop)."""
-    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+    if len(target.slice) != 1 or not type(target.slice[0].slice) is cst.Index:
         return None
     return bound_string(target.slice[0].slice.value, env)
 
@@ -110,15 +110,15 @@ def string_key(target: cst.Subscript, env: Env) -> str | None:
 def same_shape(target: cst.Tuple | cst.List, value: cst.BaseExpression) -> bool:
     """`a, b = x, y`: a tuple of plain names unpacked from a tuple of as many plain items."""
     return (
-        isinstance(value, (cst.Tuple, cst.List))
+        type(value) in (cst.Tuple, cst.List)
         and len(value.elements) == len(target.elements)
-        and all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements)
-        and all(isinstance(e, cst.Element) for e in value.elements)
+        and all(type(e) is cst.Element and type(e.value) is cst.Name for e in target.elements)
+        and all(type(e) is cst.Element for e in value.elements)
     )
 
 
 def assign_unknown(env: Env, target: cst.BaseExpression, scope: Scope) -> Env:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return {**env, target.value: Unknown(target.value)}
     return env
 
@@ -207,29 +207,29 @@ def same_value(a: Value, b: Value) -> Value | None:
 def assigned_names(node: cst.For | cst.While) -> list[str]:
     """Locals a loop may change: assigned, unpacked, or grown by `append`-like calls."""
     names: list[str] = []
-    if isinstance(node, cst.For):
+    if type(node) is cst.For:
         names_of(node.target, names)
     for stmt in iter_statements([node]):
-        if isinstance(stmt, cst.Assign):
+        if type(stmt) is cst.Assign:
             for t in stmt.targets:
                 names_of(t.target, names)
-        elif isinstance(stmt, (cst.AugAssign, cst.AnnAssign)):
+        elif type(stmt) in (cst.AugAssign, cst.AnnAssign):
             names_of(stmt.target, names)
-        elif isinstance(stmt, cst.For):
+        elif type(stmt) is cst.For:
             names_of(stmt.target, names)
-        elif isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
+        elif type(stmt) is cst.Expr and type(stmt.value) is cst.Call:
             func = stmt.value.func
-            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            if type(func) is cst.Attribute and type(func.value) is cst.Name:
                 if func.attr.value in ADDING_METHODS | GROWING_METHODS:
                     names.append(func.value.value)
     return sorted(set(names))
 
 
 def names_of(target: cst.BaseExpression, names: list[str]) -> None:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         names.append(target.value)
-    elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+    elif type(target) is cst.Subscript and type(target.value) is cst.Name:
         names.append(target.value.value)  # `renamed[attr] = ...` changes `renamed`
-    elif isinstance(target, (cst.Tuple, cst.List)):
+    elif type(target) in (cst.Tuple, cst.List):
         for element in target.elements:
             names_of(element.value, names)

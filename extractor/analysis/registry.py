@@ -147,14 +147,14 @@ class Registries:
             return
         target = resolved[0]
         for node in _descendants(target.node):
-            if not isinstance(node, cst.Call):
+            if not type(node) is cst.Call:
                 continue
             callee = node.func
-            if isinstance(callee, cst.Attribute) and callee.attr.value in _REGISTERING_METHODS:
-                if isinstance(callee.value, cst.Name):
+            if type(callee) is cst.Attribute and callee.attr.value in _REGISTERING_METHODS:
+                if type(callee.value) is cst.Name:
                     found.add(callee.value.value)
                 continue
-            while isinstance(callee, cst.Call):  # `register_model_override(arch)(fn)`
+            while type(callee) is cst.Call:  # `register_model_override(arch)(fn)`
                 callee = callee.func
             if "register" in (dotted_name(callee) or "").rsplit(".", 1)[-1]:
                 self._filled_by(target, callee, found, depth + 1)
@@ -212,7 +212,7 @@ def _node_fields(kind: type) -> tuple[str, ...]:
 
 def runs_call(call: cst.Call, fn: FunctionInfo) -> bool:
     """Could this call of a variable run `fn`? As `DynamicCall.runs`: its parameters passed by their names."""
-    arguments = [a.value.value if isinstance(a.value, cst.Name) and a.keyword is None and not a.star else None
+    arguments = [a.value.value if type(a.value) is cst.Name and a.keyword is None and not a.star else None
                  for a in call.args]
     return len(arguments) == len(fn.params) and any(a == p for a, p in zip(arguments, fn.params)) and all(
         a is None or a == p for a, p in zip(arguments, fn.params))
@@ -222,8 +222,8 @@ def _filled_directly(fn: FunctionInfo) -> frozenset[str]:
     """Names the function adds to with `NAME.append(...)`-like calls."""
     return frozenset(
         node.func.value.value for node in _descendants(fn.node)
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value in _REGISTERING_METHODS and isinstance(node.func.value, cst.Name)
+        if type(node) is cst.Call and type(node.func) is cst.Attribute
+        and node.func.attr.value in _REGISTERING_METHODS and type(node.func.value) is cst.Name
     )
 
 
@@ -242,4 +242,4 @@ def registry_condition(fn: FunctionInfo) -> Formula:
 def calls_variable(summary: FunctionSummary, call: CallEvent) -> bool:
     """A call of a parameter or local (`fn(...)`, `step(...)`) the program could not resolve."""
     func = call.node.func
-    return isinstance(func, cst.Name) and (func.value in summary.info.params or func.value in call.env)
+    return type(func) is cst.Name and (func.value in summary.info.params or func.value in call.env)

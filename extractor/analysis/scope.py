@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from ast import literal_eval
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import libcst as cst
 
@@ -184,9 +186,9 @@ def code(node: cst.CSTNode) -> str:
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """`a.b.c` for a chain of names, else None."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         base = dotted_name(node.value)
         return f"{base}.{node.attr.value}" if base else None
     return None
@@ -194,18 +196,18 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
 
 def is_alias(node: cst.BaseExpression, scope: Scope, env: Env) -> bool:
     """Does the expression denote the server arguments (`self`, `server_args`, `resolving_view(x)`, ...)?"""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value in scope.aliases and node.value not in env
-    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
+    if type(node) is cst.BooleanOperation and type(node.operator) is cst.Or:
         # `cfg = cfg or resolving_view(server_args)`: the caller's view, else a new one: a view either way.
         return is_alias(node.left, scope, env) and is_alias(node.right, scope, env)
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         name = dotted_name(node.func)
         if name is None:
             return False
         last = name.rsplit(".", 1)[-1]
         if last in VIEW_FUNCTIONS:
-            if isinstance(node.func, cst.Attribute):  # self._resolved()
+            if type(node.func) is cst.Attribute:  # self._resolved()
                 return is_alias(node.func.value, scope, env)
             return bool(node.args) and is_alias(node.args[0].value, scope, env)
     return False
@@ -215,22 +217,22 @@ def constant_of(node: cst.BaseExpression, scope: Scope, env: Env) -> Lit | None:
     """The value of an upper-case constant the expression names: of the module or an import
     (`SUPPORTED_SCHEMES`), or of the ServerArgs class through the record
     (`server_args.LANGUAGE_MODEL_ONLY_ARCHITECTURES`)."""
-    if isinstance(node, cst.Name) and node.value.isupper() and node.value not in env:
+    if type(node) is cst.Name and node.value.isupper() and node.value not in env:
         fixed = getattr(scope.constants, "fixed", None)  # not a registry that is filled in place
         return fixed(node.value) if fixed is not None else scope.constants.get(node.value)
-    if isinstance(node, cst.Attribute) and node.attr.value in scope.record_constants and is_alias(node.value, scope, env):
+    if type(node) is cst.Attribute and node.attr.value in scope.record_constants and is_alias(node.value, scope, env):
         return scope.record_constants[node.attr.value]
     return None
 
 
 def field_of(node: cst.BaseExpression, scope: Scope, env: Env) -> str | None:
     """The field name if the expression reads one server argument directly."""
-    if isinstance(node, cst.Attribute) and is_alias(node.value, scope, env):
+    if type(node) is cst.Attribute and is_alias(node.value, scope, env):
         # `_raw_input`, `_cuda_graph_config_locked`: the record's bookkeeping, not a server argument;
         # `LANGUAGE_MODEL_ONLY_ARCHITECTURES`: a class constant; a `@property` or method neither.
         name = node.attr.value
         return None if name.startswith("_") or name.isupper() or name in scope.methods else name
-    if isinstance(node, cst.Call) and dotted_name(node.func) == "getattr" and len(node.args) >= 2:
+    if type(node) is cst.Call and dotted_name(node.func) == "getattr" and len(node.args) >= 2:
         value = bound_string(node.args[1].value, env)  # `getattr(cfg, attr)` in `for attr in ("a", "b")`
         if value is None or not is_alias(node.args[0].value, scope, env):
             return None
@@ -238,13 +240,24 @@ def field_of(node: cst.BaseExpression, scope: Scope, env: Env) -> str | None:
     return None
 
 
+def token_value(node: cst.SimpleString | cst.Integer | cst.Float) -> object:
+    """`node.evaluated_value`, memoized by the token's text: libcst runs `ast.literal_eval` on it each
+    time it is asked, and walks ask for the same few thousand literals over and over."""
+    return _token_value(node.value)
+
+
+@lru_cache(maxsize=None)
+def _token_value(text: str) -> object:
+    return literal_eval(text)  # str, bytes, int or float: immutable, safe to share
+
+
 def bound_string(node: cst.BaseExpression, env: Env) -> str | None:
     """A string literal, or a local bound to one (a loop over literal names, unrolled)."""
-    while isinstance(node, cst.Name) and isinstance(env.get(node.value), Bound):
+    while type(node) is cst.Name and isinstance(env.get(node.value), Bound):
         bound = env[node.value]
         node, env = bound.node, bound.env  # type: ignore[union-attr]
-    if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
-        return node.evaluated_value
+    if type(node) is cst.SimpleString and isinstance(value := token_value(node), str):
+        return value
     return None
 
 
@@ -263,30 +276,28 @@ def literal(node: cst.BaseExpression, scope: Scope | None = None) -> Lit | None:
 
 
 def _literal_value(node: cst.BaseExpression, scope: Scope | None):
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        value = node.evaluated_value
+    if type(node) in (cst.SimpleString, cst.ConcatenatedString):
+        value = token_value(node) if type(node) is cst.SimpleString else node.evaluated_value  # type: ignore[arg-type]
         if isinstance(value, bytes) or value is None:
             raise _NotLiteral
         return value
-    if isinstance(node, cst.Integer):
-        return node.evaluated_value
-    if isinstance(node, cst.Float):
-        return node.evaluated_value
-    if isinstance(node, cst.Name):
+    if type(node) in (cst.Integer, cst.Float):
+        return token_value(node)  # type: ignore[arg-type]
+    if type(node) is cst.Name:
         if node.value in ("True", "False", "None"):
             return {"True": True, "False": False, "None": None}[node.value]
         if scope is not None and node.value in scope.constants:
             return scope.constants[node.value].value
         raise _NotLiteral
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+    if type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus:
         value = _literal_value(node.expression, scope)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return -value
         raise _NotLiteral
-    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+    if type(node) in (cst.List, cst.Tuple, cst.Set):
         values = []
         for element in node.elements:
-            if isinstance(element, cst.StarredElement):
+            if type(element) is cst.StarredElement:
                 raise _NotLiteral
             values.append(_literal_value(element.value, scope))
         return tuple(values)
@@ -300,7 +311,7 @@ def _top_names(node: cst.BaseExpression) -> list[str]:
     """Variable names used in an expression (not attribute names, keywords or lambda bodies)."""
     names: list[str] = []
     for n in iter_expression(node):
-        if isinstance(n, cst.Name) and n.value not in names:
+        if type(n) is cst.Name and n.value not in names:
             names.append(n.value)
     return names
 
@@ -350,13 +361,14 @@ def entries_of(value: Value | None) -> Entries | None:
     """A dict local's entries: built up already, or a display whose keys are all string literals."""
     if isinstance(value, Entries):
         return value
-    if isinstance(value, Bound) and isinstance(value.node, cst.Dict):
+    if isinstance(value, Bound) and type(value.node) is cst.Dict:
         entries = []
         for element in value.node.elements:
-            key = element.key if isinstance(element, cst.DictElement) else None
-            if not (isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str)):
+            key = element.key if type(element) is cst.DictElement else None
+            name = token_value(key) if type(key) is cst.SimpleString else None  # type: ignore[arg-type]
+            if not isinstance(name, str):
                 return None  # `**other` or a computed key: which keys it holds cannot be told
-            entries.append((key.evaluated_value, Bound(element.value, value.env, value.scope)))
+            entries.append((name, Bound(element.value, value.env, value.scope)))
         return Entries(code(value.node), tuple(entries))
     return None
 

@@ -294,6 +294,10 @@ class Evaluator:
                 self.context.decided(rule.effective) if rule.reachable else False)
         return self._firing[adjustment_id]
 
+    def holds(self, rule: Rule) -> bool | None:
+        """The trigger's truth alone (`truth` without the adjustments that may change it)."""
+        return self.context.decided(rule.effective)
+
     def truth(self, rule: Rule) -> tuple[bool | None, tuple[str, ...]]:
         """The trigger's truth, and the earlier adjustments that write what it reads and may run."""
         truth = self.context.decided(rule.effective)

@@ -225,7 +225,7 @@ def definite_errors(ruleset: RuleSet, argv: Sequence[str], reading: Iterable[str
     `before` when given; under `env` and the platform and model `facts` when given."""
     command = parse_command(argv, ruleset.catalog)
     evaluator = Evaluator(ruleset.by_id, launch_context(ruleset, command, env, facts=facts))
-    return [rule for rule in guards_to_check(ruleset, reading, before, including) if evaluator.truth(rule)[0] is True]
+    return [rule for rule in guards_to_check(ruleset, reading, before, including) if evaluator.holds(rule) is True]
 
 
 def guards_to_check(ruleset: RuleSet, reading: Iterable[str] | None = None, before: int | None = None,

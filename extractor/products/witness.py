@@ -76,7 +76,9 @@ def witnesses(ruleset: RuleSet, memo: MutableMapping | None = None) -> list[Outc
     """One outcome per guard, in rule order (see `attach_witnesses` for `memo`)."""
     guards = [rule for rule in ruleset.rules if rule.kind is not RuleKind.ADJUSTMENT]
     if memo is None:
-        finder = _Finder(ruleset)
+        # Candidate lines repeat (a third of them: retries, the fixed line of one rule the triggering
+        # line of another): each trigger's truth on a line is evaluated once in this run.
+        finder = _Finder(ruleset, _Verdicts(ruleset, Digests(ruleset), id, _InRun()))
         return [finder.outcome(rule) for rule in guards]
     store = _Memo(memo)
     digests = Digests(ruleset)
@@ -85,7 +87,7 @@ def witnesses(ruleset: RuleSet, memo: MutableMapping | None = None) -> list[Outc
     if kept is not None and len(kept) == len(guards):
         return [Outcome(rule.id, Example(before, after) if before is not None else None, reason)
                 for rule, (reason, before, after) in zip(guards, kept)]
-    finder = _Finder(ruleset, _Verdicts(ruleset, digests, store))
+    finder = _Finder(ruleset, _Verdicts(ruleset, digests, digests.guard, store))
     found = [finder.outcome(rule) for rule in guards]
     store.keep_outcomes(key, tuple((o.reason, *((o.example.before, o.example.after) if o.example else (None, None)))
                                    for o in found))
@@ -151,14 +153,55 @@ class _Memo:
         self.memo[_VERDICTS] = self.used
 
 
+class _InRun:
+    """Verdicts kept for one run only (no memo between runs): by command digest and rule object."""
+
+    def __init__(self) -> None:
+        self.found: dict[tuple[bytes, object], bool | None] = {}
+
+    def verdict(self, command: bytes, guard: object, compute: Callable[[], bool | None]) -> bool | None:
+        key = (command, guard)
+        if key not in self.found:
+            self.found[key] = compute()
+        return self.found[key]
+
+
+class _Inherited(dict):
+    """The truths of subformulas under one command line (`Context.memo`), taking the bare launch's
+    truth for each subformula that reads none of the names the line changes (`Digests.names`): the
+    candidate lines set a flag or two, so most of a trigger is evaluated once, for the bare launch."""
+
+    def __init__(self, bare: Context, names: Callable[[Formula], frozenset[str]], changed: frozenset[str]) -> None:
+        super().__init__()
+        self.bare = bare
+        self.names = names
+        self.changed = changed
+
+    def get(self, f: Formula, default: object = None) -> object:  # type: ignore[override]
+        found = dict.get(self, f, _ABSENT)
+        if found is _ABSENT:
+            if not self.changed.isdisjoint(self.names(f)):
+                return default
+            found = self[f] = self.bare.truth(f)
+        return found
+
+
+_ABSENT = object()
+
+
 class _Verdicts:
     """`definite_errors` and `_certainty` with each trigger's truth on a command line looked up in
-    the memo by content (`Digests.guard`, `command_digest`) before it is evaluated: the same answers."""
+    `memo` by command digest and `guard_key` before it is evaluated: the same answers. Between runs
+    the key is the guard's content (`Digests.guard`); within one run, the rule object."""
 
-    def __init__(self, ruleset: RuleSet, digests: Digests, memo: _Memo) -> None:
+    def __init__(self, ruleset: RuleSet, digests: Digests, guard_key: Callable[[Rule], object],
+                 memo: _Memo | _InRun) -> None:
         self.ruleset = ruleset
         self.digests = digests
+        self.guard_key = guard_key
         self.memo = memo
+        self._last: tuple[bytes, Evaluator] | None = None
+        self._bare: tuple[CommandLine, Context] | None = None
 
     def definite_errors(self, argv: Sequence[str], reading: Iterable[str] | None = None,
                         before: int | None = None) -> list[Rule]:
@@ -179,16 +222,39 @@ class _Verdicts:
 
     def _truth(self, command: CommandLine) -> Callable[[Rule], bool | None]:
         call = command_digest(command)
-        evaluator: list[Evaluator] = []  # made on the first miss: most lookups find their verdict
 
         def truth(rule: Rule) -> bool | None:
-            def compute() -> bool | None:
-                if not evaluator:
-                    evaluator.append(Evaluator(self.ruleset.by_id, launch_context(self.ruleset, command)))
-                return evaluator[0].truth(rule)[0]
-            return self.memo.verdict(call, self.digests.guard(rule), compute)
+            return self.memo.verdict(call, self.guard_key(rule), lambda: self._evaluator(call, command).holds(rule))
 
         return truth
+
+    def _evaluator(self, call: bytes, command: CommandLine) -> Evaluator:
+        """The evaluator of a command line, made on the first miss (most lookups find their verdict)
+        and kept while the next lookups are of the same line (a rule's lines are checked together):
+        what it resolved once, it does not resolve again."""
+        if self._last is None or self._last[0] != call:
+            context = launch_context(self.ruleset, command)
+            if self._bare is None:
+                bare = parse_command(["--model-path", MODEL_PATH], self.ruleset.catalog)
+                self._bare = (bare, launch_context(self.ruleset, bare))
+            context.memo = _Inherited(self._bare[1], self.digests.names, self._changed(command, self._bare[0]))
+            self._last = (call, Evaluator(self.ruleset.by_id, context))
+        return self._last[1]
+
+    def _changed(self, command: CommandLine, bare: CommandLine) -> frozenset[str]:
+        """The names whose values differ between the command line and the bare launch: fields given
+        differently, and env vars it sets (with the variables that read one as their deprecated alias)."""
+        names = {name for name in command.given.keys() | bare.given.keys()
+                 if not _identical(command.given.get(name, _ABSENT), bare.given.get(name, _ABSENT))}
+        for name in command.env.keys() | bare.env.keys():
+            names.add(name)
+            names.update(var for var, declared in (self.ruleset.envs or {}).items() if declared.alias == name)
+        return frozenset(names)
+
+
+def _identical(a: object, b: object) -> bool:
+    """The same value of the same type (1, 1.0 and True are three values to a trigger)."""
+    return type(a) is type(b) and a == b
 
 
 def domains(ruleset: RuleSet) -> dict[str, list[object]]:

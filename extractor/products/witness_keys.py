@@ -65,6 +65,7 @@ class Digests:
         self._known: dict[str, str] = {}
         self._chains: dict[tuple[str, int], bytes] = {}
         self._guards: dict[int, tuple[Rule, bytes]] = {}
+        self._names: dict[int, tuple[Formula, frozenset[str]]] = {}
 
     def formula(self, f: Formula) -> bytes:
         """The digest of a formula's structure: connectives, and each atom's term, operator and operand
@@ -83,6 +84,13 @@ class Digests:
         names, direct = self._formula_reads(f)
         closures = [self._chain_closure(chain) for chain in direct]
         return names.union(*(n for n, _ in closures)), direct.union(*(c for _, c in closures))
+
+    def names(self, f: Formula) -> frozenset[str]:
+        """The names of `reads` alone (those of every chain included), memoized per formula object."""
+        found = self._names.get(id(f))
+        if found is None:
+            found = self._names[id(f)] = (f, self.reads(f)[0])
+        return found[1]
 
     def _chain_closure(self, chain: tuple[str, int]) -> tuple[frozenset[str], frozenset[tuple[str, int]]]:
         """The chain, the chains its writes read, theirs, ..., and every name they read."""

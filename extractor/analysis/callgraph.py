@@ -52,8 +52,15 @@ class _Methods:
         self.program = program
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self.program._ask(("method", name),
-                                                           lambda: name in self.program.server_args_methods)
+        if not isinstance(name, str):
+            return False
+        program = self.program
+        if program._script is not None:  # a walk made again: the answer it was given then
+            return program._ask(("method", name), lambda: name in program.server_args_methods)
+        # `_ask` without its frame: the answer asks nothing more (asked for every `self.x` a walk reads)
+        found = name in program.server_args_methods
+        program._asked(("method", name), found)
+        return found
 
 
 class _RecordConstants(Mapping):

@@ -42,7 +42,7 @@ _MODEL = re.compile(
 
 
 # Expressions that need no parentheses where a local bound to them is substituted.
-_ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.Integer, cst.Float)
+_ATOMIC = frozenset({cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.Integer, cst.Float})
 
 
 class _Normalizer(cst.CSTTransformer):
@@ -114,7 +114,7 @@ class _Normalizer(cst.CSTTransformer):
 
 
 def _parenthesize(node: cst.BaseExpression) -> cst.BaseExpression:
-    if isinstance(node, _ATOMIC):
+    if type(node) in _ATOMIC:
         return node
     if node.lpar:
         return node
@@ -187,7 +187,7 @@ class _Renderer:
             inner = _Renderer(value.scope or self.scope, value.env)
             text = inner.expression(value.node, outer=outer)
             self.fields |= inner.fields
-            if outer or isinstance(value.node, _ATOMIC) or value.node.lpar:  # type: ignore[attr-defined]
+            if outer or type(value.node) in _ATOMIC or value.node.lpar:  # type: ignore[attr-defined]
                 return text
             return f"({text})"
         if value is not None:
@@ -327,7 +327,7 @@ def _without_comments(source: str) -> str:
 
 # Expressions that bind more loosely than a comparison operand: as a term they need parentheses, or
 # `(a or b) == "x"` would print as `a or b == "x"` and mean something else.
-_LOOSE = (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr, cst.Comparison, cst.Tuple, cst.Yield)
+_LOOSE = frozenset({cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr, cst.Comparison, cst.Tuple, cst.Yield})
 
 
 def term_source(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[str, tuple[str, ...]]:
@@ -336,7 +336,7 @@ def term_source(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[str, 
     while type(node) is cst.Name and isinstance(env.get(node.value), Bound):
         value = env[node.value]
         node, env = value.node, value.env  # type: ignore[union-attr]
-    loose = isinstance(node, _LOOSE) or (type(node) is cst.UnaryOperation and type(node.operator) is cst.Not)
+    loose = type(node) in _LOOSE or (type(node) is cst.UnaryOperation and type(node.operator) is cst.Not)
     if loose and not (type(node) is cst.Tuple and not node.elements):  # `()` keeps its own
         text = f"({text})"
     return text, fields

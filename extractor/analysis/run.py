@@ -557,9 +557,8 @@ def _substitute(term: Term, name: str, value: Lit | Term) -> Term:
 @lru_cache(maxsize=16384)
 def _replace_name(text: str, name: str, replacement: str) -> str:
     """`text` with every variable `name` (not an attribute or keyword of that name) replaced."""
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
+    tokens = _tokens(text)
+    if tokens is None:
         return text
     out: list[str] = []
     last_end = (1, 0)
@@ -576,6 +575,16 @@ def _replace_name(text: str, name: str, replacement: str) -> str:
         if token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER):
             previous = token.string
     return "".join(out).strip()
+
+
+@lru_cache(maxsize=4096)
+def _tokens(text: str) -> tuple[tokenize.TokenInfo, ...] | None:
+    """The tokens of a term's text, or None when it does not tokenize. Kept per text: the run replaces
+    the fields of one term one by one, about five names per text."""
+    try:
+        return tuple(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
 
 
 def _resolved_versions(run: Run, formulas: Iterable[Formula]) -> dict[str, int]:

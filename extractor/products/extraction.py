@@ -78,9 +78,9 @@ def _followed(program: Program, run: Run):
         if dotted in program.read:
             continue
         module = program.modules[dotted]
-        for fn in module.functions.values():
-            if fn.key in run.entered:
-                yield module, program.walk(fn)
+        for key in module.functions:  # keys first: asking for a function parses it (most were never entered)
+            if f"{module.dotted}:{key}" in run.entered:
+                yield module, program.walk(module.functions[key])
 
 
 def _file_info(tree: SourceTree, path: str) -> FileInfo:

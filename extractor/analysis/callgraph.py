@@ -250,6 +250,11 @@ class Program:
     def module(self, dotted: str) -> ModuleSummary | None:
         """A module by dotted name, parsed on first use if the package has it; outside the read
         files, only where loading is allowed (`_loading`) or something loaded it before."""
+        loaded = self.modules.get(dotted)
+        if self._script is None and (loaded is not None or dotted in self._missing or not self._may_load):
+            # `_ask` without its frame where `_module` would load nothing (asked 80,000 times on a release)
+            self._asked(("module", dotted, self._may_load), loaded.skeleton if loaded is not None else None)
+            return loaded
         return self._ask(("module", dotted, self._may_load), lambda: self._module(dotted),
                          lambda found: found.skeleton if found is not None else None,
                          lambda skeleton: None if skeleton is None else self._loaded(dotted))
@@ -281,7 +286,11 @@ class Program:
         module = self.module(dotted)
         found = module.functions.get(qualname) if module else None
         if found is not None:
-            self._ask(("function", found.key), lambda: module.functions.digest(qualname))  # type: ignore[union-attr]
+            question = ("function", found.key)
+            if self._script is None:  # `_ask` without its frame: the digest asks nothing more
+                self._asked(question, module.functions.digest(qualname))  # type: ignore[union-attr]
+            else:
+                self._ask(question, lambda: module.functions.digest(qualname))  # type: ignore[union-attr]
         return found
 
     def _entry_points(self) -> list[FunctionInfo]:

@@ -9,7 +9,7 @@ Triggers already read each field as the run resolved it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..core.formula import (CONVENTION, OneOf, Spellings, apply_transforms, atoms, conj, disj, evaluate, neg, parse_pinned,
@@ -37,6 +37,16 @@ class Context:
     memo: dict = field(default_factory=dict, init=False, repr=False)  # truths of subformulas under these values
 
     _residuals: dict = field(default_factory=dict, init=False, repr=False)  # formulas with known atoms folded
+    _base: tuple | None = field(default=None, init=False, repr=False)  # (context, reads, changed): see `inherit`
+
+    def inherit(self, base: Context, reads: Callable[[Formula], frozenset[str]], changed: frozenset[str]) -> None:
+        """Take `base`'s truth (and folded form) of every subformula that reads none of the `changed`
+        names. `base` must hold the same values, environment, assumptions, tables and facts but for
+        those names; `reads(f)`: every name the truth of `f` depends on, through the resolution table
+        too. Many command lines a flag or two apart (the witness search) are then evaluated mostly
+        once, on the base."""
+        self.memo = _Inherited(base, reads, changed)
+        self._base = (base, reads, changed)
 
     def truth(self, f: Formula) -> bool | None:
         """The three-valued (Kleene) truth of a formula under what is known."""
@@ -68,7 +78,9 @@ class Context:
         """The formula with each atom the launch decides replaced by its truth, simplified."""
         found = self._residuals.get(f)
         if found is None:
-            if isinstance(f, Atom):
+            if self._base is not None and self._base[2].isdisjoint(self._base[1](f)):
+                found = self._base[0]._residual(f)
+            elif isinstance(f, Atom):
                 value = evaluate(f, self.value_of, self.memo)
                 found = f if value is None else Const(value)
             elif isinstance(f, Not):
@@ -178,6 +190,26 @@ class Context:
         return env_default(var) if text is None else parse_env(var, text)
 
 
+class _Inherited(dict):
+    """A context's truths of subformulas (`Context.memo`) that answers, for a subformula reading none
+    of the changed names, the base context's truth (see `Context.inherit`)."""
+
+    def __init__(self, base: Context, reads: Callable[[Formula], frozenset[str]], changed: frozenset[str]) -> None:
+        super().__init__()
+        self.base = base
+        self.reads = reads
+        self.changed = changed
+
+    def get(self, f: Formula, default: object = None) -> object:  # type: ignore[override]
+        found = dict.get(self, f, _ABSENT)
+        if found is _ABSENT:
+            if not self.changed.isdisjoint(self.reads(f)):
+                return default
+            found = self[f] = self.base.truth(f)
+        return found
+
+
+_ABSENT = object()
 _UNDECIDED: tuple = (object(),)  # a memoized "unknown"
 MAX_ENUMERATED_ATOMS = 8  # unknown atoms left after folding whose every truth is tried
 

@@ -166,27 +166,7 @@ class _InRun:
         return self.found[key]
 
 
-class _Inherited(dict):
-    """The truths of subformulas under one command line (`Context.memo`), taking the bare launch's
-    truth for each subformula that reads none of the names the line changes (`Digests.names`): the
-    candidate lines set a flag or two, so most of a trigger is evaluated once, for the bare launch."""
-
-    def __init__(self, bare: Context, names: Callable[[Formula], frozenset[str]], changed: frozenset[str]) -> None:
-        super().__init__()
-        self.bare = bare
-        self.names = names
-        self.changed = changed
-
-    def get(self, f: Formula, default: object = None) -> object:  # type: ignore[override]
-        found = dict.get(self, f, _ABSENT)
-        if found is _ABSENT:
-            if not self.changed.isdisjoint(self.names(f)):
-                return default
-            found = self[f] = self.bare.truth(f)
-        return found
-
-
-_ABSENT = object()
+_ABSENT = object()  # a name one command line does not give
 
 
 class _Verdicts:
@@ -237,7 +217,7 @@ class _Verdicts:
             if self._bare is None:
                 bare = parse_command(["--model-path", MODEL_PATH], self.ruleset.catalog)
                 self._bare = (bare, launch_context(self.ruleset, bare))
-            context.memo = _Inherited(self._bare[1], self.digests.names, self._changed(command, self._bare[0]))
+            context.inherit(self._bare[1], self.digests.names, self._changed(command, self._bare[0]))
             self._last = (call, Evaluator(self.ruleset.by_id, context))
         return self._last[1]
 

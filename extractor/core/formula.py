@@ -202,13 +202,14 @@ def _merge_pair(a: Formula, b: Formula) -> Formula | None:
     # `p and q and r or p and not (q and r)` is `p`: what they do not share is one test and its negation.
     xs = list(a.args) if isinstance(a, And) else [a]
     ys = list(b.args) if isinstance(b, And) else [b]
-    rest_x = [x for x in xs if x not in ys]
-    rest_y = [y for y in ys if y not in xs]
+    in_x, in_y = set(xs), set(ys)  # membership by (cached) hash: `in` on a list compares whole trees
+    rest_x = [x for x in xs if x not in in_y]
+    rest_y = [y for y in ys if y not in in_x]
     if not rest_x or not rest_y:
         return None
     if (len(rest_x) == 1 and len(rest_y) == 1 and neg(rest_x[0]) == rest_y[0]) or \
             (len(rest_x) + len(rest_y) > 2 and neg(conj(*rest_x)) == conj(*rest_y)):
-        return conj(*[x for x in xs if x in ys])
+        return conj(*[x for x in xs if x in in_y])
     return None
 
 

@@ -37,7 +37,6 @@ class Context:
     memo: dict = field(default_factory=dict, init=False, repr=False)  # truths of subformulas under these values
 
     _residuals: dict = field(default_factory=dict, init=False, repr=False)  # formulas with known atoms folded
-    _base: tuple | None = field(default=None, init=False, repr=False)  # (context, reads, changed): see `inherit`
 
     def inherit(self, base: Context, reads: Callable[[Formula], frozenset[str]], changed: frozenset[str]) -> None:
         """Take `base`'s truth (and folded form) of every subformula that reads none of the `changed`
@@ -46,7 +45,6 @@ class Context:
         too. Many command lines a flag or two apart (the witness search) are then evaluated mostly
         once, on the base."""
         self.memo = _Inherited(base, reads, changed)
-        self._base = (base, reads, changed)
 
     def truth(self, f: Formula) -> bool | None:
         """The three-valued (Kleene) truth of a formula under what is known."""
@@ -78,8 +76,8 @@ class Context:
         """The formula with each atom the launch decides replaced by its truth, simplified."""
         found = self._residuals.get(f)
         if found is None:
-            if self._base is not None and self._base[2].isdisjoint(self._base[1](f)):
-                found = self._base[0]._residual(f)
+            if isinstance(self.memo, _Inherited) and self.memo.inherits(f):
+                found = self.memo.base._residual(f)
             elif isinstance(f, Atom):
                 value = evaluate(f, self.value_of, self.memo)
                 found = f if value is None else Const(value)
@@ -200,10 +198,14 @@ class _Inherited(dict):
         self.reads = reads
         self.changed = changed
 
+    def inherits(self, f: Formula) -> bool:
+        """Does `f` read none of the changed names (so it is what it is on the base)?"""
+        return self.changed.isdisjoint(self.reads(f))
+
     def get(self, f: Formula, default: object = None) -> object:  # type: ignore[override]
         found = dict.get(self, f, _ABSENT)
         if found is _ABSENT:
-            if not self.changed.isdisjoint(self.reads(f)):
+            if not self.inherits(f):
                 return default
             found = self[f] = self.base.truth(f)
         return found

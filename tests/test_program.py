@@ -384,3 +384,47 @@ def test_yield_is_found_only_before_a_comment_on_its_own_line() -> None:
     assert not _YIELDS.search("def f():\n    yielded = 1\n")
     long = "def f():\n" + "    x = 1\n" * 5000 + "    # yield\n"
     assert not _YIELDS.search(long)
+
+
+def test_a_kept_outline_indexes_the_module_as_parsing_it_does() -> None:
+    """A module indexed from an `Outline` kept before (by path and text) has the same functions,
+    classes, constants, imports and skeleton, and parses its tree only when something reads it."""
+    import ast
+
+    from extractor.analysis.modules import outline_key
+
+    text = textwrap.dedent('''
+        import os
+        from .registry import register_thing
+
+        LIMIT = 8
+
+        class Mode(str, Enum):
+            A = "a"
+
+        @register_thing("x")
+        def handler(server_args, extra=1):
+            def inner():
+                return LIMIT
+            return inner()
+
+        def handler(server_args):  # shadows the one above
+            raise ValueError("no")
+    ''')
+    fresh = outline("pkg/m.py", text)
+    kept = {outline_key("pkg/m.py", text): fresh.outline()}
+    again = outline("pkg/m.py", text, kept)
+    assert again._syntax is None  # nothing parsed yet
+    assert list(again.functions) == list(fresh.functions) == ["handler.inner", "handler@11", "handler"]
+    assert [again.functions.registers(key) for key in again.functions] == [False, True, False]
+    assert (again.classes, again.constants, again.imports) == (fresh.classes, fresh.constants, fresh.imports)
+    assert again.skeleton == fresh.skeleton and again._syntax is None
+    assert [again.functions.digest(key) for key in again.functions] == [fresh.functions.digest(key) for key in fresh.functions]
+    assert again.outline() is kept[outline_key("pkg/m.py", text)]  # kept as it was read
+    # Read, the tree is the one a parse gives, its nodes by the same keys.
+    assert ast.dump(again.syntax) == ast.dump(fresh.syntax)
+    assert again.function_node("handler@11").lineno == 11 and again.class_node("Mode").name == "Mode"
+    assert again.functions["handler"].line == fresh.functions["handler"].line == 16
+    # Another text or path is another module: not taken from the kept index.
+    assert outline("pkg/m.py", text + "\nX = 1\n", kept).outline() is not kept[outline_key("pkg/m.py", text)]
+    assert outline("pkg/n.py", text, kept)._syntax is not None

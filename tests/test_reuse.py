@@ -192,3 +192,78 @@ def test_relations_kept_rank_the_same_under_other_ids(real_extraction) -> None:
     assert again == relations(other)
     changed = [replace(r, condition=r.trigger) if r.kind.value == "raise" else r for r in rules]
     assert relations(changed, memo) == relations(changed) and memo["relations"] is not kept
+
+
+def _new_bundle(folder: Path, before: set[Path]) -> Path:
+    (found,) = set(folder.glob("walks-*.pickle")) - before
+    return found
+
+
+def test_a_bundle_that_reused_another_keeps_only_what_changed(history, tmp_path, monkeypatch) -> None:
+    """Each commit's bundle is a delta of the bundle its extraction reused: read back through its chain,
+    it is the store the extraction kept. A chain with a link gone is no store (the next extraction
+    only loses its reuse), and one at MAX_CHAIN links is written whole."""
+    from extractor.analysis.reuse import MemoryStore
+    from extractor.products import kept_walks
+    from extractor.products.cache import read_pickled
+
+    repo, commits = history
+    folder = tmp_path / "cache"
+    bundles, stores = [], []
+    for commit in commits[:3]:
+        before = set(folder.glob("walks-*.pickle"))
+        stores.append(kept_walks.extract_reusing(git_tree(repo, commit), folder=folder).kept)
+        bundles.append(_new_bundle(folder, before))
+    assert isinstance(read_pickled(bundles[0]), MemoryStore)
+    for bundle, store in zip(bundles[1:], stores[1:]):
+        delta = read_pickled(bundle)
+        assert isinstance(delta, kept_walks._Delta)
+        assert 0 < len(delta.walks) <= len(store.walks) * kept_walks.DELTA_SHARE  # the walks of the changed file
+        found = kept_walks.read_bundle(folder, bundle.name)
+        assert found is not None and found.chain[0] == bundle.name
+        assert (found.store.walks, found.store.facts, found.store.later, found.store.outlines) == \
+               (store.walks, store.facts, store.later, store.outlines)
+    assert kept_walks.read_bundle(folder, bundles[2].name).chain == tuple(b.name for b in reversed(bundles))
+
+    # At MAX_CHAIN links, the next bundle is whole again.
+    monkeypatch.setattr(kept_walks, "MAX_CHAIN", 3)
+    before = set(folder.glob("walks-*.pickle"))
+    kept_walks.extract_reusing(git_tree(repo, commits[4]), folder=folder)
+    assert isinstance(read_pickled(_new_bundle(folder, before)), MemoryStore)
+
+    # The full bundle under the deltas gone: they read as nothing, and extracting still gives the same.
+    bundles[0].unlink()
+    assert kept_walks.read_bundle(folder, bundles[2].name) is None
+    for name in (bundles[1].name, bundles[2].name):
+        (folder / name).with_suffix(".json").touch()  # the most recently used: the nearest candidates
+    warm = kept_walks.extract_reusing(git_tree(repo, commits[3]), folder=folder)
+    assert documents(warm) == documents(extract(git_tree(repo, commits[3])))
+
+
+def test_a_reused_run_is_kept_anew_when_it_composes_more_triggers(history) -> None:
+    """`Run.apply` adds the triggers of rules the kept run had not composed: the run read from a store
+    stays as it was (a bundle's delta tells what changed by identity), the extraction keeps a new one."""
+    repo, commits = history
+    first = extract(git_tree(repo, commits[0]), keep=True)
+    kept_run = first.kept.later["run"]
+    triggers = dict(kept_run.triggers)
+    kept_run.triggers.clear()  # as if the rules had been composed by none of them
+    warm = extract(git_tree(repo, commits[0]), store=first.kept)
+    assert warm.run_reused
+    assert kept_run.triggers == {} and warm.kept.later["run"] is not kept_run
+    assert warm.kept.later["run"].triggers == triggers
+
+
+def test_objects_made_long_lived_are_not_scanned_as_young_ones() -> None:
+    import gc
+
+    from extractor.core.collector import long_lived
+
+    gc.collect()
+    with long_lived():
+        assert not gc.isenabled()
+        made = [[i] for i in range(1000)]
+    assert gc.isenabled() and gc.get_count()[0] < 10 and gc.get_freeze_count() == 0
+    young = {id(o) for o in gc.get_objects(generation=0)} | {id(o) for o in gc.get_objects(generation=1)}
+    assert not any(id(item) in young for item in made) and id(made) not in young
+    assert any(o is made for o in gc.get_objects(generation=2))

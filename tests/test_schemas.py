@@ -146,3 +146,38 @@ def test_a_written_document_has_one_record_per_line(tmp_path: Path) -> None:
     assert len(records) == sum(len(document[key]) for key in ("rules", "warnings", "files", "errors"))
     assert json.loads(text) == document
     assert text == dumps(json.loads(text))  # the same data gives the same bytes
+
+
+def test_records_are_written_by_orjson_and_what_it_refuses_by_json_in_the_same_style() -> None:
+    from extractor.core.serialize import dump_bytes
+
+    document = {"b": [{"z": 1, "a": "— ü"}, {"big": 2**70, "x": [1.5, None, True]}], "a": {"k": [1, 2]}}
+    data = dump_bytes(document)
+    assert data.decode() == dumps(document)
+    assert data == ('{\n  "a": {\n    "k": [\n      1,\n      2\n    ]\n  },\n  "b": [\n'
+                    '    {"a":"— ü","z":1},\n    {"big":1180591620717411303424,"x":[1.5,null,true]}\n  ]\n}\n').encode()
+    assert json.loads(data) == document
+    assert dump_bytes([{"x": 1}]) == b'[{"x":1}]\n'
+
+
+def test_a_validator_is_generated_once_per_schema_and_kept(tmp_path: Path, monkeypatch) -> None:
+    from extractor.products import cache, output
+
+    monkeypatch.setenv("SGLANG_CONSTRAINTS_EXTRACTION_CACHE", str(tmp_path))
+    made = []
+
+    def generate(schema, **kwargs):
+        made.append(schema)
+        return real(schema, **kwargs)
+
+    real = output.fastjsonschema.compile_to_code
+    monkeypatch.setattr(output.fastjsonschema, "compile_to_code", generate)
+    schema = {"type": "object", "required": ["a"]}
+    first, again = output._compiled(dict(schema)), output._compiled(dict(schema))
+    assert len(made) == 1 and len(list((tmp_path / "code").glob("*.marshal"))) == 1
+    first({"a": 1})
+    with pytest.raises(output.fastjsonschema.JsonSchemaValueException):
+        again({})
+    output._compiled({"type": "object", "required": ["b"]})
+    assert len(made) == 2  # another schema, another validator
+    assert cache.compiled_code("k", "<f>", lambda: "x = 1").co_filename == "<f>"

@@ -23,10 +23,9 @@ from ..core.model import FALSE, Flag, Lit, Notice, Rule, TermKind
 from ..sources.trees import SourceTree
 from .conditions import is_boolean, operand_cases, to_formula
 from .guards import CallEvent, FunctionInfo, FunctionSummary, WriteEvent, walk_function
-from .modules import FunctionFacts, ModuleSummary, outline
+from .modules import FunctionFacts, ModuleSummary, Outline, outline, outline_key
 from .normalize import classify, normalize
 from .pyast import literal as ast_literal
-from .pyast import segment
 from .scope import FIELD_KEY, Bound, Choice, Env, Scope, bind, dotted_name, field_of, is_alias
 from .registry import calls_variable, registry_of, runs_call
 from .reuse import EntryKey, Item, Kept, StaleReuse, WalkStore, canonical, signature
@@ -233,9 +232,9 @@ class Program:
         for dotted in sorted(self.read):
             module = self.modules[dotted]
             for name, cls in module.classes.items():
-                if name.rsplit(".", 1)[-1] != "ServerArgs" or module.syntax is None:
+                if name.rsplit(".", 1)[-1] != "ServerArgs":
                     continue
-                for stmt in cls.node.body:
+                for stmt in module.class_node(name).body:
                     targets = stmt.targets if isinstance(stmt, ast.Assign) else \
                         [stmt.target] if isinstance(stmt, ast.AnnAssign) and stmt.value is not None else []
                     for target in targets:
@@ -268,7 +267,7 @@ class Program:
         for path in (base + ".py", base + "/__init__.py"):
             if self.tree.has(path):
                 try:
-                    module = outline(path, self.tree.read_text(path))
+                    module = outline(path, self.tree.read_text(path), self.store.outlines if self.store is not None else None)
                 except (ParseError, SourceError):
                     break
                 self._know(module)
@@ -404,6 +403,11 @@ class Program:
     def kept(self) -> dict[EntryKey, Kept]:
         """Every walk of this extraction, by what finds it in the next one."""
         return {self._entry_key(memo): kept for memo, kept in self._kept.items()}
+
+    def outlines(self) -> dict[str, Outline]:
+        """The index of every module loaded outside the read files, for the next extraction (`outline`)."""
+        return {outline_key(m.path, m.text): m.outline() for dotted, m in sorted(self.modules.items())
+                if dotted not in self.read}
 
     def reuse_counts(self) -> tuple[int, int]:
         """(walks taken from the store, walks made here)."""
@@ -667,7 +671,7 @@ class Program:
                 owner = self.module(dotted)
                 if owner is not None:
                     found = owner.constants.get(attr)
-                    if found is None and owner.syntax is not None:
+                    if found is None:
                         value = self._static.value(owner, ast.Name(attr))
                         found = Lit(value) if value is not MISSING else None
             self._imported_constants[target] = found
@@ -684,7 +688,7 @@ class Program:
         if key not in self._imported_constants:
             module = self.modules[info.module]
             found = None
-            if name.isupper() and module.syntax is not None and not self.mutated_anywhere(module, name):
+            if name.isupper() and not self.mutated_anywhere(module, name):
                 value = self._static.value(module, ast.Name(name))
                 found = Lit(value) if value is not MISSING else None
             self._imported_constants[key] = found
@@ -760,10 +764,9 @@ class Program:
         classes = found.classes if found is not None else {}
         if cls not in classes:
             return member
-        node = classes[cls].node
         if not any(b in ("str", "StrEnum", "enum.StrEnum") for b in classes[cls].bases):
             return member
-        for stmt in node.body:
+        for stmt in found.class_node(cls).body:  # type: ignore[union-attr]
             if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == member for t in stmt.targets):
                 value = ast_literal(stmt.value)
                 return value.value if value is not None and isinstance(value.value, str) else member
@@ -1080,8 +1083,7 @@ class Program:
                 module = self.modules[dotted]
                 for key in module.functions:
                     # Only a decorator that says "register" registers: the others' functions stay unparsed.
-                    decorators = module.functions.syntax(key).decorator_list
-                    if any("register" in (segment(module.lines, d) or "") for d in decorators):
+                    if module.functions.registers(key):
                         fn = module.functions[key]
                         if registry_of(fn) is not None:
                             self._registered.append(fn)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ..core.collector import long_lived
 from ..core.errors import ParseError
 from ..core.model import Lit, SourceProblem
 from .guards import FunctionInfo, function_aliases, import_bindings as cst_import_bindings
@@ -39,21 +40,31 @@ class ClassInfo:
     methods: tuple[str, ...]
     line: int
     is_enum: bool
-    node: ast.ClassDef = field(compare=False, hash=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class _Syntax:
+    """A module's `ast` tree, and the nodes of its functions (by key) and classes (by qualname)."""
+
+    tree: ast.Module
+    functions: dict[str, AstFunction]
+    classes: dict[str, ast.ClassDef]
 
 
 @dataclass
 class ModuleSummary:
     path: str  # sglang/srt/server_args.py
     dotted: str  # sglang.srt.server_args
-    lines: list[str]
-    syntax: ast.Module
+    text: str = field(repr=False)
+    lines: list[str] = field(repr=False)
     spans: dict[int, Span] = field(default_factory=dict)  # id(libcst statement) -> lines, as functions are parsed
     functions: Functions = field(init=False)  # by qualname
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     constants: dict[str, Lit] = field(default_factory=dict)
     imports: dict[str, str] = field(default_factory=dict)  # module-level: local name -> dotted target
     _skeleton: str | None = field(default=None, repr=False)
+    _syntax: _Syntax | None = field(default=None, repr=False)  # None until read, for an index kept before
+    _kept: Outline | None = field(default=None, repr=False)  # the kept index it was made from
 
     @property
     def skeleton(self) -> str:
@@ -63,6 +74,49 @@ class ModuleSummary:
         if self._skeleton is None:
             self._skeleton = _skeleton_digest(self)
         return self._skeleton
+
+    @property
+    def syntax(self) -> ast.Module:
+        return self._parsed().tree
+
+    def function_node(self, key: str) -> AstFunction:
+        """The `ast` node of a function, by key."""
+        return self._parsed().functions[key]
+
+    def class_node(self, qualname: str) -> ast.ClassDef:
+        return self._parsed().classes[qualname]
+
+    def _parsed(self) -> _Syntax:
+        """The syntax tree; a module indexed from a kept `Outline` is parsed the first time it is read
+        (the same text gives the same index: the nodes go by the same keys)."""
+        if self._syntax is None:
+            self._syntax = outline(self.path, self.text)._parsed()
+        return self._syntax
+
+    def outline(self) -> Outline:
+        """The index as kept for a later extraction (the very one it was made from, when it was)."""
+        if self._kept is None:
+            self._kept = Outline(tuple(self.functions._places.items()), tuple(self.classes.items()),
+                                 tuple(self.constants.items()), tuple(self.imports.items()), self.skeleton)
+        return self._kept
+
+
+@dataclass(frozen=True, slots=True)
+class Outline:
+    """What `outline` finds in a module but its syntax tree, kept across extractions by the module's
+    path and text (`outline_key`): a module that only a call leads to, most of which no question
+    reads beyond its names and lines, is then indexed without parsing it."""
+
+    places: tuple[tuple[str, _Place], ...]
+    classes: tuple[tuple[str, ClassInfo], ...]
+    constants: tuple[tuple[str, Lit], ...]
+    imports: tuple[tuple[str, str], ...]
+    skeleton: str
+
+
+def outline_key(path: str, text: str) -> str:
+    """What a module's index is kept under: its path and text, and the Python that parsed it."""
+    return hashlib.sha256(f"{sys.version}\0{path}\0{text}".encode()).hexdigest()
 
 
 def dotted_module(path: str) -> str:
@@ -97,15 +151,27 @@ def summarize(path: str, text: str, known: Mapping[str, FunctionFacts] | None = 
     return summary
 
 
-def outline(path: str, text: str) -> ModuleSummary:
-    """Index a module with `ast`; its functions are parsed with libcst when first asked for."""
+def outline(path: str, text: str, kept: Mapping[str, Outline] | None = None) -> ModuleSummary:
+    """Index a module with `ast`; its functions are parsed with libcst when first asked for. With
+    `kept` (by `outline_key`), an index kept before is taken as it is, the tree parsed when read."""
+    found = kept.get(outline_key(path, text)) if kept else None
+    if found is not None:
+        summary = ModuleSummary(path, dotted_module(path), text, source_lines(text), classes=dict(found.classes),
+                                constants=dict(found.constants), imports=dict(found.imports),
+                                _skeleton=found.skeleton, _kept=found)
+        summary.functions = Functions(summary, dict(found.places))
+        return summary
     try:
-        tree = ast.parse(text, filename=path)  # at the default recursion limit: deeper is C stack at risk
-        with deep_recursion():
-            summary = ModuleSummary(path, dotted_module(path), source_lines(text), tree)
-            places: dict[str, _Place] = {}
-            _module_names(summary, tree.body)
-            _scan(summary, places, tree.body, "", None, None)
+        with long_lived():  # the tree lives as long as the extraction
+            tree = ast.parse(text, filename=path)  # at the default recursion limit: deeper is C stack at risk
+            with deep_recursion():
+                summary = ModuleSummary(path, dotted_module(path), text, source_lines(text))
+                places: dict[str, _Place] = {}
+                nodes: dict[int, AstFunction] = {}  # by id(place), while places are still being keyed
+                class_nodes: dict[str, ast.ClassDef] = {}
+                _module_names(summary, tree.body)
+                _scan(summary, places, nodes, class_nodes, tree.body, "", None, None)
+                summary._syntax = _Syntax(tree, {key: nodes[id(place)] for key, place in places.items()}, class_nodes)
     except SyntaxError as error:
         raise ParseError(SourceProblem(path, error.lineno or 0, error.offset or 0, error.msg)) from None
     except RecursionError:
@@ -124,11 +190,12 @@ class _Place:
     """Where a function is, and the outermost function whose libcst parse also gives this one."""
 
     qualname: str
+    name: str
     line: int  # the `def` line
     first: int  # first line, decorators included
     last: int
     class_name: str | None
-    node: AstFunction
+    registers: bool  # a decorator's text says "register" (`Program.registered`)
     root: _Place | None  # None: this function is parsed on its own
 
 
@@ -176,14 +243,18 @@ def module_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
                 yield from module_statements(block)
 
 
-def _scan(summary: ModuleSummary, places: dict[str, _Place], body: list[ast.stmt], prefix: str,
-          class_name: str | None, root: _Place | None) -> None:
+def _scan(summary: ModuleSummary, places: dict[str, _Place], nodes: dict[int, AstFunction],
+          class_nodes: dict[str, ast.ClassDef], body: list[ast.stmt], prefix: str, class_name: str | None,
+          root: _Place | None) -> None:
     """Find functions and classes in a block, at any depth of `if`, `try`, `with`, loop and `match` blocks."""
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             qualname = f"{prefix}{stmt.name}"
             first = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)])
-            place = _Place(qualname, stmt.lineno, first, stmt.end_lineno or stmt.lineno, class_name, stmt, root)
+            registers = any("register" in (segment(summary.lines, d) or "") for d in stmt.decorator_list)
+            place = _Place(qualname, stmt.name, stmt.lineno, first, stmt.end_lineno or stmt.lineno, class_name,
+                           registers, root)
+            nodes[id(place)] = stmt
             earlier = places.pop(qualname, None)
             if earlier is not None:
                 # A name defined twice (`@property` and its setter, `if`/`else` variants): the last one is what
@@ -191,17 +262,18 @@ def _scan(summary: ModuleSummary, places: dict[str, _Place], body: list[ast.stmt
                 places[f"{qualname}@{earlier.line}"] = earlier
             places[qualname] = place
             # Nested functions are functions of their own, parsed with the one around them.
-            _scan(summary, places, stmt.body, f"{qualname}.", None, root or place)
+            _scan(summary, places, nodes, class_nodes, stmt.body, f"{qualname}.", None, root or place)
         elif isinstance(stmt, ast.ClassDef):
             qualname = f"{prefix}{stmt.name}"
             bases = tuple(dotted(b) or segment(summary.lines, b) for b in stmt.bases)
             methods = tuple(s.name for s in stmt.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
             is_enum = any(b.rsplit(".", 1)[-1] in _ENUM_BASES for b in bases)
-            summary.classes[qualname] = ClassInfo(qualname, bases, methods, stmt.lineno, is_enum, stmt)
-            _scan(summary, places, stmt.body, f"{qualname}.", qualname, root)
+            summary.classes[qualname] = ClassInfo(qualname, bases, methods, stmt.lineno, is_enum)
+            class_nodes[qualname] = stmt
+            _scan(summary, places, nodes, class_nodes, stmt.body, f"{qualname}.", qualname, root)
         else:
             for block in ast_blocks(stmt):
-                _scan(summary, places, block, prefix, class_name, root)
+                _scan(summary, places, nodes, class_nodes, block, prefix, class_name, root)
 
 
 # --- functions, parsed with libcst on demand ----------------------------------------------------
@@ -270,7 +342,11 @@ class Functions(Mapping[str, FunctionInfo]):
 
     def syntax(self, key: str) -> AstFunction:
         """The function's `ast` node, without parsing it with libcst."""
-        return self._places[key].node
+        return self._summary.function_node(key)
+
+    def registers(self, key: str) -> bool:
+        """Does a decorator of the function say "register" (only those may put it in a registry)?"""
+        return self._places[key].registers
 
     def parse_all(self) -> None:
         for key in self._places:
@@ -280,7 +356,7 @@ class Functions(Mapping[str, FunctionInfo]):
         node = self._own_tree(place)
         if node is None:
             node = self._from_whole_module(place)
-        prefix = place.qualname[: -len(place.node.name)]
+        prefix = place.qualname[: -len(place.name)]
         for found, qualname, class_name in _functions_in(node, prefix, place.class_name):
             line, _ = self._summary.spans[id(found)]
             key = self._keys[(qualname, line)]
@@ -307,7 +383,8 @@ class Functions(Mapping[str, FunctionInfo]):
             node = node.body.body[0]  # type: ignore[attr-defined]
         if not type(node) is cst.FunctionDef:  # pragma: no cover - the lines are a function by the index
             return None
-        for cst_node, ast_node in statement_pairs([node], [place.node]):
+        syntax = self._summary.function_node(self._keys[(place.qualname, place.line)])
+        for cst_node, ast_node in statement_pairs([node], [syntax]):
             self._summary.spans[id(cst_node)] = (ast_node.lineno, ast_node.end_lineno or ast_node.lineno)
         return node
 
@@ -410,7 +487,7 @@ def _registering(node: cst.FunctionDef) -> tuple[str, tuple[str, ...]] | None:
 def _function_info(summary: ModuleSummary, key: str, place: _Place, facts: FunctionFacts,
                    node: Callable[[], cst.FunctionDef]) -> FunctionInfo:
     return FunctionInfo(
-        f"{summary.dotted}:{key}", place.qualname, place.node.name, place.class_name, summary.path, summary.dotted,
+        f"{summary.dotted}:{key}", place.qualname, place.name, place.class_name, summary.path, summary.dotted,
         place.line, place.last, place.line + facts.body_line, facts.params, facts.aliases, node, facts.declares,
         facts.returns_value,
         facts.defaulted, dict(facts.imports), facts.registry, facts.decorators,
@@ -425,11 +502,11 @@ def _skeleton_digest(summary: ModuleSummary) -> str:
         starts.append(starts[-1] + len(line) + 1)
     text = "\n".join(summary.lines)
     cuts = []
-    for place in summary.functions._places.values():
-        if place.root is None and place.node.body:
-            first = place.node.body[0]
-            end = place.node
-            header = max([end.lineno, *(n.end_lineno or n.lineno for n in ast.walk(end.args) if hasattr(n, "lineno")),
+    for key, place in summary.functions._places.items():
+        end = summary.function_node(key)
+        if place.root is None and end.body:
+            first = end.body[0]
+            header = max([end.lineno, *(n.end_lineno or n.lineno for n in _signature_parts(end.args)),
                           *([end.returns.end_lineno or end.returns.lineno] if end.returns is not None else [])])
             if first.lineno > header:  # from the line after the signature: comments above the body are body
                 begin = starts[header]
@@ -446,6 +523,17 @@ def _skeleton_digest(summary: ModuleSummary) -> str:
     kept.append(text[last:])
     kept.append("\0".join(sorted(summary.functions)))
     return hashlib.sha256("\0".join(kept).encode()).hexdigest()[:32]
+
+
+def _signature_parts(args: ast.arguments) -> Iterator[ast.arg | ast.expr]:
+    """The parameters (an annotation inside its parameter's span) and default values of a signature:
+    a node ends where the last of its children does, so these end where everything under them does."""
+    yield from args.posonlyargs
+    yield from args.args
+    yield from args.kwonlyargs
+    yield from (node for node in (args.vararg, args.kwarg) if node is not None)
+    yield from args.defaults
+    yield from (node for node in args.kw_defaults if node is not None)
 
 
 def _column(line: str, offset: int) -> int:

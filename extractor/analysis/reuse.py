@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..core.model import Lit
-from .modules import FunctionFacts
+from .modules import FunctionFacts, Outline
 from .walks import Walk
 
 # A question and its answer: (kind, arguments..., answer), all plain values (see `canonical`).
@@ -67,6 +67,7 @@ class MemoryStore:
     walks: dict[EntryKey, Kept]
     facts: dict[str, FunctionFacts]
     later: dict = field(default_factory=dict)  # what later stages keep (`products.witness`'s memo)
+    outlines: dict[str, Outline] = field(default_factory=dict)  # modules outside the read files, by `outline_key`
 
     def get(self, key: EntryKey) -> Kept | None:
         return self.walks.get(key)

@@ -111,7 +111,8 @@ class Run:
         if kept is not None and self._replayed(kept):
             self.store, self.occurrences, self.entered = kept.store, kept.occurrences, kept.entered
             self.overflow, self.counter, self.written = set(kept.overflow), kept.counter, kept.written
-            self.triggers, self.kept, self.reused = kept.triggers, kept, True
+            # Copied: `apply` adds the triggers of new rules, and the kept run stays as it was read.
+            self.triggers, self.kept, self.reused = dict(kept.triggers), kept, True
             return self
         program = self.program
         registries = self.registries
@@ -129,6 +130,13 @@ class Run:
         self.kept = KeptRun(tuple(self.steps), self.store, self.occurrences, self.entered, frozenset(self.overflow),
                             self.counter, self.written, self.triggers)
         return self
+
+    def keep(self) -> KeptRun | None:
+        """The run as the next extraction can reuse it: the kept run with the triggers `apply` composed
+        (a new record when it added some: a kept run read from the cache is never changed in place)."""
+        if self.kept is not None and len(self.triggers) != len(self.kept.triggers):  # triggers are only added
+            self.kept = replace(self.kept, triggers=self.triggers)
+        return self.kept
 
     def _replayed(self, kept: KeptRun) -> bool:
         """Ask what a kept run asked, in its order: the registries, and each walk it entered, bound as

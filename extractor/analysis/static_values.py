@@ -179,7 +179,7 @@ class Index:
     def _class_scope(self, module: ModuleSummary, cls: ClassInfo) -> Bindings:
         key = (module.dotted, cls.name)
         if key not in self._class_bindings:
-            self._class_bindings[key] = Bindings.of(cls.node.body)
+            self._class_bindings[key] = Bindings.of(module.class_node(cls.name).body)
         return self._class_bindings[key]
 
 

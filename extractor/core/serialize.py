@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from .errors import DocumentError
 from .formula import CONVENTION, Spellings, fields_read, render, render_flags
 from .model import (
@@ -35,29 +37,46 @@ RULES_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/rules.schema.js
 FLAGS_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/flags.schema.json"
 
 
-def _compact(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
+_RECORD = orjson.OPT_SORT_KEYS
 
 
-def dumps(document: Any) -> str:
-    """Sorted keys, UTF-8 kept, newline at the end: the same data gives the same bytes.
+def _record(value: Any) -> bytes:
+    """One line of JSON in UTF-8, keys sorted, no spaces: orjson, six times faster than `json`'s C
+    encoder on the 20 MB of a release's rules. What orjson refuses (an integer beyond 64 bits, a key
+    that is not a string) `json` writes in the same style; only a float may then be spelled apart."""
+    try:
+        return orjson.dumps(value, option=_RECORD)
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        text = json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return text.encode()
+
+
+def dump_bytes(document: Any) -> bytes:
+    """Sorted keys, UTF-8, newline at the end: the same data gives the same bytes.
 
     A document's top level is indented; its lists of records (rules, flags, nodes, changes) hold one
     record per line. That reads and diffs well line by line, and it is ten times faster to write:
-    `json` uses its C encoder only without `indent`, and record lists are nearly all of the bytes.
+    record lists are nearly all of the bytes, and a compact line is written by a C encoder. The
+    document is put together as UTF-8 bytes: one non-ASCII character (an em dash in a message) would
+    make Python widen every character of a 20 MB `str`, then encode it back to write it.
     """
     if not isinstance(document, dict):
-        return _compact(document) + "\n"
+        return _record(document) + b"\n"
     parts = []
     for key in sorted(document):
         value = document[key]
         if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
-            text = "[\n" + ",\n".join(f"    {_compact(item)}" for item in value) + "\n  ]"
+            text = b"[\n    " + b",\n    ".join(_record(item) for item in value) + b"\n  ]"
         else:
             text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
-            text = text.replace("\n", "\n  ")
-        parts.append(f"  {_compact(key)}: {text}")
-    return "{\n" + ",\n".join(parts) + "\n}\n" if parts else "{}\n"
+            text = text.replace("\n", "\n  ").encode()
+        parts.append(b"  " + _record(key) + b": " + text)
+    return b"{\n" + b",\n".join(parts) + b"\n}\n" if parts else b"{}\n"
+
+
+def dumps(document: Any) -> str:
+    """`dump_bytes` as text."""
+    return dump_bytes(document).decode()
 
 
 # --- formulas ----------------------------------------------------------------------------------

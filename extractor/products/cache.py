@@ -18,10 +18,12 @@ import pickle
 import re
 import sys
 import tempfile
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from types import CodeType
 
+from ..core.collector import long_lived
 from ..sources.trees import cache_root
 
 # `from .x import a`, `from ..core.model import (a, b)`, `from . import x`: relative imports, lazy ones too.
@@ -112,10 +114,11 @@ def compact_path(kind: str, *parts: str, folder: Path | None = None) -> Path:
     return (folder or extraction_cache()) / f"{kind}-{digest}.pickle"
 
 
-def compiled_code(source: str, filename: str) -> CodeType:
-    """Python source compiled, the code object kept in the cache folder by the source's digest (a
-    schema validator is a quarter megabyte of generated code: compiling it costs more than reading it)."""
-    digest = hashlib.sha256(f"{sys.version}\n{filename}\n{source}".encode()).hexdigest()
+def compiled_code(key: str, filename: str, source: Callable[[], str]) -> CodeType:
+    """Generated Python source compiled, the code object kept in the cache folder by a digest of what
+    the source is made from (`key`): a schema validator is a quarter megabyte of generated code, and
+    generating and compiling it cost more than reading it back."""
+    digest = hashlib.sha256(f"{sys.version}\n{filename}\n{key}".encode()).hexdigest()
     path = extraction_cache() / "code" / f"{digest}.marshal"
     try:
         code = marshal.loads(path.read_bytes())
@@ -123,7 +126,7 @@ def compiled_code(source: str, filename: str) -> CodeType:
             return code
     except (OSError, ValueError, EOFError, TypeError):
         pass
-    code = compile(source, filename, "exec")
+    code = compile(source(), filename, "exec")
     _write_bytes(path, marshal.dumps(code))
     return code
 
@@ -147,7 +150,7 @@ def _write_bytes(path: Path, data: bytes) -> None:
 def read_pickled(path: Path) -> object | None:
     """What `write_pickled` left at `path`, or None when it is missing or unreadable (then rebuilt)."""
     try:
-        with path.open("rb") as stream, _collector_paused():
+        with path.open("rb") as stream, long_lived():
             found = pickle.load(stream)
         os.utime(path)  # used now: the last to go when the cache is pruned
     except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):

@@ -15,7 +15,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..core.serialize import dumps
+from ..core.serialize import dump_bytes
 from ..sources.layout import find_layout
 from ..sources.trees import SourceTree
 from .cache import code_fingerprint, extraction_cache, prune_cache
@@ -155,8 +155,8 @@ def extract_documents(tree: SourceTree, include: Sequence[str] | None = None, ke
     if use_cache:
         rules_path, flags_path = cache_paths(key, folder)
         # Flags first: the rules file appears last and marks the entry complete.
-        write_atomic(flags_path, dumps(flags))
-        write_atomic(rules_path, dumps(rules))
+        write_atomic(flags_path, dump_bytes(flags))
+        write_atomic(rules_path, dump_bytes(rules))
         if prune:
             prune_cache(folder)
     return rules, flags, key

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
-from xml.sax.saxutils import escape, quoteattr
 
 from .graph import GraphData, graph_parts
 from .relations import RELATED_KINDS
@@ -38,6 +37,8 @@ def graphml_text(graph: GraphData | nx.MultiDiGraph) -> str:
     Edge ids are `source|target|key`, unique in the file as Gephi needs; the multigraph key is also
     kept as the edge attribute `key`. Attribute types come from the values (GraphML scalars only).
     """
+    from xml.sax.saxutils import quoteattr  # it imports urllib.request (30 ms): only where GraphML is written
+
     nodes, plain = graph_parts(graph)
     edges = [(s, t, k, {"key": k, **d}) for s, t, k, d in plain]
     node_keys = _graphml_keys(data for _, data in nodes)
@@ -75,6 +76,9 @@ class _GraphmlText:
     """XML text of ids and values, memoized: a release repeats the same node ids and values thousands of times."""
 
     def __init__(self) -> None:
+        from xml.sax.saxutils import escape, quoteattr
+
+        self.escape, self.quoteattr = escape, quoteattr
         self.attrs: dict[str, str] = {}
         self.values: dict[tuple[type, object], str] = {}
         self.orders: dict[tuple[str, ...], tuple[str, ...]] = {}
@@ -82,7 +86,7 @@ class _GraphmlText:
     def attr(self, text: str) -> str:
         found = self.attrs.get(text)
         if found is None:
-            found = self.attrs[text] = quoteattr(text)
+            found = self.attrs[text] = self.quoteattr(text)
         return found
 
     def data(self, prefix: str, data: dict) -> str:
@@ -95,7 +99,7 @@ class _GraphmlText:
             value = data[name]
             found = self.values.get((type(value), value))
             if found is None:
-                found = ("true" if value else "false") if isinstance(value, bool) else escape(str(value))
+                found = ("true" if value else "false") if isinstance(value, bool) else self.escape(str(value))
                 self.values[(type(value), value)] = found
             parts.append(f'<data key="{prefix}_{name}">{found}</data>')
         return "".join(parts)

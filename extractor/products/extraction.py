@@ -183,7 +183,8 @@ def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stag
         entry_points=tuple(program.entry_points),
         relations=related,
         resolution=resolution,
-        kept=MemoryStore(program.kept(), program.facts(), {**later, "witnesses": memo, "run": run.kept})
+        kept=MemoryStore(program.kept(), program.facts(), {**later, "witnesses": memo, "run": run.keep()},
+                         program.outlines())
         if later is not None else None,
         reused=program.reuse_counts(),
         run_reused=run.reused,

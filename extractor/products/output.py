@@ -20,7 +20,7 @@ from ..core.serialize import (
     FLAGS_SCHEMA_ID,
     RULES_SCHEMA_ID,
     SCHEMA_VERSION,
-    dumps,
+    dump_bytes,
     flag_json,
     problem_json,
     rule_json,
@@ -134,9 +134,10 @@ def _node_validators(name: str) -> dict[object, Callable[[object], object]]:
 def _compiled(schema: dict) -> Callable[[object], object]:
     schema.pop("$schema", None)  # compiled as draft 7: see `validator`
     schema.pop("$id", None)
-    code = fastjsonschema.compile_to_code(schema, use_formats=False)
+    key = f"fastjsonschema {fastjsonschema.VERSION}\n{json.dumps(schema, sort_keys=True)}"
+    code = compiled_code(key, "<validator>", lambda: fastjsonschema.compile_to_code(schema, use_formats=False))
     namespace: dict = {}
-    exec(compiled_code(code, "<validator>"), namespace)  # noqa: S102 - fastjsonschema's own code, as compile() runs it
+    exec(code, namespace)  # noqa: S102 - fastjsonschema's own code, as compile() runs it
     return namespace["validate"]
 
 
@@ -240,13 +241,14 @@ _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write to a temporary file in the same folder, then rename: readers see the old file or the new one."""
+def write_atomic(path: Path, text: str | bytes) -> None:
+    """Write to a temporary file in the same folder, then rename: readers see the old file or the new one.
+    Text is written as UTF-8 with its newlines as they are."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode() if isinstance(text, str) else text)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; outputs are ordinary shareable files
@@ -265,11 +267,11 @@ def output_dir(out_root: Path, label: str) -> Path:
 
 def write_documents(folder: Path, documents: dict[str, tuple[dict, str | None]]) -> list[Path]:
     """Validate every document first, then write them all; nothing is written if one is invalid."""
-    texts = {}
+    texts: dict[str, str | bytes] = {}
     for name, (document, schema) in documents.items():
         if schema is not None:
             validate(document, schema)
-        texts[name] = dumps(document) if name.endswith(".json") else document["text"]
+        texts[name] = dump_bytes(document) if name.endswith(".json") else document["text"]
     written = []
     for name, text in sorted(texts.items()):
         write_atomic(folder / name, text)

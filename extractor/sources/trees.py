@@ -5,7 +5,6 @@ from __future__ import annotations
 import abc
 import hashlib
 import html.parser
-import http.client
 import io
 import json
 import math
@@ -19,9 +18,7 @@ import tarfile
 import tempfile
 import threading
 import tokenize
-import urllib.error
 import urllib.parse
-import urllib.request
 import weakref
 import zipfile
 import zlib
@@ -30,7 +27,6 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path, PurePath
 
 import platformdirs
-from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from ..core.errors import SourceError
@@ -254,6 +250,8 @@ def _load_info(tree_dir: Path) -> SourceInfo | None:
 
 
 def _index_files(index: str, release: str) -> list[_Dist]:
+    import http.client, urllib.error, urllib.request  # noqa: E401 - networking: only when a release is fetched
+
     request = urllib.request.Request(
         f"{index}/{PACKAGE}/", headers={"Accept": "application/vnd.pypi.simple.v1+json, text/html;q=0.1"}
     )
@@ -306,6 +304,8 @@ class _AnchorParser(html.parser.HTMLParser):
 
 
 def _version_of(filename: str) -> Version | None:
+    from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
+
     if "/" in filename or "\\" in filename:
         return None
     try:
@@ -335,6 +335,8 @@ def _choose(dists: list[_Dist], release: str, index: str) -> _Dist:
 
 def _preference(dist: _Dist) -> tuple:
     # Wheel Python sources do not depend on the platform, so any wheel will do; pure ones are smaller.
+    from packaging.utils import parse_wheel_filename
+
     if dist.filename.endswith(".whl"):
         tags = parse_wheel_filename(dist.filename)[3]
         kind = 0 if any(tag.abi == "none" and tag.platform == "any" for tag in tags) else 1
@@ -344,6 +346,8 @@ def _preference(dist: _Dist) -> tuple:
 
 
 def _fetch(dist: _Dist, archives: Path, release: str) -> Path:
+    import http.client, urllib.error, urllib.request  # noqa: E401 - networking: only when a release is fetched
+
     target = archives / dist.filename
     expected = (dist.sha256 or "").lower()
     if target.is_file() and _file_sha256(target) == expected:
@@ -602,6 +606,8 @@ def _sanitize(text: str, fallback: str) -> str:
 
 def _reason(exc: BaseException) -> str:
     """An exception as one line of text, without urllib's "<urlopen error ...>" wrapping."""
+    import urllib.error
+
     if isinstance(exc, urllib.error.HTTPError):
         return f"HTTP {exc.code} {exc.reason}"
     if isinstance(exc, urllib.error.URLError):

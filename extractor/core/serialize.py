@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -60,13 +61,32 @@ def dump_bytes(document: Any) -> bytes:
     document is put together as UTF-8 bytes: one non-ASCII character (an em dash in a message) would
     make Python widen every character of a 20 MB `str`, then encode it back to write it.
     """
+    return _assembled(document, {})
+
+
+def record_lines(document: dict, keys: Iterable[str]) -> dict[str, list[bytes]]:
+    """The lines `dump_bytes` writes for the records of the lists `keys` (a list absent or empty has none)."""
+    return {key: [_record(item) for item in document[key]] for key in keys if _is_records(document.get(key))}
+
+
+def dump_lines(document: dict, lines: Mapping[str, list[bytes]]) -> bytes:
+    """`dump_bytes`, the record lists of `lines` written as the lines given (`record_lines`)."""
+    return _assembled(document, lines)
+
+
+def _is_records(value: object) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(item, dict) for item in value)
+
+
+def _assembled(document: Any, lines: Mapping[str, list[bytes]]) -> bytes:
     if not isinstance(document, dict):
         return _record(document) + b"\n"
     parts = []
     for key in sorted(document):
         value = document[key]
-        if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
-            text = b"[\n    " + b",\n    ".join(_record(item) for item in value) + b"\n  ]"
+        if _is_records(value):
+            found = lines.get(key)
+            text = b"[\n    " + b",\n    ".join(found if found is not None else map(_record, value)) + b"\n  ]"
         else:
             text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
             text = text.replace("\n", "\n  ").encode()

@@ -15,10 +15,9 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..core.serialize import dump_bytes
 from ..sources.layout import find_layout
 from ..sources.trees import SourceTree
-from .cache import code_fingerprint, extraction_cache, prune_cache
+from .cache import code_fingerprint, compact_path, extraction_cache, prune_cache, read_pickled, write_pickled
 
 
 def cache_key(tree: SourceTree, include: Sequence[str] | None = None, keep_going: bool = False) -> str:
@@ -137,7 +136,7 @@ def extract_documents(tree: SourceTree, include: Sequence[str] | None = None, ke
     the end, so no worker deletes what another is about to read back)."""
     from .extraction import extract, fewer_collections  # heavy (libcst); only needed on a cache miss
     from .kept_walks import extract_reusing
-    from .output import flags_document, rules_document, validate, write_atomic
+    from .output import checked_bytes, flags_document, rules_document, write_atomic
 
     found = cached_documents(tree, include, keep_going, folder) if use_cache else None
     if found is not None:
@@ -148,18 +147,32 @@ def extract_documents(tree: SourceTree, include: Sequence[str] | None = None, ke
     else:
         ex = extract(tree, include=chosen, keep_going=keep_going)
     key = remember_key(tree, include, keep_going, folder, len(ex.problems)) if use_cache else cache_key(tree, include, keep_going)
+    checked = validated_path(folder) if use_cache else None
+    known = read_pickled(checked) if checked is not None else None
+    known = known if isinstance(known, frozenset) else frozenset()
     with fewer_collections():  # the parsed trees are still alive: a full collection would scan them all
         rules, flags = rules_document(ex), flags_document(ex)
-        validate(rules, "rules.schema.json")
-        validate(flags, "flags.schema.json")
-    if use_cache:
+        rules_text, rules_records = checked_bytes(rules, "rules.schema.json", known)
+        flags_text, flags_records = checked_bytes(flags, "flags.schema.json", known)
+    if checked is not None:
         rules_path, flags_path = cache_paths(key, folder)
         # Flags first: the rules file appears last and marks the entry complete.
-        write_atomic(flags_path, dump_bytes(flags))
-        write_atomic(rules_path, dump_bytes(rules))
+        write_atomic(flags_path, flags_text)
+        write_atomic(rules_path, rules_text)
+        write_pickled(checked, frozenset(rules_records | flags_records))  # the last extraction's records
         if prune:
             prune_cache(folder)
     return rules, flags, key
+
+
+def validated_path(folder: Path | None = None) -> Path:
+    """Where the digests of the records the last extraction validated are kept: by the code that
+    makes and validates documents, and the schemas' text."""
+    from .output import SCHEMA_DIR
+
+    schemas = [(SCHEMA_DIR / name).read_bytes() for name in ("rules.schema.json", "flags.schema.json")]
+    parts = [code_fingerprint("products.output"), *(hashlib.sha256(text).hexdigest() for text in schemas)]
+    return compact_path("validated", *parts, folder=folder)
 
 
 def cache_paths(key: str, folder: Path | None = None) -> tuple[Path, Path]:

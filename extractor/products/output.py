@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
 from collections import Counter
+from collections.abc import Collection
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -21,8 +23,10 @@ from ..core.serialize import (
     RULES_SCHEMA_ID,
     SCHEMA_VERSION,
     dump_bytes,
+    dump_lines,
     flag_json,
     problem_json,
+    record_lines,
     rule_json,
     write_json,
 )
@@ -94,6 +98,27 @@ def _shallow_children(node: object) -> None:
     elif isinstance(node, list):
         for item in node:
             _shallow_children(item)
+
+
+# The record lists of each document whose records the schema checks one by one and nothing else
+# checks (an array of `items` only: tests/test_schemas.py holds the schemas to it): a record found
+# valid once is valid in any such list.
+RECORD_LISTS = {"rules.schema.json": ("rules", "resolution"), "flags.schema.json": ("flags",)}
+
+
+def checked_bytes(document: dict, schema: str, known: Collection[bytes] = ()) -> tuple[bytes, set[bytes]]:
+    """The document validated, then written (`dump_bytes`), and the digests of its records (those of
+    `RECORD_LISTS`). A record whose digest is in `known` (found valid under the same schema before,
+    and kept by the caller) is not checked again: one extraction of a commit after another meets
+    all but a few records as they were."""
+    lines = record_lines(document, RECORD_LISTS.get(schema, ()))
+    salt = hashlib.blake2b(schema.encode(), digest_size=16).digest()
+    digests = {key: [hashlib.blake2b(line, digest_size=16, key=salt).digest() for line in found]
+               for key, found in lines.items()}
+    unchecked = {key: [item for item, digest in zip(document[key], digests[key]) if digest not in known]
+                 for key in lines} if known else {}
+    validate({**document, **unchecked}, schema)
+    return dump_lines(document, lines), {digest for found in digests.values() for digest in found}
 
 
 def validate(document: dict, schema: str) -> None:

@@ -237,15 +237,25 @@ def _ranked(weights: dict[tuple[str, str], dict[str, float]], shared: dict[tuple
         scored[a].append((-score, b))
         scored[b].append((-score, a))
     top = {}
+    kinds: dict[tuple[str, str], str] = {}  # each pair is ranked from both ends: its kind found once
     for rule_id, candidates in scored.items():
-        ranked = heapq.nsmallest(MAX_RELATED, candidates)  # score descending, then id: deterministic
-        top[rule_id] = tuple((other, -score, _kind(weights[_pair(rule_id, other)])) for score, other in ranked)
+        candidates.sort()  # score descending, then id: deterministic (a C sort beats a heap this small)
+        ranked = []
+        for score, other in candidates[:MAX_RELATED]:
+            pair = _pair(rule_id, other)
+            kind = kinds.get(pair)
+            if kind is None:
+                kind = kinds[pair] = _kind(weights[pair])
+            ranked.append((other, -score, kind))
+        top[rule_id] = tuple(ranked)
     # Keep only the pairs some rule ranks: the Extraction holds this while the documents are built,
     # and tens of thousands of live dicts and sets make every garbage collection of that phase slower.
-    drawn = {(a, b) if a < b else (b, a) for a, ranked in top.items() for b, _, _ in ranked}
-    kept = {pair: weights[pair] for pair in sorted(drawn)}
-    named = {pair: tuple(sorted((f for f in shared[pair] if isinstance(f, str)), key=lambda f: (-rarity[f], f))[:SHARED_SHOWN])
-             for pair in sorted(drawn) if pair in shared}
+    drawn = sorted(kinds)
+    kept = {pair: weights[pair] for pair in drawn}
+    # Shared flags named rarest first, then by name: one ranking of them all, read by a C key.
+    order = {f: i for i, f in enumerate(sorted((f for f in rarity if isinstance(f, str)), key=lambda f: (-rarity[f], f)))}
+    named = {pair: tuple(sorted((f for f in shared[pair] if f in order), key=order.__getitem__)[:SHARED_SHOWN])
+             for pair in drawn if pair in shared}
     return Relations(kept, top, named, own, forbidden)
 
 

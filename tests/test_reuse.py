@@ -231,13 +231,15 @@ def test_a_bundle_that_reused_another_keeps_only_what_changed(history, tmp_path,
     kept_walks.extract_reusing(git_tree(repo, commits[4]), folder=folder)
     assert isinstance(read_pickled(_new_bundle(folder, before)), MemoryStore)
 
-    # The full bundle under the deltas gone: they read as nothing, and extracting still gives the same.
+    # The full bundle under the deltas gone: they read as nothing; the next nearest bundle that reads
+    # (the whole one just written) is reused instead, and extracting gives the same.
     bundles[0].unlink()
     assert kept_walks.read_bundle(folder, bundles[2].name) is None
     for name in (bundles[1].name, bundles[2].name):
         (folder / name).with_suffix(".json").touch()  # the most recently used: the nearest candidates
     warm = kept_walks.extract_reusing(git_tree(repo, commits[3]), folder=folder)
     assert documents(warm) == documents(extract(git_tree(repo, commits[3])))
+    assert warm.reused[0] > warm.reused[1]
 
 
 def test_a_reused_run_is_kept_anew_when_it_composes_more_triggers(history) -> None:

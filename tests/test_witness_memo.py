@@ -273,3 +273,33 @@ def test_real_release_variants_match_cold(release) -> None:
         assert outcomes(changed, again(release.memo)) == cold, variant.name
         if variant.name == "trigger":  # the variant really changes a witness: the memo had to see it
             assert cold != release.cold
+
+
+def test_a_formula_keeps_its_content_digest_through_the_cache_and_copies() -> None:
+    """`formula_digest` sets each node's digest; the cache's pickler keeps it, so a formula read back
+    is not digested again; it is the digest of an equal formula built anew (content only); plain
+    pickle and deepcopy still work on nodes never digested."""
+    import copy
+    import io
+
+    from extractor.core.model import And, Not, Or
+    from extractor.products.cache import _Pickler
+    from extractor.products.witness_keys import formula_digest
+
+    def build() -> Or:
+        x = Atom(Term(TermKind.FIELD, "x", "x", ("x",)), "==", Lit(1))
+        y = Atom(Term(TermKind.FIELD, "y", "y", ("y",)))
+        return Or((And((x, Not(y))), TRUE, x))
+
+    f = build()
+    plain = copy.deepcopy(f)
+    assert plain == f and not hasattr(plain, "_digest") and pickle.loads(pickle.dumps(f)) == f
+    digest = formula_digest(f)
+    assert f._digest == digest and f.args[0].args[1]._digest  # every node under it, Consts aside
+    stream = io.BytesIO()
+    _Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL).dump(f)
+    back = pickle.loads(stream.getvalue())
+    assert back == f and back._digest == digest and back.args[0].args[0]._digest == f.args[0].args[0]._digest
+    assert formula_digest(build()) == digest
+    assert formula_digest(Or((And((build().args[2], build().args[0].args[1])), TRUE))) != digest
+    assert Digests(RuleSet([], [], {})).formula(build()) == digest

@@ -95,15 +95,29 @@ class Const:
 
 
 class _CachedHash:
-    """Formulas are hashed constantly while simplifying; deep trees hash once, on creation."""
+    """Formulas are hashed constantly while simplifying; deep trees hash once, on creation.
+
+    `_digest`, unset until a digest of the formula's content is asked for (`products.witness_keys`),
+    is kept with the formula when it is pickled (`products.cache`): a formula read back from the
+    cache has it, stable across processes where `hash()` is not."""
 
     __slots__ = ()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash(tuple(getattr(self, f) for f in self.__dataclass_fields__ if f != "_hash")))
+        object.__setattr__(self, "_hash", hash(tuple(getattr(self, f) for f in self.__dataclass_fields__ if f[0] != "_")))
 
     def __hash__(self) -> int:
         return self._hash  # type: ignore[attr-defined]
+
+    # The state `pickle` and `copy` use by default (the cache's own pickler rebuilds formulas from their
+    # init fields): what dataclasses give slotted classes would read `_digest` unset.
+    def _getstate(self) -> list:
+        return [getattr(self, f, None) for f in self.__dataclass_fields__]
+
+    def _setstate(self, state: list) -> None:
+        for name, value in zip(self.__dataclass_fields__, state):
+            if value is not None or name != "_digest":
+                object.__setattr__(self, name, value)
 
 
 @dataclass(frozen=True, slots=True, eq=True)
@@ -114,32 +128,40 @@ class Atom(_CachedHash):
     op: str = "truthy"
     other: Lit | Term | None = None
     _hash: int = field(default=0, init=False, repr=False, compare=False)
+    _digest: bytes = field(init=False, repr=False, compare=False, metadata={"kept": True})  # unset: see _CachedHash
 
     __hash__ = _CachedHash.__hash__
+    __getstate__, __setstate__ = _CachedHash._getstate, _CachedHash._setstate
 
 
 @dataclass(frozen=True, slots=True, eq=True)
 class Not(_CachedHash):
     arg: Formula
     _hash: int = field(default=0, init=False, repr=False, compare=False)
+    _digest: bytes = field(init=False, repr=False, compare=False, metadata={"kept": True})  # unset: see _CachedHash
 
     __hash__ = _CachedHash.__hash__
+    __getstate__, __setstate__ = _CachedHash._getstate, _CachedHash._setstate
 
 
 @dataclass(frozen=True, slots=True, eq=True)
 class And(_CachedHash):
     args: tuple[Formula, ...]
     _hash: int = field(default=0, init=False, repr=False, compare=False)
+    _digest: bytes = field(init=False, repr=False, compare=False, metadata={"kept": True})  # unset: see _CachedHash
 
     __hash__ = _CachedHash.__hash__
+    __getstate__, __setstate__ = _CachedHash._getstate, _CachedHash._setstate
 
 
 @dataclass(frozen=True, slots=True, eq=True)
 class Or(_CachedHash):
     args: tuple[Formula, ...]
     _hash: int = field(default=0, init=False, repr=False, compare=False)
+    _digest: bytes = field(init=False, repr=False, compare=False, metadata={"kept": True})  # unset: see _CachedHash
 
     __hash__ = _CachedHash.__hash__
+    __getstate__, __setstate__ = _CachedHash._getstate, _CachedHash._setstate
 
 
 Formula = Union[Const, Atom, Not, And, Or]

@@ -210,12 +210,34 @@ def _dispatch_table() -> dict[type, object]:
             continue
         for value in vars(module).values():
             if isinstance(value, type) and value.__module__ == name and _init_fields(value) is not None:
-                table[value] = _reduce
+                table[value] = _reduce_kept if _kept_fields(value) else _reduce
     return table
 
 
 def _reduce(obj: object) -> tuple:
     return type(obj), tuple(getattr(obj, name) for name in _init_fields(type(obj)))  # type: ignore[union-attr]
+
+
+def _reduce_kept(obj: object) -> tuple:
+    """An object whose class keeps fields no `__init__` takes (a formula's `_digest`): rebuilt by
+    `_revive` where one is set, else by its class as `_reduce` does."""
+    cls = type(obj)
+    kept = tuple((name, getattr(obj, name)) for name in _kept_fields(cls) if hasattr(obj, name))
+    args = tuple(getattr(obj, name) for name in _init_fields(cls))  # type: ignore[union-attr]
+    return (_revive, (cls, args, kept)) if kept else (cls, args)
+
+
+def _revive(cls: type, args: tuple, kept: tuple) -> object:
+    obj = cls(*args)
+    for name, value in kept:
+        object.__setattr__(obj, name, value)
+    return obj
+
+
+@lru_cache(maxsize=None)
+def _kept_fields(cls: type) -> tuple[str, ...]:
+    """Fields left out of `__init__` that a pickle keeps (`metadata={"kept": True}`)."""
+    return tuple(f.name for f in dataclasses.fields(cls) if not f.init and f.metadata.get("kept"))
 
 
 @lru_cache(maxsize=None)

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # libcst-backed, imported when an extraction runs
 
 BUNDLE_FORMAT = 2  # 2: a bundle may be a delta of another
 _MAX_CANDIDATES = 64  # indexes read to find the nearest bundle (the most recently used first)
+_READ_TRIES = 3  # bundles tried, nearest first, when one cannot be read
 MAX_CHAIN = 8  # bundles read for one store: a delta of a chain this long is written whole instead
 DELTA_SHARE = 0.25  # a store that changed more of its walks than this is written whole
 
@@ -133,9 +134,9 @@ def nearest_bundle(files: dict[str, str], folder: Path | None = None) -> Bundle 
     """The kept walks of the cached extraction whose files agree most with `files` (path -> sha256)."""
     folder = folder or extraction_cache()
     code = walk_code()
-    best: tuple[int, str] | None = None
+    candidates: list[tuple[int, int, Path]] = []  # (files shared, recency rank, index)
     indexes = sorted(folder.glob("walks-*.json"), key=_last_used, reverse=True)[:_MAX_CANDIDATES]
-    for index in indexes:
+    for rank, index in enumerate(indexes):
         try:
             header = json.loads(index.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -144,17 +145,19 @@ def nearest_bundle(files: dict[str, str], folder: Path | None = None) -> Bundle 
             continue
         kept_files = header.get("files", {})
         shared = sum(1 for path, sha in files.items() if kept_files.get(path) == sha)
-        if shared and (best is None or shared > best[0]):
-            best = (shared, index.with_suffix(".pickle").name)
-    if best is None:
-        return None
-    found = read_bundle(folder, best[1])
-    if found is not None:
-        try:
-            os.utime(folder / best[1].replace(".pickle", ".json"))  # used now: kept when the cache is pruned
-        except OSError:
-            pass
-    return found
+        if shared:
+            candidates.append((-shared, rank, index))
+    # The most files shared first, the most recently used among equals; one whose chain is broken
+    # (a base pruned from the cache) gives way to the next.
+    for _, _, index in sorted(candidates)[:_READ_TRIES]:
+        found = read_bundle(folder, index.with_suffix(".pickle").name)
+        if found is not None:
+            try:
+                os.utime(index)  # used now: kept when the cache is pruned
+            except OSError:
+                pass
+            return found
+    return None
 
 
 def read_bundle(folder: Path, name: str) -> Bundle | None:

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import TypeVar
 
 from ..core.formula import parse_pinned
-from ..core.model import And, Atom, Formula, Not, Or, Rule, Term, TermKind, Write
+from ..core.model import And, Atom, Const, Formula, Not, Or, Rule, Term, TermKind, Write
 from ..logic.expressions import UNKNOWN
 from ..logic.launch import CommandLine
 from .linter import RuleSet
@@ -58,7 +58,6 @@ class Digests:
 
     def __init__(self, ruleset: RuleSet) -> None:
         self.ruleset = ruleset
-        self._formulas: dict[int, tuple[Formula, bytes]] = {}
         self._reads: dict[int, tuple[Formula, tuple[frozenset[str], frozenset[tuple[str, int]]]]] = {}
         self._chain_memo: dict[tuple[str, int], tuple[frozenset[str], frozenset[tuple[str, int]]]] = {}
         self._closures: dict[tuple[str, int], tuple[frozenset[str], frozenset[tuple[str, int]]]] = {}
@@ -69,8 +68,9 @@ class Digests:
 
     def formula(self, f: Formula) -> bytes:
         """The digest of a formula's structure: connectives, and each atom's term, operator and operand
-        as `repr` spells them (a literal's type included: `1`, `1.0` and `True` differ)."""
-        return _fold(f, self._formulas, _node_digest)
+        as `repr` spells them (a literal's type included: `1`, `1.0` and `True` differ). Kept on each
+        node (`_digest`, pickled with it): a formula read back from the cache is not digested again."""
+        return formula_digest(f)
 
     def write(self, write: Write) -> bytes:
         """What the evaluator reads of a write: when it runs and its cases (its place is its chain's)."""
@@ -183,6 +183,31 @@ class Digests:
             trigger = self.formula(rule.trigger) if rule.trigger is not None else b""
             parts.append(digest(repr(shape), trigger, self.formula(rule.condition)))
         return digest(b"stage", *parts)
+
+
+def formula_digest(f: Formula) -> bytes:
+    """`Digests.formula`: over the subformulas not yet digested, children first, each digest set on
+    its node (a loop, not recursion: triggers are deeper than the recursion limit allows)."""
+    if type(f) is Const:
+        return _node_digest(f, [])
+    found = getattr(f, "_digest", None)
+    if found is not None:
+        return found
+    stack = [f]
+    while stack:
+        g = stack[-1]
+        if hasattr(g, "_digest"):
+            stack.pop()
+            continue
+        children = (g.arg,) if type(g) is Not else g.args if type(g) in (And, Or) else ()
+        waiting = [c for c in children if type(c) is not Const and not hasattr(c, "_digest")]
+        if waiting:
+            stack.extend(waiting)
+            continue
+        stack.pop()
+        object.__setattr__(g, "_digest", _node_digest(g, [formula_digest(c) if type(c) is Const else c._digest
+                                                          for c in children]))  # type: ignore[union-attr]
+    return f._digest  # type: ignore[union-attr]
 
 
 def _fold(f: Formula, memo: dict[int, tuple[Formula, T]], make: Callable[[Formula, list[T]], T]) -> T:

@@ -545,3 +545,38 @@ def test_a_json_type_parser_rejects_what_it_cannot_parse():
         "argument --hooks: Invalid JSON list: y. Please provide a valid JSON list."]
     good = parse_command(["--params", '{"a": 1}', "--hooks", '[{"b": 2}]'], Catalog(tuple(flags.values())))
     assert not good.errors and good.given["params"] == {"a": 1}
+
+
+def test_functions_scanned_before_are_not_read_again_and_the_catalog_is_the_same() -> None:
+    """`build_catalog(modules, scans)`: a function whose scan is known (by digest) and declares no
+    option is not read, so a module indexed from the cache with no class and only such functions is
+    never parsed; the flags are those of a catalog built from nothing."""
+    from extractor.analysis.modules import outline_key
+
+    files = {
+        "sglang/srt/server_args.py": textwrap.dedent('''
+            class ServerArgs:
+                tp_size: int = 1
+
+                @staticmethod
+                def add_cli_args(parser):
+                    parser.add_argument("--tp-size", type=int, default=ServerArgs.tp_size)
+                    parser.add_argument("--tensor-parallel-size", dest="tensor_parallel_size", type=int)
+
+            def from_cli_args(args):
+                args.tp_size = args.tensor_parallel_size
+        '''),
+        "sglang/srt/helpers.py": "def check(args):\n    if args.tp_size > 8:\n        raise ValueError('too many')\n",
+    }
+    fresh = [outline(path, text) for path, text in files.items()]
+    scans: dict = {}
+    expected = build_catalog(fresh, scans)
+    assert len(scans) == 3 and sorted(scans.values()) == [
+        (False, ()), (False, (("tp_size", "tensor_parallel_size"),)), (True, ())]
+    kept = {outline_key(m.path, m.text): m.outline() for m in fresh}
+    again = [outline(path, text, kept) for path, text in files.items()]
+    assert build_catalog(again, dict(scans)) == expected
+    helpers = again[1]
+    assert helpers._syntax is None  # no class, no option declared: never parsed
+    assert again[0]._syntax is not None  # a class and `add_argument` calls: read
+    assert build_catalog([outline(path, text, kept) for path, text in files.items()], {}) == expected

@@ -405,9 +405,8 @@ class Program:
         return {self._entry_key(memo): kept for memo, kept in self._kept.items()}
 
     def outlines(self) -> dict[str, Outline]:
-        """The index of every module loaded outside the read files, for the next extraction (`outline`)."""
-        return {outline_key(m.path, m.text): m.outline() for dotted, m in sorted(self.modules.items())
-                if dotted not in self.read}
+        """The index of every module loaded, for the next extraction (`outline`)."""
+        return {outline_key(m.path, m.text): m.outline() for _, m in sorted(self.modules.items())}
 
     def reuse_counts(self) -> tuple[int, int]:
         """(walks taken from the store, walks made here)."""

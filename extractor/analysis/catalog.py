@@ -61,35 +61,64 @@ class _Decl:
 # --- collecting declarations ------------------------------------------------------------------
 
 
-def build_catalog(modules: list[ModuleSummary]) -> list[Flag]:
-    """All flags of the read modules, one entry per field (argparse dest), sorted by name."""
+# What a function's own text gives the catalog: whether it calls `add_argument`, and its namespace links.
+Scan = tuple[bool, tuple[tuple[str, str], ...]]
+
+
+def build_catalog(modules: list[ModuleSummary], scans: dict[str, Scan] | None = None) -> list[Flag]:
+    """All flags of the read modules, one entry per field (argparse dest), sorted by name.
+
+    `scans` (by function digest, `Functions.digest`; read and filled): what each function's text gives
+    the catalog. A function known there that declares no option is not read again, so a module whose
+    functions are all so and that has no class is not parsed (an incremental extraction's index of
+    it came from the cache)."""
     index = Index(modules)
     decls: dict[str, list[_Decl]] = {}
     defaults: dict[str, Default] = {}
     namespace_defaults: dict[str, Default] = {}  # plain fields of Struct namespaces: only where no other default
     links: list[tuple[str, str]] = []
+    scans = {} if scans is None else scans
     for module in modules:
         for cls in module.classes.values():
             _class_fields(index, module, cls, decls, defaults, namespace_defaults)
         for key in module.functions:
+            digest = module.functions.digest(key)
+            scan = scans.get(digest)
+            if scan is None:
+                scan = scans[digest] = _scan_function(module.functions.syntax(key))
+            declares, own_links = scan
+            links.extend(own_links)
+            if not declares:
+                continue
             function = module.functions.syntax(key)
             local: Bindings | None = None
             for stmt in _statements(function.body):
-                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-                    call = stmt.value
-                    if isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument":
-                        local = local or Bindings.of(_statements(function.body), _parameters(function))
-                        found = _add_argument(index, module, call, stmt.lineno, local)
-                        if found is not None:
-                            decls.setdefault(found[0], []).append(found[1])
-                elif isinstance(stmt, ast.Assign):
-                    link = _namespace_link(stmt)
-                    if link is not None:
-                        links.append(link)
+                if isinstance(stmt, ast.Expr) and _is_add_argument(stmt.value):
+                    local = local or Bindings.of(_statements(function.body), _parameters(function))
+                    found = _add_argument(index, module, stmt.value, stmt.lineno, local)  # type: ignore[arg-type]
+                    if found is not None:
+                        decls.setdefault(found[0], []).append(found[1])
     renamed = _follow_links(decls, links)
     defaults = {**namespace_defaults, **defaults}
     flags = [_merge(name, found, defaults, name in renamed) for name, found in decls.items()]
     return sorted(flags, key=lambda f: f.name)
+
+
+def _scan_function(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Scan:
+    declares = False
+    links = []
+    for stmt in _statements(function.body):
+        if isinstance(stmt, ast.Expr) and _is_add_argument(stmt.value):
+            declares = True
+        elif isinstance(stmt, ast.Assign):
+            link = _namespace_link(stmt)
+            if link is not None:
+                links.append(link)
+    return declares, tuple(links)
+
+
+def _is_add_argument(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"
 
 
 def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:

@@ -135,10 +135,12 @@ def deep_recursion(limit: int = 20000) -> Iterator[None]:
         sys.setrecursionlimit(old)
 
 
-def summarize(path: str, text: str, known: Mapping[str, FunctionFacts] | None = None) -> ModuleSummary:
+def summarize(path: str, text: str, known: Mapping[str, FunctionFacts] | None = None,
+              outlines: Mapping[str, Outline] | None = None) -> ModuleSummary:
     """Index a module and parse all its functions now, so a file libcst cannot read fails here, as a
-    whole; unless an earlier extraction parsed every one of them (`known`, by digest)."""
-    summary = outline(path, text)
+    whole; unless an earlier extraction parsed every one of them (`known`, by digest), and then with
+    the index it kept (`outlines`, see `outline`)."""
+    summary = outline(path, text, outlines)
     if known is not None:
         summary.functions.known = known
         if all(summary.functions.digest(key) in known for key in summary.functions):

@@ -67,7 +67,7 @@ class MemoryStore:
     walks: dict[EntryKey, Kept]
     facts: dict[str, FunctionFacts]
     later: dict = field(default_factory=dict)  # what later stages keep (`products.witness`'s memo)
-    outlines: dict[str, Outline] = field(default_factory=dict)  # modules outside the read files, by `outline_key`
+    outlines: dict[str, Outline] = field(default_factory=dict)  # every module's index, by `outline_key`
 
     def get(self, key: EntryKey) -> Kept | None:
         return self.walks.get(key)

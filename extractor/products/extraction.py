@@ -13,7 +13,7 @@ from ..analysis.callgraph import Program
 from ..analysis.reuse import MemoryStore, StaleReuse
 from ..analysis.run import Run
 from ..analysis.catalog import build_catalog
-from ..analysis.modules import FunctionFacts, ModuleSummary, deep_recursion, summarize
+from ..analysis.modules import FunctionFacts, ModuleSummary, Outline, deep_recursion, summarize
 from ..analysis.rules import rules_of
 from ..core.collector import FEWER_COLLECTIONS
 from ..core.errors import ParseError, SourceError
@@ -50,16 +50,18 @@ class Extraction:
 
 
 def read_modules(tree: SourceTree, paths, keep_going: bool, known: Mapping[str, FunctionFacts] | None = None,
+                 outlines: Mapping[str, Outline] | None = None,
                  ) -> tuple[list[ModuleSummary], list[FileInfo], list[SourceProblem]]:
     """The layout's files indexed and parsed (a function an earlier extraction parsed, `known`, is
-    parsed when it is walked), their digests, and the files that did not parse."""
+    parsed when it is walked; a file it indexed, `outlines`, is parsed when its tree is read), their
+    digests, and the files that did not parse."""
     modules: list[ModuleSummary] = []
     files: list[FileInfo] = []
     problems: list[SourceProblem] = []
     for path in paths:
         files.append(_file_info(tree, path))
         try:
-            modules.append(summarize(path, tree.read_text(path), known))
+            modules.append(summarize(path, tree.read_text(path), known, outlines))
         except ParseError as error:
             if not keep_going:
                 raise
@@ -151,14 +153,18 @@ class _Stages:
 def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stages: _Stages,
              store: MemoryStore | None, keep: bool) -> Extraction:
     layout = find_layout(tree.paths(), include)
-    modules, files, problems = read_modules(tree, layout.files, keep_going, store.facts if store is not None else None)
+    modules, files, problems = read_modules(tree, layout.files, keep_going, store.facts if store is not None else None,
+                                            store.outlines if store is not None else None)
     stages.done("parse")
-    flags = build_catalog(modules)
+    # What the later stages kept last time (catalog scans, the run, witnesses, relations), and keep for next time.
+    later: dict | None = dict(store.later) if store is not None else {} if keep else None
+    scans = dict(later.get("catalog", {})) if later is not None else None
+    flags = build_catalog(modules, scans)
+    if later is not None and scans != later.get("catalog"):
+        later["catalog"] = scans  # else the very dict read: a delta of the bundle leaves it out
     program = Program(tree, modules, store)
     with deep_recursion():
         read = list(_summaries(program, modules, keep_going, problems))
-        # What the later stages kept last time (the run, witnesses, relations), and keep for next time.
-        later: dict | None = dict(store.later) if store is not None else {} if keep else None
         run = Run(program).execute(later.get("run") if later is not None else None)
         followed = list(_followed(program, run))
         rules = run.apply(rules_of(read + followed))

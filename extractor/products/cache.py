@@ -221,9 +221,8 @@ def _reduce(obj: object) -> tuple:
 def _reduce_kept(obj: object) -> tuple:
     """An object whose class keeps fields no `__init__` takes (a formula's `_digest`): rebuilt by
     `_revive` where one is set, else by its class as `_reduce` does."""
-    cls = type(obj)
+    cls, args = _reduce(obj)
     kept = tuple((name, getattr(obj, name)) for name in _kept_fields(cls) if hasattr(obj, name))
-    args = tuple(getattr(obj, name) for name in _init_fields(cls))  # type: ignore[union-attr]
     return (_revive, (cls, args, kept)) if kept else (cls, args)
 
 

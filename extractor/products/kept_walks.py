@@ -19,6 +19,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import operator
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -95,10 +96,10 @@ def _same_later(old: object, new: object) -> bool:
 
 def delta(base: str, old: MemoryStore, new: MemoryStore) -> _Delta:
     """What `new` changed from `old` (read from the bundle `base`)."""
-    walks, walks_gone = _changed(old.walks, new.walks, lambda a, b: a is b)
-    facts, facts_gone = _changed(old.facts, new.facts, lambda a, b: a is b)
+    walks, walks_gone = _changed(old.walks, new.walks, operator.is_)
+    facts, facts_gone = _changed(old.facts, new.facts, operator.is_)
     later, later_gone = _changed(old.later, new.later, _same_later)
-    outlines, outlines_gone = _changed(old.outlines, new.outlines, lambda a, b: a is b)
+    outlines, outlines_gone = _changed(old.outlines, new.outlines, operator.is_)
     return _Delta(base, walks, walks_gone, facts, facts_gone, later, later_gone, outlines, outlines_gone)
 
 

@@ -137,7 +137,7 @@ def test_condition_source_is_python_with_the_same_shape(releases, version: str) 
     assert not wrong
 
 
-# --- (d) the same bytes from separate processes with different hash seeds --------------------------
+# --- (d) the same bytes from separate processes with different hash seeds and --jobs -----------------
 
 
 @pytest.mark.parametrize("version", RELEASES)
@@ -148,7 +148,8 @@ def test_output_is_byte_identical_across_processes(tmp_path: Path, version: str)
         env = {**os.environ, "PYTHONHASHSEED": seed}
         out = tmp_path / seed
         runs[seed] = (out, subprocess.Popen(  # both at once: two cores, half the wait
-            [sys.executable, "-m", "extractor", "extract", "--release", version, "-o", str(out)],
+            # One in a single process, one sharing its stages with a helper (`core.parallel`).
+            [sys.executable, "-m", "extractor", "extract", "--release", version, "-o", str(out), "--jobs", seed],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         ))
     outputs = {}

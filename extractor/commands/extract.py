@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..core.errors import EXIT_OK, EXIT_PARTIAL
-from .source import add_source_arguments, run_extract
+from .source import add_source_arguments, jobs_of, run_extract
 
 
 def add_parser(commands) -> None:
@@ -22,14 +22,13 @@ def add_parser(commands) -> None:
 
 def cmd_extract(args: argparse.Namespace) -> int:
     from ..products.extraction import fewer_collections
-    from ..products.output import extract_documents, output_dir, write_documents
+    from ..products.output import encoded_documents, output_dir, write_encoded
 
     ex = run_extract(args)
     folder = output_dir(Path(args.output), ex.info.label)
     with fewer_collections():  # the parsed trees are still alive: a full collection would scan them all
-        documents = extract_documents(ex)  # rules.json, flags.json, graph.json, graph.graphml, graph.dot
-        write_documents(folder, documents)
-    counts = documents["rules.json"][0]["summary"]
+        texts, counts = encoded_documents(ex, jobs_of(args))  # rules.json, flags.json, graph.json, .graphml, .dot
+        write_encoded(folder, texts)
     print(
         f"{ex.info.label}: {counts['rules']} rules ({counts['by_kind']['raise']} raise, {counts['by_kind']['assert']} assert, "
         f"{counts['by_kind']['adjustment']} adjustment; {counts['reachable']} reachable), {counts['flags']} flags, "

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..core.errors import EXIT_OK, UsageError
-from .source import add_source_arguments, open_source
+from .source import add_source_arguments, jobs_of, open_source
 
 
 def add_parser(commands) -> None:
@@ -32,7 +32,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         ruleset = load_rules(args.path)
     else:
         tree = open_source(args)  # its environ.py gives env defaults, as the witnesses were checked with
-        ruleset = ruleset_of(extract(tree, include=args.include, keep_going=args.keep_going), tree)
+        ruleset = ruleset_of(extract(tree, include=args.include, keep_going=args.keep_going, jobs=jobs_of(args)), tree)
     rules, flag_list, source = ruleset.rules, ruleset.flags, ruleset.source
     try:
         args.source_url.format(commit="c", path="p", line=1, end_line=1)

@@ -20,6 +20,20 @@ def add_source_arguments(parser: argparse.ArgumentParser, positional: bool = Tru
     parser.add_argument("--rev", help="a commit, tag or branch of --git")
     parser.add_argument("--index-url", help="package index (default: $PIP_INDEX_URL or PyPI)")
     parser.add_argument("--include", action="append", metavar="GLOB", help="read these files instead of the layout's")
+    parser.add_argument("-j", "--jobs", type=int, default=None,
+                        help="processes the extraction may use (default: every core; the result is the same)")
+
+
+def jobs_of(args: argparse.Namespace) -> int:
+    """The processes an extraction may use: `--jobs`, else every core."""
+    from ..core.parallel import default_jobs
+
+    jobs = getattr(args, "jobs", None)
+    if jobs is None:
+        return default_jobs()
+    if jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    return jobs
 
 
 def open_source(args: argparse.Namespace) -> SourceTree:
@@ -43,10 +57,10 @@ def run_extract(args: argparse.Namespace) -> Extraction:
     if getattr(args, "no_cache", False):
         from ..products.extraction import extract
 
-        return extract(open_source(args), include=args.include, keep_going=args.keep_going)
+        return extract(open_source(args), include=args.include, keep_going=args.keep_going, jobs=jobs_of(args))
     from ..products.kept_walks import extract_reusing
 
-    ex = extract_reusing(open_source(args), args.include, args.keep_going)
+    ex = extract_reusing(open_source(args), args.include, args.keep_going, jobs=jobs_of(args))
     from ..products.cache import prune_cache
 
     prune_cache()

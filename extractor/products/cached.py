@@ -15,6 +15,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..core.parallel import default_jobs
 from ..sources.layout import find_layout
 from ..sources.trees import SourceTree
 from .cache import code_fingerprint, compact_path, extraction_cache, prune_cache, read_pickled, write_pickled
@@ -129,11 +130,13 @@ def load_cached(key: str, folder: Path | None = None) -> tuple[dict, dict] | Non
 
 
 def extract_documents(tree: SourceTree, include: Sequence[str] | None = None, keep_going: bool = False,
-                      use_cache: bool = True, folder: Path | None = None, prune: bool = True) -> tuple[dict, dict, str]:
+                      use_cache: bool = True, folder: Path | None = None, prune: bool = True,
+                      jobs: int | None = None) -> tuple[dict, dict, str]:
     """The rules.json and flags.json documents of a source, from the cache when its inputs were seen.
 
     A new entry prunes the cache to its size limit, unless `prune` is off (`history` prunes once at
-    the end, so no worker deletes what another is about to read back)."""
+    the end, so no worker deletes what another is about to read back). `jobs`: processes an
+    extraction may use (default: every core; `history`'s workers, already one per core, use one)."""
     from .extraction import extract, fewer_collections  # heavy (libcst); only needed on a cache miss
     from .kept_walks import extract_reusing
     from .output import checked_bytes, flags_document, rules_document, write_atomic
@@ -142,10 +145,11 @@ def extract_documents(tree: SourceTree, include: Sequence[str] | None = None, ke
     if found is not None:
         return found
     chosen = list(include) if include else None
+    jobs = jobs if jobs is not None else default_jobs()
     if use_cache:  # the walks of the nearest cached extraction are reused, and its own kept
-        ex = extract_reusing(tree, chosen, keep_going, folder)
+        ex = extract_reusing(tree, chosen, keep_going, folder, jobs=jobs)
     else:
-        ex = extract(tree, include=chosen, keep_going=keep_going)
+        ex = extract(tree, include=chosen, keep_going=keep_going, jobs=jobs)
     key = remember_key(tree, include, keep_going, folder, len(ex.problems)) if use_cache else cache_key(tree, include, keep_going)
     checked = validated_path(folder) if use_cache else None
     known = read_pickled(checked) if checked is not None else None

@@ -21,7 +21,7 @@ from ..core.model import Flag, Notice, Rule, SourceProblem, Write
 from ..sources.layout import Layout, find_layout
 from ..sources.trees import SourceInfo, SourceTree
 from .relations import Relations, relations, with_related
-from .witness import attach_witnesses
+from .witness import witnessed
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,21 +119,24 @@ def fewer_collections():
 
 
 def extract(tree: SourceTree, include: list[str] | None = None, keep_going: bool = False,
-            timings: dict[str, float] | None = None, store: MemoryStore | None = None, keep: bool = False) -> Extraction:
+            timings: dict[str, float] | None = None, store: MemoryStore | None = None, keep: bool = False,
+            jobs: int = 1) -> Extraction:
     """Rules, flags and warnings of a source tree; `timings`, when given, gets seconds per stage.
 
     With `store`, what an earlier extraction kept is reused where it still holds: its walks where
     every question they asked gets the same answer (`analysis.reuse`), its witnesses where their
     inputs are the same (`products.witness`): the same result, faster. A reused walk that must be made
     again and comes out different (not seen on real sources) makes the extraction start over without
-    the store. With `store` or `keep`, `Extraction.kept` holds what the next extraction can reuse."""
+    the store. With `store` or `keep`, `Extraction.kept` holds what the next extraction can reuse.
+    `jobs`: processes the stages that split into independent pieces may share them with
+    (`core.parallel`): the same result, sooner on several cores."""
     with fewer_collections():
         if store is not None:
             try:
-                return _extract(tree, include, keep_going, _Stages(timings), store, True)
+                return _extract(tree, include, keep_going, _Stages(timings), store, True, jobs)
             except StaleReuse:
                 pass
-        return _extract(tree, include, keep_going, _Stages(timings), None, keep)
+        return _extract(tree, include, keep_going, _Stages(timings), None, keep, jobs)
 
 
 class _Stages:
@@ -151,7 +154,7 @@ class _Stages:
 
 
 def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stages: _Stages,
-             store: MemoryStore | None, keep: bool) -> Extraction:
+             store: MemoryStore | None, keep: bool, jobs: int) -> Extraction:
     layout = find_layout(tree.paths(), include)
     modules, files, problems = read_modules(tree, layout.files, keep_going, store.facts if store is not None else None,
                                             store.outlines if store is not None else None)
@@ -173,10 +176,12 @@ def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stag
     notices = program.notices(rules, flags)
     stages.done("walk")
     memo = dict(later.get("witnesses", {})) if later is not None else None
-    rules = attach_witnesses(rules, flags, tree, resolution, memo)  # example command lines, verified like `check`
+    # Example command lines, verified like `check`, shared with helper processes (`jobs`); the
+    # relations do not read them, so they are made here meanwhile.
+    done = witnessed(rules, flags, tree, resolution, memo, jobs, beside=lambda: relations(rules, later))
     stages.done("witnesses")
-    related = relations(rules, later)
-    rules = with_related(rules, related)
+    related = done.aside
+    rules = with_related(done.items, related)
     stages.done("related")
     return Extraction(
         info=tree.info,

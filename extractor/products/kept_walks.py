@@ -104,9 +104,9 @@ def delta(base: str, old: MemoryStore, new: MemoryStore) -> _Delta:
 
 
 def extract_reusing(tree: SourceTree, include: list[str] | None = None, keep_going: bool = False,
-                    folder: Path | None = None, timings: dict[str, float] | None = None) -> Extraction:
+                    folder: Path | None = None, timings: dict[str, float] | None = None, jobs: int = 1) -> Extraction:
     """Extract a source, reusing the walks of the nearest extraction kept in the cache, and keep its
-    own walks for the next one. The result is the same as a plain `extract`'s."""
+    own walks for the next one (`jobs` as `extract` takes it). The result is the same as a plain `extract`'s."""
     from .extraction import extract  # heavy (libcst): only when something is extracted
 
     layout = find_layout(tree.paths(), include)
@@ -117,7 +117,7 @@ def extract_reusing(tree: SourceTree, include: list[str] | None = None, keep_goi
     gc.freeze()
     try:
         ex = extract(tree, include=include, keep_going=keep_going, timings=timings,
-                     store=nearest.store if nearest is not None else None, keep=True)
+                     store=nearest.store if nearest is not None else None, keep=True, jobs=jobs)
     finally:
         gc.unfreeze()
     if ex.kept is not None:

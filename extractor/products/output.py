@@ -18,6 +18,7 @@ from .. import __version__
 from ..core.errors import InvalidDocument
 from ..core.formula import Spellings, atoms
 from ..core.model import RuleKind, TermKind
+from ..core.parallel import shared_map
 from ..core.serialize import (
     FLAGS_SCHEMA_ID,
     RULES_SCHEMA_ID,
@@ -292,13 +293,41 @@ def output_dir(out_root: Path, label: str) -> Path:
 
 def write_documents(folder: Path, documents: dict[str, tuple[dict, str | None]]) -> list[Path]:
     """Validate every document first, then write them all; nothing is written if one is invalid."""
-    texts: dict[str, str | bytes] = {}
-    for name, (document, schema) in documents.items():
-        if schema is not None:
-            validate(document, schema)
-        texts[name] = dump_bytes(document) if name.endswith(".json") else document["text"]
+    return write_encoded(folder, {name: encoded(name, document, schema) for name, (document, schema) in documents.items()})
+
+
+def encoded(name: str, document: dict, schema: str | None) -> bytes:
+    """A document validated against its schema (if any), as its file holds it."""
+    if schema is not None:
+        validate(document, schema)
+    return dump_bytes(document) if name.endswith(".json") else document["text"].encode()
+
+
+def write_encoded(folder: Path, texts: dict[str, bytes]) -> list[Path]:
+    """Write documents `encoded` (all valid, so none is left half-written by a bad one), by name."""
     written = []
     for name, text in sorted(texts.items()):
         write_atomic(folder / name, text)
         written.append(folder / name)
     return written
+
+
+def encoded_documents(ex: Extraction, jobs: int = 1) -> tuple[dict[str, bytes], dict]:
+    """The files of `extract_documents`, validated and `encoded`, and the rules document's summary.
+
+    With `jobs`, helper processes make the graph files and flags.json (`core.parallel`) while this
+    one makes rules.json, the largest, which is not sent anywhere: the same bytes, sooner."""
+    graph = graph_data(ex.rules, ex.flags, ex.relations)  # plain data: no networkx on this path
+
+    def rules() -> tuple[bytes, dict]:
+        document = rules_document(ex, {"graph": figures(graph)})
+        return encoded("rules.json", document, "rules.schema.json"), document["summary"]
+
+    def others(piece: int) -> dict[str, bytes]:
+        documents = graph_documents(graph, {"source": ex.info.label}) if piece == 0 else \
+            {"flags.json": (flags_document(ex), "flags.schema.json")}
+        return {name: encoded(name, document, schema) for name, (document, schema) in documents.items()}
+
+    made = shared_map(others, 2, jobs, 1, aside=rules)
+    rules_text, summary = made.aside  # type: ignore[misc]
+    return {"rules.json": rules_text, **made.items[0], **made.items[1]}, summary

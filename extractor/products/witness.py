@@ -20,9 +20,11 @@ import json
 import math
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from ..analysis.environ import env_defaults
 from ..core.formula import atoms, conj, evaluate, neg
+from ..core.parallel import Shared, shared_map
 from ..core.model import And, Example, Flag, Formula, Lit, Rule, RuleKind, Term, TermKind, Write
 from ..logic.evaluation import Context, Evaluator
 from ..logic.expressions import UNKNOWN, computable, safe_eval
@@ -33,8 +35,12 @@ from .witness_keys import FORMAT, Digests, command_digest
 from .words import Flags, apply_way, solutions, split_condition
 
 MODEL_PATH = "org/model"  # a stand-in for the required --model-path
+_A = TypeVar("_A")
 _REQUIRED_VALUE = {"model_path": MODEL_PATH}
 _SEARCH_LIMIT = 512  # value combinations tried for flags read inside expressions
+# Guards dealt to each process at a time (`jobs`): a function's guards share command lines, so their
+# verdicts are made once when they stay together.
+_CHUNK = 8
 
 
 @dataclass(frozen=True)
@@ -59,38 +65,54 @@ def eligible(rule: Rule) -> bool:
 
 
 def attach_witnesses(rules: Sequence[Rule], flags: Sequence[Flag], tree=None, resolution: Sequence[Write] = (),
-                     memo: MutableMapping | None = None) -> list[Rule]:
+                     memo: MutableMapping | None = None, jobs: int = 1) -> list[Rule]:
     """The rules with `example` filled in wherever a verified witness was found (env defaults from `tree`).
 
     `memo`: a dict an earlier call filled (with the same code), reused where sound and updated; pickle
-    it between runs. The result is the same with it or without.
+    it between runs. `jobs`: processes to share the guards with (`core.parallel`). The result is the
+    same with or without either.
     """
+    return witnessed(rules, flags, tree, resolution, memo, jobs).items
+
+
+def witnessed(rules: Sequence[Rule], flags: Sequence[Flag], tree=None, resolution: Sequence[Write] = (),
+              memo: MutableMapping | None = None, jobs: int = 1,
+              beside: Callable[[], _A] | None = None) -> Shared[Rule, _A]:
+    """`attach_witnesses`, and `beside` (a task that does not read the witnesses) made in this process
+    while helper processes, when there are some, start on the guards: the rules, and what `beside` gave."""
     envs = env_defaults(tree) if tree is not None else None
     ruleset = RuleSet(tuple(rules), tuple(flags), {}, envs, tuple(resolution))
-    outcomes = {o.rule_id: o for o in witnesses(ruleset, memo)}
-    return [replace(r, example=outcomes[r.id].example) if r.id in outcomes and outcomes[r.id].example else r
-            for r in rules]
+    found = _outcomes(ruleset, memo, jobs, beside)
+    outcomes = {o.rule_id: o for o in found.items}
+    return Shared([replace(r, example=outcomes[r.id].example) if r.id in outcomes and outcomes[r.id].example else r
+                   for r in rules], found.aside)
 
 
-def witnesses(ruleset: RuleSet, memo: MutableMapping | None = None) -> list[Outcome]:
-    """One outcome per guard, in rule order (see `attach_witnesses` for `memo`)."""
+def witnesses(ruleset: RuleSet, memo: MutableMapping | None = None, jobs: int = 1) -> list[Outcome]:
+    """One outcome per guard, in rule order (see `attach_witnesses` for `memo` and `jobs`)."""
+    return _outcomes(ruleset, memo, jobs, None).items
+
+
+def _outcomes(ruleset: RuleSet, memo: MutableMapping | None, jobs: int,
+              beside: Callable[[], _A] | None) -> Shared[Outcome, _A]:
     guards = [rule for rule in ruleset.rules if rule.kind is not RuleKind.ADJUSTMENT]
     if memo is None:
         # Candidate lines repeat (a third of them: retries, the fixed line of one rule the triggering
         # line of another): each trigger's truth on a line is evaluated once in this run.
         finder = _Finder(ruleset, _Verdicts(ruleset, Digests(ruleset), id, _InRun()))
-        return [finder.outcome(rule) for rule in guards]
+        return shared_map(lambda i: finder.outcome(guards[i]), len(guards), jobs, _CHUNK, aside=beside)
     store = _Memo(memo)
     digests = Digests(ruleset)
     key = digests.stage()
     kept = store.outcomes(key)
     if kept is not None and len(kept) == len(guards):
-        return [Outcome(rule.id, Example(before, after) if before is not None else None, reason)
-                for rule, (reason, before, after) in zip(guards, kept)]
+        return Shared([Outcome(rule.id, Example(before, after) if before is not None else None, reason)
+                       for rule, (reason, before, after) in zip(guards, kept)], beside() if beside is not None else None)
     finder = _Finder(ruleset, _Verdicts(ruleset, digests, digests.guard, store))
-    found = [finder.outcome(rule) for rule in guards]
+    found = shared_map(lambda i: finder.outcome(guards[i]), len(guards), jobs, _CHUNK,
+                       finish=lambda: store.used, absorb=store.absorb, aside=beside)
     store.keep_outcomes(key, tuple((o.reason, *((o.example.before, o.example.after) if o.example else (None, None)))
-                                   for o in found))
+                                   for o in found.items))
     store.keep_verdicts()
     return found
 
@@ -148,6 +170,11 @@ class _Memo:
             earlier = self.earlier.get(command, {})
             used[guard] = earlier[guard] if guard in earlier else compute()
         return used[guard]
+
+    def absorb(self, used: dict[bytes, dict[bytes, bool | None]]) -> None:
+        """What another process looked up or made (`core.parallel`), as if here."""
+        for command, verdicts in used.items():
+            self.used.setdefault(command, {}).update(verdicts)
 
     def keep_verdicts(self) -> None:
         self.memo[_VERDICTS] = self.used

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extractor.core.formula import apply_transforms, compare, evaluate, neg
+from extractor.core.formula import _mask, _pinned_value, apply_transforms, assume, compare, evaluate, neg
 from extractor.core.model import NEGATED_OP, And, Atom, Const, Formula, Lit, Not, Or, Term, TermKind
 from extractor.logic import solver as logic
 from extractor.logic.solver import equivalent, find_model, implies, implies_exact, satisfiable
@@ -302,3 +302,22 @@ def test_truth_table_is_the_formula_under_every_assignment(f: Formula) -> None:
     for k in range(1 << len(variables)):
         fixed = {atom: bool(k >> i & 1) for i, atom in enumerate(variables)}
         assert evaluate(f, lambda term: (_ for _ in ()).throw(LookupError(term)), fixed) is bool(table >> k & 1)
+
+
+# Tests of a value under a transform: decided by a fact that pins the plain value (`x == "a"`).
+TRANSFORMED = st.sampled_from([cmp(field("x", "upper"), "==", "A"), cmp(field("x", "lower"), "!=", "b"),
+                               cmp(field("y", "upper"), "is", None), truthy(field("x", "strip"))])
+
+
+@settings(max_examples=300, deadline=None)
+@given(formulas, TRANSFORMED, st.lists(atoms_(), min_size=1, max_size=3), st.booleans())
+def test_assume_skips_only_parts_the_facts_cannot_change(f: Formula, other: Atom, known: list, negate: bool) -> None:
+    """`assume` with the facts' mask (as `_prune` passes it) gives what visiting every part gives."""
+    f = And((f, Or((other, f))))
+    facts = {neg(a) if negate else a for a in known}
+    fixed = dict(p for p in (_pinned_value(a) for a in facts) if p is not None)
+    mask = 0
+    for fact in facts:
+        mask |= _mask(fact)
+    assert assume(f, facts, fixed, mask) == assume(f, facts, fixed)
+    assert assume(f, facts, None, mask) == assume(f, facts)

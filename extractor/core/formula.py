@@ -65,10 +65,11 @@ def _prune(items: list[Formula], in_or: bool) -> list[Formula]:
     neutral = FALSE if in_or else TRUE  # an item that becomes this adds nothing
     facts: set[Formula] = set()
     fixed: dict[tuple, object] = {}  # value key -> the value a literal pins (`_NOT_NONE`: only that it is set)
+    known_mask = 0  # `_mask` bits of the facts' terms and of the values they pin
     result: list[Formula] = []
     for item in items:
-        if facts and (fixed or not _is_literal(item)):
-            item = assume(item, facts, fixed)
+        if facts and (fixed or not _is_literal(item)) and _mask(item) & known_mask:
+            item = assume(item, facts, fixed, known_mask)
             if item == neutral:
                 continue
             if item == neg(neutral):
@@ -76,11 +77,30 @@ def _prune(items: list[Formula], in_or: bool) -> list[Formula]:
         if _is_literal(item):
             known = neg(item) if in_or else item
             facts.add(known)
+            known_mask |= _mask(known)
             pinned = _pinned_value(known)
             if pinned is not None:
                 fixed.setdefault(pinned[0], pinned[1])
         result.append(item)
     return result
+
+
+@lru_cache(maxsize=65536)
+def _mask(f: Formula) -> int:
+    """Bits of the terms a formula tests (the low 64) and of the values they read (`_value_key`, the
+    next 64). `assume` can change a formula only where a fact tests the same term or pins the same
+    value, so a formula whose mask shares no bit with the facts' is left as it is, unvisited."""
+    if isinstance(f, Atom):
+        key = _value_key(f.term)
+        return 1 << (hash(f.term) & 63) | (1 << (64 + (hash(key) & 63)) if key is not None else 0)
+    if isinstance(f, Not):
+        return _mask(f.arg)
+    if isinstance(f, (And, Or)):
+        found = 0
+        for arg in f.args:
+            found |= _mask(arg)
+        return found
+    return 0
 
 
 def _value_key(term: Term) -> tuple | None:
@@ -138,9 +158,10 @@ def _decided(f: Formula, fixed: Mapping[tuple, object]) -> Formula | None:
     return Const(truth != negated)
 
 
-def assume(f: Formula, facts: set[Formula], fixed: Mapping[tuple, object] | None = None) -> Formula:
+def assume(f: Formula, facts: set[Formula], fixed: Mapping[tuple, object] | None = None, known: int = -1) -> Formula:
     """The formula with every literal known from `facts` replaced by its truth value (and, given
-    `fixed`, every test of a value the facts pin)."""
+    `fixed`, every test of a value the facts pin). `known`: the `_mask` bits of the facts and of
+    `fixed` (every bit when not given): a part whose mask shares none is left unvisited."""
     if f in facts:
         return TRUE
     if isinstance(f, (Atom, Not)) and neg(f) in facts:
@@ -150,10 +171,10 @@ def assume(f: Formula, facts: set[Formula], fixed: Mapping[tuple, object] | None
         if decided is not None:
             return decided
     if isinstance(f, Not):
-        inner = assume(f.arg, facts, fixed)
+        inner = assume(f.arg, facts, fixed, known)
         return f if inner is f.arg else neg(inner)
     if isinstance(f, (And, Or)):
-        args = [assume(a, facts, fixed) for a in f.args]
+        args = [assume(a, facts, fixed, known) if _mask(a) & known else a for a in f.args]
         if all(a is b for a, b in zip(args, f.args)):
             return f
         return conj(*args) if isinstance(f, And) else disj(*args)

@@ -145,3 +145,22 @@ def test_renderer_matches_the_transformer_on_a_real_release(version: str) -> Non
             assert_same(node, {})
             count += 1
     assert count > 1000
+
+
+def test_a_local_is_rendered_once_per_walk() -> None:
+    """With the walk's `renders` memo, a local read by several tests is rendered once: the same
+    texts and fields as without, and a second read takes the kept text."""
+    memo: dict = {}
+    with_memo = Scope(aliases=frozenset({"self"}), constants={}, renders=lambda: memo)
+    plain = Scope(aliases=frozenset({"self"}), constants={})
+    env: Env = {"n": Bound(cst.parse_expression("self.tp_size * self.pp_size"), {})}
+    for text in ("n > 1 and n < 8", "n % 2 == 0", "not n"):
+        node = cst.parse_expression(text)
+        assert normalize(node, with_memo, env) == normalize(node, plain, env)
+    assert len(memo) == 1
+    (key, (value, scope, _, _)), = memo.items()
+    memo[key] = (value, scope, "KEPT", frozenset({"kept"}))
+    assert normalize(cst.parse_expression("n > 2"), with_memo, env) == ("(KEPT) > 2", ("kept",))
+    # Another local bound to the same text is another object: rendered for itself.
+    other: Env = {"n": Bound(cst.parse_expression("self.tp_size * self.pp_size"), {})}
+    assert normalize(cst.parse_expression("n > 2"), with_memo, other) == ("(tp_size * pp_size) > 2", ("pp_size", "tp_size"))

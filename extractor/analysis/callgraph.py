@@ -83,11 +83,14 @@ class _RecordConstants(Mapping):
 
 
 class _Trace(list):
-    """The questions of one walk in progress, in order, and the last answer kept for each."""
+    """The questions of one walk in progress, in order, and the last answer kept for each; and the
+    locals' texts this walk rendered (`normalize`), which it renders once: rendering a local again
+    asks what it asked the first time, which the trace keeps once anyway."""
 
     def __init__(self) -> None:
         super().__init__()
         self.last: dict[tuple, object] = {}
+        self.renders: dict = {}
 
 
 class _Script:
@@ -326,7 +329,7 @@ class Program:
         scope = Scope(info.aliases | extra_aliases, _Constants(self, info, module.constants), _Enums(self, info),
                       inline=inline,
                       methods=self._methods, record_constants=self._record,
-                      call_writes=call_writes, inline_cases=inline_cases)
+                      call_writes=call_writes, inline_cases=inline_cases, renders=self._renders)
         holder.append(scope)
         return scope
 
@@ -456,7 +459,10 @@ class Program:
         script = _Script(trace)
         previous, self._script = self._script, script
         try:
-            with self._not_asked():
+            # A frame of its own, as the walk had when it was made: it renders each local once as
+            # that walk did (`_Trace.renders`), so it asks its questions in the same order. Nothing
+            # is kept in it: every question is answered from the script.
+            with self._questions():
                 made = make()
         finally:
             self._script = previous
@@ -638,6 +644,12 @@ class Program:
             yield trace
         finally:
             self._recording.pop()
+
+    def _renders(self) -> dict | None:
+        """The texts of locals rendered in the walk in progress; None inside a question's own work,
+        whose questions are not the walk's (a local rendered there is rendered again, and asks)."""
+        top = self._recording[-1] if self._recording else None
+        return top.renders if top is not None else None
 
     @contextmanager
     def _not_asked(self):

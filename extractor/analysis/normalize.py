@@ -184,9 +184,8 @@ class _Renderer:
     def _name(self, node: cst.Name, outer: bool) -> str:
         value = self.env.get(node.value)
         if isinstance(value, Bound):
-            inner = _Renderer(value.scope or self.scope, value.env)
-            text = inner.expression(value.node, outer=outer)
-            self.fields |= inner.fields
+            text, fields = self._bound(value, outer)
+            self.fields |= fields
             if outer or type(value.node) in _ATOMIC or value.node.lpar:  # type: ignore[attr-defined]
                 return text
             return f"({text})"
@@ -198,6 +197,22 @@ class _Renderer:
                 return constant
         text = node.value
         return "(" * len(node.lpar) + text + ")" * len(node.rpar) if node.lpar and not outer else text
+
+    def _bound(self, value: Bound, outer: bool) -> tuple[str, set[str] | frozenset[str]]:
+        """The text of a local's expression and the fields it reads: rendered once per walk (the
+        conditions of a function read the same locals again and again)."""
+        scope = value.scope or self.scope
+        memo = self.scope.renders() if self.scope.renders is not None else None
+        key = (id(value), id(scope), outer)
+        if memo is not None:
+            found = memo.get(key)
+            if found is not None and found[0] is value and found[1] is scope:  # kept alive: ids not reused
+                return found[2], found[3]
+        inner = _Renderer(scope, value.env)
+        text = inner.expression(value.node, outer=outer)
+        if memo is not None:
+            memo[key] = (value, scope, text, frozenset(inner.fields))
+        return text, inner.fields
 
     def _fallback(self, node: cst.BaseExpression, outer: bool) -> str:
         normalizer = _Normalizer(self.scope, self.env)

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from extractor.cli import collect_less_until_exit  # noqa: E402
-from extractor.products.extraction import extract, fewer_collections  # noqa: E402
+from extractor.products.extraction import extract, no_collections  # noqa: E402
 from extractor.products.output import extract_documents, write_documents  # noqa: E402
 from extractor.sources.layout import find_layout  # noqa: E402
 from extractor.sources.trees import SourceTree, path_tree, release_tree  # noqa: E402
@@ -44,7 +44,7 @@ def full_extract(tree: SourceTree, out: Path, timings: dict[str, float] | None =
     """What `sglang-constraints extract` does after reading its arguments: every document, validated, written."""
     ex = extract(tree, timings=timings)
     start = time.perf_counter()
-    with fewer_collections():  # as `extract` writes them
+    with no_collections():  # as `extract` writes them
         write_documents(out / ex.info.label, extract_documents(ex))
     if timings is not None:
         timings["documents"] = time.perf_counter() - start

@@ -454,3 +454,39 @@ def test_an_opaque_term_over_a_resolved_field_reads_the_resolution_table() -> No
                              ({"backend": "lora_x", "lora": False}, True)):
         assert Context(values, writes={"backend": (write,)}).truth(atom) is expected, values
     assert Context({"backend": "auto"}, writes={"backend": (write,)}).truth(atom) is None  # `lora` unknown
+
+
+def _replaced_by_tokens(text: str, name: str, replacement: str) -> str:
+    """What `run._replace_name` gives, spelled with `tokenize` (as it was written before)."""
+    import io
+    import tokenize
+
+    tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    out, last_end, previous = [], (1, 0), ""
+    for index, token in enumerate(tokens):
+        if token.start > last_end and token.start[0] == last_end[0]:
+            out.append(" " * (token.start[1] - last_end[1]))
+        following = tokens[index + 1].string if index + 1 < len(tokens) else ""
+        swap = token.type == tokenize.NAME and token.string == name and previous != "." and following != "="
+        out.append(replacement if swap else token.string)
+        last_end = token.end
+        if token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER):
+            previous = token.string
+    return "".join(out).strip()
+
+
+@pytest.mark.parametrize("text", [
+    "tp_size * 2 > pp_size",
+    "self.tp_size + tp_size",
+    "f(tp_size=tp_size) == tp_size",
+    "tp_size==1 and tp_size<=2 and tp_size != 3",
+    '"tp_size" in x or tp_size in ("tp_size", \'tp_size\')',
+    'f"{tp_size}" + tp_size_2 + my_tp_size',
+    "(tp_size := 4) or tp_size . real",
+    "'''tp_size''' + tp_size  # tp_size",
+    'x.get("a\\"tp_size") if tp_size else None',
+])
+def test_replace_name_reads_like_the_tokenizer(text: str) -> None:
+    from extractor.analysis.run import _replace_name
+
+    assert _replace_name(text, "tp_size", "(8)") == _replaced_by_tokens(text, "tp_size", "(8)")

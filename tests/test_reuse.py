@@ -12,7 +12,7 @@ import pytest
 
 from extractor.core.serialize import dumps
 from extractor.products.cached import extract_documents
-from extractor.products.extraction import extract, fewer_collections
+from extractor.products.extraction import extract, no_collections
 from extractor.products.output import flags_document, rules_document
 from extractor.sources.trees import git_tree, path_tree, release_tree
 
@@ -40,7 +40,7 @@ CHANGES = [
 
 
 def documents(ex) -> str:
-    with fewer_collections():
+    with no_collections():
         return dumps(rules_document(ex)) + dumps(flags_document(ex))
 
 

@@ -11,8 +11,7 @@ SGLang checks the resolved values, not the typed ones.
 
 from __future__ import annotations
 
-import io
-import tokenize
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -562,37 +561,33 @@ def _substitute(term: Term, name: str, value: Lit | Term) -> Term:
     return classify(text, fields)
 
 
+# A string literal or comment (left as it is), or a name: how `_replace_name` reads a term's text.
+_STRING_OR_NAME = re.compile(
+    r'(?P<skip>"""(?:[^"\\]|\\.|"(?!""))*"""'
+    r"|'''(?:[^'\\]|\\.|'(?!''))*'''"
+    r'|"(?:[^"\\\n]|\\.)*"'
+    r"|'(?:[^'\\\n]|\\.)*'"
+    r"|#[^\n]*)"
+    r"|(?P<name>[^\W\d]\w*)")
+
+
 @lru_cache(maxsize=16384)
 def _replace_name(text: str, name: str, replacement: str) -> str:
-    """`text` with every variable `name` (not an attribute or keyword of that name) replaced."""
-    tokens = _tokens(text)
-    if tokens is None:
+    """`text` with every variable `name` (not an attribute or keyword of that name, nor a word in a
+    string or comment) replaced. A scan by one regular expression, not `tokenize` (ten times slower,
+    and the run replaces about five names in each of thousands of texts)."""
+    if name not in text:
         return text
-    out: list[str] = []
-    last_end = (1, 0)
-    previous = ""
-    for index, token in enumerate(tokens):
-        if token.start > last_end and token.start[0] == last_end[0]:
-            out.append(" " * (token.start[1] - last_end[1]))
-        following = tokens[index + 1].string if index + 1 < len(tokens) else ""
-        if token.type == tokenize.NAME and token.string == name and previous != "." and following != "=":
-            out.append(replacement)
-        else:
-            out.append(token.string)
-        last_end = token.end
-        if token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER):
-            previous = token.string
-    return "".join(out).strip()
 
+    def swap(match: re.Match[str]) -> str:
+        if match.group("name") != name:
+            return match.group(0)
+        before, after = text[: match.start()].rstrip(), text[match.end():].lstrip()
+        if before.endswith(".") or (after.startswith("=") and not after.startswith("==")) or after[:1] in ("'", '"'):
+            return match.group(0)  # `x.name`, `f(name=1)`, a string prefix (`f"..."`)
+        return replacement
 
-@lru_cache(maxsize=4096)
-def _tokens(text: str) -> tuple[tokenize.TokenInfo, ...] | None:
-    """The tokens of a term's text, or None when it does not tokenize. Kept per text: the run replaces
-    the fields of one term one by one, about five names per text."""
-    try:
-        return tuple(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return None
+    return _STRING_OR_NAME.sub(swap, text)
 
 
 def _resolved_versions(run: Run, formulas: Iterable[Formula]) -> dict[str, int]:

@@ -21,12 +21,12 @@ def add_parser(commands) -> None:
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
-    from ..products.extraction import fewer_collections
+    from ..products.extraction import no_collections
     from ..products.output import encoded_documents, output_dir, write_encoded
 
     ex = run_extract(args)
     folder = output_dir(Path(args.output), ex.info.label)
-    with fewer_collections():  # the parsed trees are still alive: a full collection would scan them all
+    with no_collections():  # the parsed trees are still alive: a full collection would scan them all
         texts, counts = encoded_documents(ex, jobs_of(args))  # rules.json, flags.json, graph.json, .graphml, .dot
         write_encoded(folder, texts)
     print(

@@ -13,8 +13,8 @@ FEWER_COLLECTIONS = (100_000, 50, 100)
 
 
 def collect_less_until_exit() -> None:
-    """The thresholds of `products.extraction.fewer_collections`, for the rest of a short-lived process
-    (a command, a pool worker).
+    """Fewer, larger collections for the rest of a short-lived process (a command, a pool worker);
+    none at all while it extracts (`products.extraction.no_collections`).
 
     When an extraction restores the default thresholds, they set off a full collection at once over a
     heap that is still alive (a second or more on a release), and the interpreter makes another as it

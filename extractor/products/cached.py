@@ -137,7 +137,7 @@ def extract_documents(tree: SourceTree, include: Sequence[str] | None = None, ke
     A new entry prunes the cache to its size limit, unless `prune` is off (`history` prunes once at
     the end, so no worker deletes what another is about to read back). `jobs`: processes an
     extraction may use (default: every core; `history`'s workers, already one per core, use one)."""
-    from .extraction import extract, fewer_collections  # heavy (libcst); only needed on a cache miss
+    from .extraction import extract, no_collections  # heavy (libcst); only needed on a cache miss
     from .kept_walks import extract_reusing
     from .output import checked_bytes, flags_document, rules_document, write_atomic
 
@@ -154,7 +154,7 @@ def extract_documents(tree: SourceTree, include: Sequence[str] | None = None, ke
     checked = validated_path(folder) if use_cache else None
     known = read_pickled(checked) if checked is not None else None
     known = known if isinstance(known, frozenset) else frozenset()
-    with fewer_collections():  # the parsed trees are still alive: a full collection would scan them all
+    with no_collections():  # the parsed trees are still alive: a full collection would scan them all
         rules, flags = rules_document(ex), flags_document(ex)
         rules_text, rules_records = checked_bytes(rules, "rules.schema.json", known)
         flags_text, flags_records = checked_bytes(flags, "flags.schema.json", known)

@@ -109,6 +109,8 @@ def _outcomes(ruleset: RuleSet, memo: MutableMapping | None, jobs: int,
         return Shared([Outcome(rule.id, Example(before, after) if before is not None else None, reason)
                        for rule, (reason, before, after) in zip(guards, kept)], beside() if beside is not None else None)
     finder = _Finder(ruleset, _Verdicts(ruleset, digests, digests.guard, store))
+    if store.earlier and sum(not store.judged(digests.guard(rule)) for rule in guards) <= 2 * _CHUNK:
+        jobs = 1  # the next commit of an extracted one: its verdicts are looked up, not made (a helper costs more)
     found = shared_map(lambda i: finder.outcome(guards[i]), len(guards), jobs, _CHUNK,
                        finish=lambda: store.used, absorb=store.absorb, aside=beside)
     store.keep_outcomes(key, tuple((o.reason, *((o.example.before, o.example.after) if o.example else (None, None)))
@@ -155,6 +157,7 @@ class _Memo:
         self.memo = memo
         self.earlier: dict[bytes, dict[bytes, bool | None]] = memo.get(_VERDICTS, {})
         self.used: dict[bytes, dict[bytes, bool | None]] = {}
+        self._judged: set[bytes] | None = None  # every guard digest of `earlier`, when first asked
 
     def outcomes(self, key: bytes) -> tuple | None:
         return self.memo.get(_STAGES, {}).get(key)
@@ -170,6 +173,12 @@ class _Memo:
             earlier = self.earlier.get(command, {})
             used[guard] = earlier[guard] if guard in earlier else compute()
         return used[guard]
+
+    def judged(self, guard: bytes) -> bool:
+        """Has an earlier run a verdict of this guard on some command line?"""
+        if self._judged is None:
+            self._judged = {g for verdicts in self.earlier.values() for g in verdicts}
+        return guard in self._judged
 
     def absorb(self, used: dict[bytes, dict[bytes, bool | None]]) -> None:
         """What another process looked up or made (`core.parallel`), as if here."""

@@ -20,13 +20,14 @@ import signal
 import struct
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 _T = TypeVar("_T")
 _A = TypeVar("_A")
 
 _RECORD = struct.Struct("<I")  # a chunk's number in the queue: reads this small from a pipe are whole
-_QUEUE_CAPACITY = 4096  # chunks: their records fit the smallest pipe buffer, written before anyone reads
+_QUEUE_CAPACITY = 1024  # chunks at most (4 KiB of records: a page, the smallest pipe buffer there is)
 
 
 def default_jobs() -> int:
@@ -41,14 +42,12 @@ def can_fork() -> bool:
     return hasattr(os, "fork") and threading.active_count() == 1
 
 
+@dataclass(frozen=True, slots=True)
 class Shared(Generic[_T, _A]):
     """What `shared_map` made: the pieces in order, and what `aside` gave."""
 
-    __slots__ = ("items", "aside")
-
-    def __init__(self, items: list[_T], aside: _A | None) -> None:
-        self.items = items
-        self.aside = aside
+    items: list[_T]
+    aside: _A | None
 
 
 def shared_map(make: Callable[[int], _T], count: int, jobs: int, chunk: int,
@@ -64,12 +63,10 @@ def shared_map(make: Callable[[int], _T], count: int, jobs: int, chunk: int,
     chunk = max(chunk, -(-count // _QUEUE_CAPACITY))
     chunks = -(-count // chunk)
     helpers = min(jobs - 1, chunks - (aside is None))
-    if helpers < 1 or not can_fork():
+    queue_out = _queue(chunks) if helpers >= 1 and can_fork() else None
+    if queue_out is None:
         found = aside() if aside is not None else None
         return Shared([make(i) for i in range(count)], found)
-    queue_out, queue_in = os.pipe()
-    os.write(queue_in, b"".join(_RECORD.pack(n) for n in range(chunks)))
-    os.close(queue_in)  # readers see the end of the queue once it is empty
     started = []
     try:
         for _ in range(helpers):
@@ -93,6 +90,27 @@ def shared_map(make: Callable[[int], _T], count: int, jobs: int, chunk: int,
         if i not in made:
             made[i] = make(i)
     return Shared([made[i] for i in range(count)], found)
+
+
+def _queue(chunks: int) -> int | None:
+    """The read end of a pipe holding each chunk's number, closed for writing (its readers see its
+    end once it is empty); None when no such pipe can be made (no descriptor left, or a pipe that
+    cannot hold them all: it is filled before anyone reads)."""
+    try:
+        read, write = os.pipe()
+    except OSError:
+        return None
+    try:
+        os.set_blocking(write, False)
+        records = b"".join(_RECORD.pack(n) for n in range(chunks))
+        if os.write(write, records) == len(records):
+            return read
+    except OSError:  # BlockingIOError: the pipe is smaller than this queue
+        pass
+    finally:
+        os.close(write)
+    os.close(read)
+    return None
 
 
 def _taken(make: Callable[[int], _T], count: int, chunk: int, queue: int) -> list[tuple[int, _T]]:

@@ -172,3 +172,27 @@ def test_jobs_below_one_is_a_usage_error(tmp_path, capsys) -> None:
     assert code == EXIT_INPUT
     assert "--jobs must be at least 1" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
+
+
+def test_no_helper_when_earlier_verdicts_cover_the_guards(basic, monkeypatch) -> None:
+    """The next commit of an extracted source: its verdicts are looked up, not made; forking a
+    helper for them would cost more than it saves."""
+    tree, ex = basic
+    monkeypatch.setattr(witness, "_CHUNK", 1)
+    asked: list[int] = []
+    real = witness.shared_map
+
+    def spy(make, count, jobs, chunk, **kwargs):
+        asked.append(jobs)
+        return real(make, count, jobs, chunk, **kwargs)
+
+    monkeypatch.setattr(witness, "shared_map", spy)
+    memo: dict = {}
+    first = witness.attach_witnesses(ex.rules, ex.flags, tree, ex.resolution, memo, jobs=2)
+    assert asked == [2]  # nothing known yet: shared
+    guards = [r for r in ex.rules if r.kind.value != "adjustment"]
+    fewer = [r for r in ex.rules if r is not guards[0]]  # another source: one guard less, the rest known
+    again = witness.attach_witnesses(fewer, ex.flags, tree, ex.resolution, memo, jobs=2)
+    assert asked == [2, 1]
+    assert again == witness.attach_witnesses(fewer, ex.flags, tree, ex.resolution)  # as from nothing
+    assert first == witness.attach_witnesses(ex.rules, ex.flags, tree, ex.resolution)

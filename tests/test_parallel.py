@@ -167,11 +167,18 @@ def test_encoded_documents_are_what_write_documents_writes(basic) -> None:
         assert summary == documents["rules.json"][0]["summary"]
 
 
-def test_jobs_below_one_is_a_usage_error(tmp_path, capsys) -> None:
+def test_jobs_below_one_is_a_usage_error(tmp_path, capsys, monkeypatch) -> None:
     code = cli.main(["extract", str(FIXTURES / "render_basic" / "src"), "-o", str(tmp_path), "-j", "0", "--no-cache"])
     assert code == EXIT_INPUT
     assert "--jobs must be at least 1" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
+
+    def no_fetch(*args, **kwargs):
+        raise AssertionError("a release was opened before --jobs was checked")
+
+    monkeypatch.setattr("extractor.sources.trees.release_tree", no_fetch)
+    assert cli.main(["extract", "--release", "0.5.23", "-o", str(tmp_path), "--jobs", "-1"]) == EXIT_INPUT
+    assert "--jobs must be at least 1" in capsys.readouterr().err
 
 
 def test_no_helper_when_earlier_verdicts_cover_the_guards(basic, monkeypatch) -> None:

@@ -54,13 +54,14 @@ def open_source(args: argparse.Namespace) -> SourceTree:
 def run_extract(args: argparse.Namespace) -> Extraction:
     """Extract the source the arguments name, reusing what the nearest cached extraction kept (and
     keeping this one's) unless `--no-cache`: the same result either way."""
+    jobs = jobs_of(args)  # a bad --jobs is told before a release is fetched
     if getattr(args, "no_cache", False):
         from ..products.extraction import extract
 
-        return extract(open_source(args), include=args.include, keep_going=args.keep_going, jobs=jobs_of(args))
+        return extract(open_source(args), include=args.include, keep_going=args.keep_going, jobs=jobs)
     from ..products.kept_walks import extract_reusing
 
-    ex = extract_reusing(open_source(args), args.include, args.keep_going, jobs=jobs_of(args))
+    ex = extract_reusing(open_source(args), args.include, args.keep_going, jobs=jobs)
     from ..products.cache import prune_cache
 
     prune_cache()

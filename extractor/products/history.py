@@ -122,7 +122,7 @@ def extract_one(spec: Spec, include: Sequence[str] | None, folder: Path) -> Extr
     """Extract a source into the cache `folder` (or find it there); only the small outline crosses back."""
     try:
         rules, flags, key = extract_documents(open_spec(spec), include, keep_going=True, folder=folder, prune=False,
-                                           jobs=1)
+                                              jobs=1)
     except (SourceError, LayoutError, ParseError, OSError) as error:
         return Extracted(spec, error=str(error))
     _remember(key, (rules, flags))  # the next step diffs it, most likely in this process

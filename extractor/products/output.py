@@ -255,12 +255,17 @@ def flags_document(ex: Extraction) -> dict:
 
 def extract_documents(ex: Extraction) -> dict[str, tuple[dict, str | None]]:
     """What `extract` writes: rules.json (graph figures under `graph`), flags.json and the graph exports."""
+    rules, graph, flags = _document_parts(ex)
+    return {**rules(), **flags(), **graph()}
+
+
+def _document_parts(ex: Extraction) -> tuple[Callable[[], dict[str, tuple[dict, str | None]]], ...]:
+    """rules.json, the graph exports and flags.json of an extraction, each made when called: the
+    documents by file name, with their schema."""
     graph = graph_data(ex.rules, ex.flags, ex.relations)  # plain data: no networkx on this path
-    return {
-        "rules.json": (rules_document(ex, {"graph": figures(graph)}), "rules.schema.json"),
-        "flags.json": (flags_document(ex), "flags.schema.json"),
-        **graph_documents(graph, {"source": ex.info.label}),
-    }
+    return (lambda: {"rules.json": (rules_document(ex, {"graph": figures(graph)}), "rules.schema.json")},
+            lambda: graph_documents(graph, {"source": ex.info.label}),
+            lambda: {"flags.json": (flags_document(ex), "flags.schema.json")})
 
 
 _UMASK = os.umask(0o022)
@@ -293,7 +298,7 @@ def output_dir(out_root: Path, label: str) -> Path:
 
 def write_documents(folder: Path, documents: dict[str, tuple[dict, str | None]]) -> list[Path]:
     """Validate every document first, then write them all; nothing is written if one is invalid."""
-    return write_encoded(folder, {name: encoded(name, document, schema) for name, (document, schema) in documents.items()})
+    return write_encoded(folder, _encoded_all(documents))
 
 
 def encoded(name: str, document: dict, schema: str | None) -> bytes:
@@ -301,6 +306,10 @@ def encoded(name: str, document: dict, schema: str | None) -> bytes:
     if schema is not None:
         validate(document, schema)
     return dump_bytes(document) if name.endswith(".json") else document["text"].encode()
+
+
+def _encoded_all(documents: dict[str, tuple[dict, str | None]]) -> dict[str, bytes]:
+    return {name: encoded(name, document, schema) for name, (document, schema) in documents.items()}
 
 
 def write_encoded(folder: Path, texts: dict[str, bytes]) -> list[Path]:
@@ -317,17 +326,14 @@ def encoded_documents(ex: Extraction, jobs: int = 1) -> tuple[dict[str, bytes], 
 
     With `jobs`, helper processes make the graph files and flags.json (`core.parallel`) while this
     one makes rules.json, the largest, which is not sent anywhere: the same bytes, sooner."""
-    graph = graph_data(ex.rules, ex.flags, ex.relations)  # plain data: no networkx on this path
+    rules, *others = _document_parts(ex)
 
-    def rules() -> tuple[bytes, dict]:
-        document = rules_document(ex, {"graph": figures(graph)})
-        return encoded("rules.json", document, "rules.schema.json"), document["summary"]
+    def rules_encoded() -> tuple[dict[str, bytes], dict]:
+        documents = rules()
+        return _encoded_all(documents), documents["rules.json"][0]["summary"]
 
-    def others(piece: int) -> dict[str, bytes]:
-        documents = graph_documents(graph, {"source": ex.info.label}) if piece == 0 else \
-            {"flags.json": (flags_document(ex), "flags.schema.json")}
-        return {name: encoded(name, document, schema) for name, (document, schema) in documents.items()}
-
-    made = shared_map(others, 2, jobs, 1, aside=rules)
-    rules_text, summary = made.aside  # type: ignore[misc]
-    return {"rules.json": rules_text, **made.items[0], **made.items[1]}, summary
+    made = shared_map(lambda piece: _encoded_all(others[piece]()), len(others), jobs, 1, aside=rules_encoded)
+    texts, summary = made.aside  # type: ignore[misc]
+    for part in made.items:
+        texts.update(part)
+    return texts, summary

@@ -157,10 +157,30 @@ def test_a_local_is_rendered_once_per_walk() -> None:
     for text in ("n > 1 and n < 8", "n % 2 == 0", "not n"):
         node = cst.parse_expression(text)
         assert normalize(node, with_memo, env) == normalize(node, plain, env)
-    assert len(memo) == 1
-    (key, (value, scope, _, _)), = memo.items()
+    locals_kept = {key: kept for key, kept in memo.items() if key[0] != "normalize"}  # beside each test's own text
+    assert len(locals_kept) == 1
+    (key, (value, scope, _, _)), = locals_kept.items()
     memo[key] = (value, scope, "KEPT", frozenset({"kept"}))
     assert normalize(cst.parse_expression("n > 2"), with_memo, env) == ("(KEPT) > 2", ("kept",))
     # Another local bound to the same text is another object: rendered for itself.
     other: Env = {"n": Bound(cst.parse_expression("self.tp_size * self.pp_size"), {})}
     assert normalize(cst.parse_expression("n > 2"), with_memo, other) == ("(tp_size * pp_size) > 2", ("pp_size", "tp_size"))
+
+
+def test_an_expression_is_rendered_once_per_walk_for_one_env() -> None:
+    """A test the walk reads again with the same env (on another path) takes the text kept for it;
+    another env object, or no walk (a question's own work), renders it again."""
+    memo: dict = {}
+    frame: list = [memo]
+    with_memo = Scope(aliases=frozenset({"self"}), constants={}, renders=lambda: frame[0])
+    env: Env = {"n": Bound(cst.parse_expression("self.tp_size"), {})}
+    node = cst.parse_expression("n > 1 and self.pp_size == 2")
+    first = normalize(node, with_memo, env)
+    assert first == ("tp_size > 1 and pp_size == 2", ("pp_size", "tp_size"))
+    key = ("normalize", id(node), id(with_memo), id(env))
+    assert memo[key][3] == first
+    memo[key] = (*memo[key][:3], ("KEPT", ()))
+    assert normalize(node, with_memo, env) == ("KEPT", ())
+    assert normalize(node, with_memo, dict(env)) == first  # an equal env, another object
+    frame[0] = None
+    assert normalize(node, with_memo, env) == first

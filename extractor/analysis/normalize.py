@@ -122,12 +122,23 @@ def _parenthesize(node: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def normalize(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[str, tuple[str, ...]]:
-    """Normalized source of an expression and the fields it reads."""
+    """Normalized source of an expression and the fields it reads; once per walk for one node,
+    scope and env (a walk tests its conditions again on other paths with the env they share), kept
+    as `_Renderer._bound` keeps a local's text."""
+    memo = scope.renders() if scope.renders is not None else None
+    key = ("normalize", id(node), id(scope), id(env))
+    if memo is not None:
+        found = memo.get(key)
+        if found is not None and found[0] is node and found[1] is scope and found[2] is env:  # kept alive: ids not reused
+            return found[3]
     renderer = _Renderer(scope, env)
     text = renderer.expression(node, outer=True)
     if "  " in text or "\n" in text or "\t" in text:
         text = " ".join(text.split())
-    return text, tuple(sorted(renderer.fields))
+    result = text, tuple(sorted(renderer.fields))
+    if memo is not None:
+        memo[key] = (node, scope, env, result)
+    return result
 
 
 _OPERATORS: dict[type, str] = {

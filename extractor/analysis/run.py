@@ -93,6 +93,7 @@ class Run:
         self.overflow: set[str] = set()  # functions entered more than MAX_OCCURRENCES times
         self.counter = 0
         self.written = 0  # writes in the store so far
+        self._versions: dict[str, int] = {}  # writes in the store per field (`versions`), kept as they are made
         self.registries = Registries(program)
         # What the run asks of the program, in order, for the next extraction (`KeptRun`).
         self.steps: list[tuple] = []
@@ -109,6 +110,7 @@ class Run:
         would ask the same of the program and enter the same walks (`KeptRun`)."""
         if kept is not None and self._replayed(kept):
             self.store, self.occurrences, self.entered = kept.store, kept.occurrences, kept.entered
+            self._versions = {name: len(writes) for name, writes in kept.store.items()}
             self.overflow, self.counter, self.written = set(kept.overflow), kept.counter, kept.written
             # Copied: `apply` adds the triggers of new rules, and the kept run stays as it was read.
             self.triggers, self.kept, self.reused = dict(kept.triggers), kept, True
@@ -171,7 +173,8 @@ class Run:
         return lambda: self.program.callee_env_of(memo, call, number)
 
     def versions(self) -> dict[str, int]:
-        return {name: len(writes) for name, writes in self.store.items()}
+        """Writes in the store so far, per field written (a copy: the run goes on writing)."""
+        return dict(self._versions)
 
     def _enter(self, callee: Callee, env: tuple, condition: Formula, path: tuple[str, ...]) -> None:
         count = self.entered.get(callee.key, 0)
@@ -211,6 +214,7 @@ class Run:
         if when != FALSE and not w.field.startswith("_"):
             self.store.setdefault(w.field, []).append(Assignment(w.field, self.counter, (walk.key, w.line, w.field),
                                                                  when, cases))
+            self._versions[w.field] = len(self.store[w.field])
             self.written += 1
 
     def _call(self, walk: Walk, index: int, instance: _Instance, condition: Formula, path: tuple[str, ...]) -> None:

@@ -492,12 +492,15 @@ def test_replace_name_reads_like_the_tokenizer(text: str) -> None:
     assert _replace_name(text, "tp_size", "(8)") == _replaced_by_tokens(text, "tp_size", "(8)")
 
 
-def _spelled_layout(tests: int) -> dict[str, str]:
-    """`mode` switched to "eager" under `tests` flag tests, then a guard on the mode."""
+def _spelled_layout(tests: int, case: bool) -> dict[str, str]:
+    """`mode` switched to "eager" under `tests` flag tests (in an `if`, or the case of a conditional
+    value whose other case is a flag), then a guard on the mode."""
     names = [f"f{i}" for i in range(tests)]
     fields = "\n".join(f"    {n}: int = 0" for n in names)
     flags = "\n".join(f'        parser.add_argument("--{n}", type=int, default=0)' for n in names)
     when = " and ".join(f"self.{n} == {i}" for i, n in enumerate(names))
+    handler = f'        self.mode = "eager" if {when} else self.fallback' if case else \
+        f'        if {when}:\n            self.mode = "eager"'
     return {
         "sglang/__init__.py": "",
         "sglang/srt/__init__.py": "",
@@ -510,6 +513,7 @@ import dataclasses
 class ServerArgs:
     model_path: str = "m"
     mode: str = "auto"
+    fallback: str = "auto"
 {fields}
 
     def __post_init__(self):
@@ -517,8 +521,7 @@ class ServerArgs:
         self._check_mode()
 
     def _handle_mode(self):
-        if {when}:
-            self.mode = "eager"
+{handler}
 
     def _check_mode(self):
         if self.mode == "eager":
@@ -528,25 +531,28 @@ class ServerArgs:
     def add_cli_args(parser: argparse.ArgumentParser):
         parser.add_argument("--model-path", type=str, default=ServerArgs.model_path)
         parser.add_argument("--mode", type=str, default=ServerArgs.mode)
+        parser.add_argument("--fallback", type=str, default=ServerArgs.fallback)
 {flags}
 ''',
     }
 
 
-@pytest.mark.parametrize("tests, spelled", [(3, True), (25, False)])
-def test_a_read_is_spelled_out_unless_a_write_it_reads_has_a_condition_past_the_limit(tmp_path, tests, spelled) -> None:
-    """`run.MAX_INLINE_SIZE` bounds each condition of a write a spelled-out read holds: past it, the
-    trigger reads `resolved(mode)` from the resolution table. Both say when the guard fires."""
+@pytest.mark.parametrize("tests, case, spelled", [(3, False, True), (25, False, False), (3, True, True), (25, True, False)])
+def test_a_read_is_spelled_out_unless_a_write_it_reads_has_a_condition_past_the_limit(tmp_path, tests, case, spelled) -> None:
+    """`run.MAX_INLINE_SIZE` bounds each condition of a write a spelled-out read holds, and each case
+    of its value: past it, the trigger reads `resolved(mode)` from the resolution table. Both say
+    when the guard fires."""
     from extractor.analysis.run import MAX_INLINE_SIZE
     from extractor.core.formula import terms
     from extractor.core.model import TermKind
 
     assert (tests > MAX_INLINE_SIZE) is not spelled
-    ruleset = _ruleset(tmp_path, _spelled_layout(tests))
+    ruleset = _ruleset(tmp_path, _spelled_layout(tests, case))
     guard = next(r for r in ruleset.rules if r.message == "eager mode is not supported.")
     kinds = {t.kind for t in terms(guard.trigger)}
     assert (TermKind.RESOLVED not in kinds) is spelled, guard.trigger
     every = [arg for i in range(tests) for arg in (f"--f{i}", str(i))]
-    for argv, fires in ((every, True), (every[:-1] + ["7"], False), (["--mode", "eager"], True), ([], False)):
+    typed = ["--fallback", "eager"] if case else ["--mode", "eager"]
+    for argv, fires in ((every, True), (every[:-1] + ["7"], False), (typed, True), ([], False)):
         report = check(ruleset, ["--model-path", "m", *argv])
         assert [f.rule.message for f in report.definite] == (["eager mode is not supported."] if fires else []), argv

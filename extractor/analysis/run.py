@@ -43,7 +43,7 @@ MAX_OCCURRENCES = 32  # times one function is entered; past it, its triggers adm
 # A read of a field is spelled out as "the latest write whose condition holds" when that stays
 # small; otherwise it reads `resolved(field)`, a term that rules.json's `resolution` table defines.
 MAX_INLINE_WRITES = 4
-MAX_INLINE_SIZE = 24  # atoms (with repeats) of a read spelled out, and of each condition of a write it reads
+MAX_INLINE_SIZE = 24  # atoms (with repeats) of a read spelled out, and of each condition (or case) of a write it reads
 _NO_MORE = "reached_by_other_calls"
 
 Value = Lit | Term  # a written value, over launch values (a resolved field is a RESOLVED term)
@@ -336,10 +336,15 @@ class Run:
         if pinned.version > MAX_INLINE_WRITES:
             return None
         writes = self.store[pinned.name][: pinned.version]
-        if any(self._size(write.condition) > MAX_INLINE_SIZE for write in writes):
-            # A write whose condition alone is past the limit is not spelled out. Asked first: building
-            # such a read to find it too large was a tenth of the run on 0.5.23 (`speculative_draft_model_path`).
-            return None
+        # Too large before it is built: a write whose condition alone is past the limit, or one of its
+        # cases, where the value is compared as more than a constant. Asked first: building such reads
+        # to find them too large was a tenth of the run on 0.5.23 (`speculative_draft_model_path`, `model_path`).
+        for write in writes:
+            if self._size(write.condition) > MAX_INLINE_SIZE:
+                return None
+            for when, value in write.cases:
+                if self._size(when) > MAX_INLINE_SIZE and type(inner(_transformed(value, pinned.transforms))) is not Const:
+                    return None
         typed = Term(TermKind.FIELD, pinned.name, pinned.name, (pinned.name,))
         result = inner(_transformed(typed, pinned.transforms))
         for write in writes:

@@ -238,7 +238,14 @@ def test_the_parse_without_node_checks_gives_libcst_s_tree_and_leaves_the_checks
     assert tree.deep_equals(cst.parse_module(text)) and tree.code == text
     with pytest.raises(cst.ParserSyntaxError):
         modules._parse_module("def f(:\n")
-    with pytest.raises(cst.CSTValidationError):  # checked again, after a tree and after an error
+    import threading
+
+    threads = [threading.Thread(target=lambda: [modules._parse_module(text) for _ in range(30)]) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    with pytest.raises(cst.CSTValidationError):  # checked again, after trees (threads too) and after an error
         cst.Name("not a name")
     with pytest.raises(cst.CSTValidationError):
         cst.Integer("1", lpar=[cst.LeftParen()])  # a parenthesis with no match

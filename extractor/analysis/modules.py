@@ -13,6 +13,7 @@ import ast
 import hashlib
 import re
 import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -415,7 +416,9 @@ def _unchecked(self: cst.CSTNode) -> None:
     pass
 
 
-_SKIP_CHECKS = _only_validates(cst.CSTNode.__dict__["__post_init__"])
+_CHECKED = cst.CSTNode.__dict__["__post_init__"]
+_SKIP_CHECKS = _only_validates(_CHECKED)
+_PARSING = threading.Lock()  # one parse at a time sets the hook: two threads would restore each other's
 
 
 def _parse_module(text: str) -> cst.Module:
@@ -424,18 +427,18 @@ def _parse_module(text: str) -> cst.Module:
     The parser builds nodes that are valid by construction, yet each runs `CSTNode._validate` from
     its `__post_init__` ("PERF: ... avoid validating the tree when parsing a file", says libcst's own
     comment there): a quarter of the parse of a release. So the class's `__post_init__` is a no-op for
-    the parse only (no thread runs beside it); nodes made later (`with_changes`) are checked as ever.
+    the parse only, one parse at a time (a node another thread makes meanwhile goes unchecked, which
+    only skips a check); nodes made later (`with_changes`) are checked as ever.
     Done only while `__post_init__` is the one that only validates: another libcst is parsed as it is.
     """
     if not _SKIP_CHECKS:
         return cst.parse_module(text)
-    node_class = cst.CSTNode
-    checked = node_class.__dict__["__post_init__"]
-    node_class.__post_init__ = _unchecked  # type: ignore[method-assign]
-    try:
-        return cst.parse_module(text)
-    finally:
-        node_class.__post_init__ = checked  # type: ignore[method-assign]
+    with _PARSING:
+        cst.CSTNode.__post_init__ = _unchecked  # type: ignore[method-assign]
+        try:
+            return cst.parse_module(text)
+        finally:
+            cst.CSTNode.__post_init__ = _CHECKED  # type: ignore[method-assign]
 
 
 def _all_statements(body) -> Iterator[cst.CSTNode]:

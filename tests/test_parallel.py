@@ -4,6 +4,7 @@ whatever the number of processes, whoever fails; and the stages that use it (wit
 from __future__ import annotations
 
 import os
+import time
 import threading
 
 import pytest
@@ -74,8 +75,9 @@ def test_a_failing_helper_costs_time_not_results() -> None:
     assert shared_map(exits_elsewhere, 30, 2, 1).items == [-i for i in range(30)]
 
 
-def test_an_error_here_stops_the_helpers_and_propagates(monkeypatch) -> None:
+def test_an_error_here_stops_the_helpers_and_propagates(monkeypatch, tmp_path) -> None:
     parent = os.getpid()
+    taken_here = tmp_path / "taken-here"
     helpers: list[int] = []
     start = parallel._start
 
@@ -88,8 +90,14 @@ def test_an_error_here_stops_the_helpers_and_propagates(monkeypatch) -> None:
     monkeypatch.setattr(parallel, "_start", recorded)
 
     def fails_here(i: int) -> int:
-        if os.getpid() == parent and i >= 0:
+        if os.getpid() == parent:
+            taken_here.touch()
             raise ValueError("bad piece")
+        # The helper holds its first piece until this process has one: it cannot take them all first.
+        for _ in range(1000):
+            if taken_here.exists():
+                break
+            time.sleep(0.01)
         return i
 
     with pytest.raises(ValueError, match="bad piece"):

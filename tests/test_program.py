@@ -462,3 +462,54 @@ def test_a_kept_outline_indexes_the_module_as_parsing_it_does() -> None:
     # Another text or path is another module: not taken from the kept index.
     assert outline("pkg/m.py", text + "\nX = 1\n", kept).outline() is not kept[outline_key("pkg/m.py", text)]
     assert outline("pkg/n.py", text, kept)._syntax is not None
+
+
+def test_a_kept_outline_reads_declarations_without_function_bodies() -> None:
+    """Module constants, class fields and enum members of a module indexed from a kept `Outline` are
+    read from the module parsed with bodiless functions: the same statements at the same places,
+    with the whole tree left unparsed; a class inside a function comes from the whole tree."""
+    import ast
+
+    from extractor.analysis.modules import outline_key
+
+    text = textwrap.dedent('''
+        import enum
+        LIMIT = 8
+        NAMES = ["a"] + ["b"]
+
+        @dataclasses.dataclass
+        class Config:
+            size: int = LIMIT  # a field
+            mode: str = "auto"
+
+            @property
+            def double(self):
+                return self.size * 2
+
+            class Inner:
+                KIND = "x"
+
+        def helper(x,
+                   y=1):
+            class Local:
+                VALUE = 1
+            return x
+
+        if LIMIT:
+            def fallback(): pass
+        NAMES.append("c")
+    ''')
+    fresh = outline("pkg/m.py", text)
+    again = outline("pkg/m.py", text, {outline_key("pkg/m.py", text): fresh.outline()})
+
+    def assignments(body) -> list[str]:
+        return [ast.dump(s, include_attributes=True) for s in body if not isinstance(s, (ast.FunctionDef, ast.ClassDef))]
+
+    for qualname in ("Config", "Config.Inner"):
+        assert assignments(again.declared_class(qualname).body) == assignments(fresh.class_node(qualname).body)
+    assert assignments(again.declarations.body) == assignments(fresh.syntax.body)
+    declared = again.declared_class("Config")
+    method = next(s for s in declared.body if isinstance(s, ast.FunctionDef))
+    assert (method.name, method.lineno, [type(s) for s in method.body]) == ("double", 11, [ast.Pass])  # on its decorator's line
+    assert again._syntax is None  # read without the whole tree
+    assert again.declared_class("helper.Local").body[0].lineno == 21 and again._syntax is not None

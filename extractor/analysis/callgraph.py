@@ -237,7 +237,7 @@ class Program:
             for name, cls in module.classes.items():
                 if name.rsplit(".", 1)[-1] != "ServerArgs":
                     continue
-                for stmt in module.class_node(name).body:
+                for stmt in module.declared_class(name).body:
                     targets = stmt.targets if isinstance(stmt, ast.Assign) else \
                         [stmt.target] if isinstance(stmt, ast.AnnAssign) and stmt.value is not None else []
                     for target in targets:
@@ -777,7 +777,7 @@ class Program:
             return member
         if not any(b in ("str", "StrEnum", "enum.StrEnum") for b in classes[cls].bases):
             return member
-        for stmt in found.class_node(cls).body:  # type: ignore[union-attr]
+        for stmt in found.declared_class(cls).body:  # type: ignore[union-attr]
             if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == member for t in stmt.targets):
                 value = ast_literal(stmt.value)
                 return value.value if value is not None and isinstance(value.value, str) else member

@@ -158,7 +158,7 @@ def _follow_links(decls: dict[str, list[_Decl]], links: list[tuple[str, str]]) -
 def _class_fields(index: Index, module: ModuleSummary, cls: ClassInfo, decls, defaults, namespace_defaults) -> None:
     is_server_args = cls.name.rsplit(".", 1)[-1] == "ServerArgs"
     is_struct = any(b.rsplit(".", 1)[-1] == "Struct" for b in cls.bases)
-    for stmt in module.class_node(cls.name).body:
+    for stmt in module.declared_class(cls.name).body:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
             continue
         name = stmt.target.id

@@ -65,6 +65,7 @@ class ModuleSummary:
     imports: dict[str, str] = field(default_factory=dict)  # module-level: local name -> dotted target
     _skeleton: str | None = field(default=None, repr=False)
     _syntax: _Syntax | None = field(default=None, repr=False)  # None until read, for an index kept before
+    _declared: _Syntax | None = field(default=None, repr=False)  # `declarations`, when the syntax is not read
     _kept: Outline | None = field(default=None, repr=False)  # the kept index it was made from
 
     @property
@@ -86,6 +87,36 @@ class ModuleSummary:
 
     def class_node(self, qualname: str) -> ast.ClassDef:
         return self._parsed().classes[qualname]
+
+    @property
+    def declarations(self) -> ast.Module:
+        """The syntax tree without function bodies: what module and class bindings are read from."""
+        return self._declarations().tree
+
+    def declared_class(self, qualname: str) -> ast.ClassDef:
+        """A class node with its statements; its methods may be bodiless (`declarations`)."""
+        found = self._declarations().classes.get(qualname)
+        return found if found is not None else self.class_node(qualname)  # a class inside a function
+
+    def _declarations(self) -> _Syntax:
+        """The syntax tree when it is parsed already; else, for a module indexed from a kept `Outline`,
+        the module parsed with each function a bodiless `def` on its first line (its other lines left
+        blank, so every other statement keeps its place): a fifth of the parse, and all that module
+        constants, class fields and enum members are read from."""
+        if self._syntax is not None:
+            return self._syntax
+        if self._declared is None:
+            text = _without_bodies(self)
+            try:
+                tree = ast.parse(text, filename=self.path) if text is not None else None
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = None
+            if tree is None:
+                return self._parsed()
+            classes: dict[str, ast.ClassDef] = {}
+            _declared_classes(tree.body, "", classes)
+            self._declared = _Syntax(tree, {}, classes)
+        return self._declared
 
     def _parsed(self) -> _Syntax:
         """The syntax tree; a module indexed from a kept `Outline` is parsed the first time it is read
@@ -113,6 +144,35 @@ class Outline:
     constants: tuple[tuple[str, Lit], ...]
     imports: tuple[tuple[str, str], ...]
     skeleton: str
+
+
+def _without_bodies(summary: ModuleSummary) -> str | None:
+    """The module's text with each function (decorators included) replaced by `def name(): pass` on its
+    first line and blank lines after; None when a function does not start its own line."""
+    lines = list(summary.lines)
+    for place in summary.functions._places.values():
+        if place.root is not None:
+            continue  # inside a function replaced already
+        head = lines[place.first - 1]
+        stripped = head.lstrip()
+        if not stripped.startswith(("@", "def", "async")):
+            return None
+        lines[place.first - 1] = f"{head[: len(head) - len(stripped)]}def {place.name}(): pass"
+        for index in range(place.first, place.last):
+            lines[index] = ""
+    return "\n".join(lines) + "\n"
+
+
+def _declared_classes(body: list[ast.stmt], prefix: str, found: dict[str, ast.ClassDef]) -> None:
+    """Classes by qualname, as `_scan` names them (functions are bodiless here: none is inside one)."""
+    for stmt in body:
+        if isinstance(stmt, ast.ClassDef):
+            qualname = f"{prefix}{stmt.name}"
+            found[qualname] = stmt
+            _declared_classes(stmt.body, f"{qualname}.", found)
+        elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for block in ast_blocks(stmt):
+                _declared_classes(block, prefix, found)
 
 
 def outline_key(path: str, text: str) -> str:

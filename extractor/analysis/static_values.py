@@ -173,13 +173,13 @@ class Index:
 
     def _bindings_of(self, module: ModuleSummary) -> Bindings:
         if module.dotted not in self._module_bindings:
-            self._module_bindings[module.dotted] = Bindings.of(_statements(module.syntax.body))
+            self._module_bindings[module.dotted] = Bindings.of(_statements(module.declarations.body))
         return self._module_bindings[module.dotted]
 
     def _class_scope(self, module: ModuleSummary, cls: ClassInfo) -> Bindings:
         key = (module.dotted, cls.name)
         if key not in self._class_bindings:
-            self._class_bindings[key] = Bindings.of(module.class_node(cls.name).body)
+            self._class_bindings[key] = Bindings.of(module.declared_class(cls.name).body)
         return self._class_bindings[key]
 
 

@@ -84,8 +84,8 @@ class _RecordConstants(Mapping):
 
 class _Trace(list):
     """The questions of one walk in progress, in order, and the last answer kept for each; and the
-    locals' texts this walk rendered (`normalize`), which it renders once: rendering a local again
-    asks what it asked the first time, which the trace keeps once anyway."""
+    texts this walk rendered (`normalize`: locals, and expressions for one env), which it renders
+    once: rendering again asks what it asked the first time, which the trace keeps once anyway."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -646,8 +646,8 @@ class Program:
             self._recording.pop()
 
     def _renders(self) -> dict | None:
-        """The texts of locals rendered in the walk in progress; None inside a question's own work,
-        whose questions are not the walk's (a local rendered there is rendered again, and asks)."""
+        """The texts rendered in the walk in progress (`_Trace.renders`); None inside a question's own
+        work, whose questions are not the walk's (what is rendered there is rendered again, and asks)."""
         top = self._recording[-1] if self._recording else None
         return top.renders if top is not None else None
 

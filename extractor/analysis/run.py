@@ -12,7 +12,7 @@ SGLang checks the resolved values, not the typed ones.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -27,6 +27,7 @@ from ..core.formula import (
     neg,
     pinned_in,
     pinned_name,
+    terms_once,
 )
 from ..core.model import (FALSE, SWAPPED_OP, TRUE, And, Atom, Const, Formula, Lit, Not, Or, Rule, RuleKind, Term,
                           TermKind, Write)
@@ -609,7 +610,7 @@ def _resolved_versions(run: Run, formulas: Iterable[Formula]) -> dict[str, int]:
     pending = list(formulas)
     seen: set[Formula] = set()
     while pending:
-        for term in _terms_once(pending.pop(), seen):
+        for term in terms_once(pending.pop(), seen):
             read = [(term.name, term.version)] if term.kind is TermKind.RESOLVED else pinned_in(term.text)
             for name, version in read:  # `resolved(x)`, or `x__v3` in an opaque term's text
                 if version <= wanted.get(name, 0):
@@ -622,25 +623,6 @@ def _resolved_versions(run: Run, formulas: Iterable[Formula]) -> dict[str, int]:
                             pending.append(Atom(value))
                 wanted[name] = version
     return wanted
-
-
-def _terms_once(f: Formula, seen: set[Formula]) -> Iterator[Term]:
-    """The terms of a formula's parts not in `seen` (each added): triggers share large parts (the writes
-    of a resolved field), read once, not once per occurrence."""
-    stack = [f]
-    while stack:
-        g = stack.pop()
-        if type(g) is Const or g in seen:
-            continue
-        seen.add(g)
-        if type(g) is Atom:
-            yield g.term
-            if isinstance(g.other, Term):
-                yield g.other
-        elif type(g) is Not:
-            stack.append(g.arg)
-        else:
-            stack.extend(g.args)  # type: ignore[union-attr]
 
 
 def _affected_by(rules: list[Rule]) -> list[Rule]:

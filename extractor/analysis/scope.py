@@ -163,7 +163,7 @@ class Scope:
     call_writes: Callable[[cst.Call, Env], frozenset[str]] | None = field(default=None, compare=False, hash=False)
     # Reads a call to a small pure helper as the values it returns: [(when, expression, its scope, its locals)].
     inline_cases: Callable[[cst.Call, Env], list | None] | None = field(default=None, compare=False, hash=False)
-    # The texts of locals the walk in progress rendered (`normalize`), or None: render each anew.
+    # The texts the walk in progress rendered (`normalize`: locals, and expressions for one env), or None.
     renders: Callable[[], dict | None] | None = field(default=None, compare=False, hash=False)
 
 

@@ -292,6 +292,25 @@ def terms(f: Formula) -> Iterator[Term]:
             yield atom.other
 
 
+def terms_once(f: Formula, seen: set[Formula]) -> Iterator[Term]:
+    """The terms of a formula's parts not in `seen` (each added): every shared part read once, not once
+    per occurrence as `terms` reads it (triggers share large parts: the writes of a resolved field)."""
+    stack = [f]
+    while stack:
+        g = stack.pop()
+        if type(g) is Const or g in seen:
+            continue
+        seen.add(g)
+        if type(g) is Atom:
+            yield g.term
+            if isinstance(g.other, Term):
+                yield g.other
+        elif type(g) is Not:
+            stack.append(g.arg)
+        else:
+            stack.extend(g.args)  # type: ignore[union-attr]
+
+
 @lru_cache(maxsize=65536)
 def fields_read(f: Formula) -> tuple[str, ...]:
     """Server-argument fields a formula reads, sorted and unique."""

@@ -151,6 +151,31 @@ def test_registered_function_no_loop_runs_keeps_the_registry_path(tmp_path: Path
     assert render(rule.trigger) == 'model_architecture in ["GptOssForCausalLM"] and dtype == "float32"'
 
 
+def test_what_a_registrar_says_is_read_once_and_kept_by_its_text(tmp_path: Path, monkeypatch) -> None:
+    """The containers a registrar fills and the registrars it calls are read from its text and kept
+    by its digest: the next extraction finds the registries without parsing the registrars again."""
+    rules = _package(tmp_path)
+    first = extract(path_tree(tmp_path), keep=True)
+    assert first.rules == tuple(rules)
+    said = first.kept.later["registering"]
+    assert set(said.values()) == {(frozenset(), ("register_exact",)), (frozenset({"_EXACT"}), ()),
+                                  (frozenset({"_BY_PREDICATE"}), ())}
+
+    def parsed(node):
+        raise AssertionError("a registrar kept by its digest is not read again")
+
+    monkeypatch.setattr("extractor.analysis.registry.registering_calls", parsed)
+    again = extract(path_tree(tmp_path), store=first.kept)
+    assert again.rules == first.rules and again.kept.later["registering"] == said
+    # A registrar whose text changed is read again.
+    registry = tmp_path / "sglang/srt/arg_groups/overrides.py"
+    registry.write_text(registry.read_text().replace("register_exact(architecture)(fn)",
+                                                     "register_exact(architecture)(fn)  # each one"))
+    monkeypatch.undo()
+    changed = extract(path_tree(tmp_path), store=first.kept)
+    assert len(changed.kept.later["registering"]) == 3 and changed.kept.later["registering"] != said
+
+
 def test_paths_beyond_the_cap_leave_an_undecided_atom(tmp_path: Path) -> None:
     callers = "\n".join(
         f"        if self.mode == {i}:\n            check(self)" for i in range(MAX_OCCURRENCES + 2)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol
@@ -59,11 +59,21 @@ class DynamicCall:
         ) and all(a is None or a == p for a, p in zip(self.arguments, fn.params))
 
 
-class Registries:
-    """Where each registered function of a program runs, found once before the run."""
+# What a function's own text says of registries (`registering_calls`): the module-level names it adds to
+# with `NAME.append(...)`-like calls, and the dotted names of the registrars it calls.
+RegisteringCalls = tuple[frozenset[str], tuple[str, ...]]
 
-    def __init__(self, program: Program) -> None:
+
+class Registries:
+    """Where each registered function of a program runs, found once before the run.
+
+    `kept`: what an earlier extraction found in each function's text (`registering_calls`, by the
+    function's digest), reused without parsing it; `used` is what this one read, kept for the next."""
+
+    def __init__(self, program: Program, kept: Mapping[str, RegisteringCalls] | None = None) -> None:
         self.program = program
+        self.kept: Mapping[str, RegisteringCalls] = kept if kept is not None else {}
+        self.used: dict[str, RegisteringCalls] = {}
         # Registered functions by the dynamic call that runs them: (caller key, call line) -> functions.
         self.run_at: dict[tuple[str, int], list[FunctionInfo]] = {}
         self.unsited: list[tuple[FunctionInfo, Formula, str]] = []  # registered, run by no call found
@@ -129,7 +139,7 @@ class Registries:
             for dotted in self.program.read:
                 for fn in self.program.modules[dotted].functions.values():
                     if "register" in fn.name:
-                        found |= _filled_directly(fn)
+                        found |= self._calls(fn)[0]
             self._all_containers = frozenset(found)
         return self._all_containers
 
@@ -146,18 +156,20 @@ class Registries:
         if resolved is None:
             return
         target = resolved[0]
-        for node in _descendants(target.node):
-            if not type(node) is cst.Call:
-                continue
-            callee = node.func
-            if type(callee) is cst.Attribute and callee.attr.value in _REGISTERING_METHODS:
-                if type(callee.value) is cst.Name:
-                    found.add(callee.value.value)
-                continue
-            while type(callee) is cst.Call:  # `register_model_override(arch)(fn)`
-                callee = callee.func
-            if "register" in (dotted_name(callee) or "").rsplit(".", 1)[-1]:
-                self._filled_by(target, callee, found, depth + 1)
+        filled, registrars = self._calls(target)
+        found |= filled
+        for name in registrars:
+            self._filled_by(target, cst.parse_expression(name), found, depth + 1)
+
+    def _calls(self, fn: FunctionInfo) -> RegisteringCalls:
+        """`registering_calls` of a function, read from its text once per extraction (by its digest)."""
+        module = self.program.modules[fn.module]
+        digest = module.functions.digest(fn.key.split(":", 1)[1])
+        found = self.used.get(digest) or self.kept.get(digest)
+        if found is None:
+            found = registering_calls(fn.node)
+        self.used[digest] = found
+        return found
 
 
 def registry_of(fn: FunctionInfo) -> tuple[str, Formula] | None:
@@ -218,13 +230,26 @@ def runs_call(call: cst.Call, fn: FunctionInfo) -> bool:
         a is None or a == p for a, p in zip(arguments, fn.params))
 
 
-def _filled_directly(fn: FunctionInfo) -> frozenset[str]:
-    """Names the function adds to with `NAME.append(...)`-like calls."""
-    return frozenset(
-        node.func.value.value for node in _descendants(fn.node)
-        if type(node) is cst.Call and type(node.func) is cst.Attribute
-        and node.func.attr.value in _REGISTERING_METHODS and type(node.func.value) is cst.Name
-    )
+def registering_calls(node: cst.FunctionDef) -> RegisteringCalls:
+    """The names a function adds to with `NAME.append(...)`-like calls, and the dotted names of the
+    registrars it calls (a callee whose last name says "register", `register_model_override(arch)(fn)`
+    included), sorted: a pure function of its text."""
+    filled: set[str] = set()
+    registrars: set[str] = set()
+    for found in _descendants(node):
+        if not type(found) is cst.Call:
+            continue
+        callee = found.func
+        if type(callee) is cst.Attribute and callee.attr.value in _REGISTERING_METHODS:
+            if type(callee.value) is cst.Name:
+                filled.add(callee.value.value)
+            continue
+        while type(callee) is cst.Call:
+            callee = callee.func
+        name = dotted_name(callee) or ""
+        if "register" in name.rsplit(".", 1)[-1]:
+            registrars.add(name)
+    return frozenset(filled), tuple(sorted(registrars))
 
 
 def registry_name(fn: FunctionInfo) -> str:

@@ -12,7 +12,7 @@ SGLang checks the resolved values, not the typed ones.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -32,7 +32,7 @@ from ..core.formula import (
 from ..core.model import (FALSE, SWAPPED_OP, TRUE, And, Atom, Const, Formula, Lit, Not, Or, Rule, RuleKind, Term,
                           TermKind, Write)
 from .callgraph import EnvSource, Program, label
-from .registry import Registries, registry_condition, registry_name, without_loop_items
+from .registry import RegisteringCalls, Registries, registry_condition, registry_name, without_loop_items
 from .walks import Callee, Walk
 from .walks import Value as WalkValue
 from .guards import GuardEvent
@@ -85,7 +85,9 @@ class _Instance:
 class Run:
     """The run of one program: occurrences of every rule and the store of assignments."""
 
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, registering: Mapping[str, RegisteringCalls] | None = None) -> None:
+        """`registering`: what an earlier extraction read of functions' texts for the registries
+        (`Registries.kept`); what this run reads is in `self.registries.used`."""
         self.program = program
         self.store: dict[str, list[Assignment]] = {}
         self.occurrences: dict[RuleKey, list[Occurrence]] = {}
@@ -94,7 +96,7 @@ class Run:
         self.counter = 0
         self.written = 0  # writes in the store so far
         self._versions: dict[str, int] = {}  # writes in the store per field (`versions`), kept as they are made
-        self.registries = Registries(program)
+        self.registries = Registries(program, registering)
         # What the run asks of the program, in order, for the next extraction (`KeptRun`).
         self.steps: list[tuple] = []
         self.kept: KeptRun | None = None

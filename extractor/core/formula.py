@@ -314,7 +314,7 @@ def terms_once(f: Formula, seen: set[Formula]) -> Iterator[Term]:
 @lru_cache(maxsize=65536)
 def fields_read(f: Formula) -> tuple[str, ...]:
     """Server-argument fields a formula reads, sorted and unique."""
-    names = {name for term in terms(f) for name in term.fields}
+    names = {name for term in terms_once(f, set()) for name in term.fields}  # each shared part once
     return tuple(sorted(names))
 
 

@@ -81,17 +81,33 @@ def _is_records(value: object) -> bool:
 def _assembled(document: Any, lines: Mapping[str, list[bytes]]) -> bytes:
     if not isinstance(document, dict):
         return _record(document) + b"\n"
-    parts = []
+    if not document:
+        return b"{}\n"
+    # Every piece in one list, joined once: the 20 MB of a release's rules are copied once, not once
+    # per level of nesting (each copy is fresh memory the kernel maps page by page: a tenth of a
+    # second of system time per document).
+    parts: list[bytes] = []
     for key in sorted(document):
+        parts += (b",\n  " if parts else b"{\n  ", _record(key), b": ")
         value = document[key]
         if _is_records(value):
             found = lines.get(key)
-            text = b"[\n    " + b",\n    ".join(found if found is not None else map(_record, value)) + b"\n  ]"
+            records = found if found is not None else [_record(item) for item in value]
+            parts.append(b"[\n    ")
+            parts += _separated(records, b",\n    ")
+            parts.append(b"\n  ]")
         else:
             text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
-            text = text.replace("\n", "\n  ").encode()
-        parts.append(b"  " + _record(key) + b": " + text)
-    return b"{\n" + b",\n".join(parts) + b"\n}\n" if parts else b"{}\n"
+            parts.append(text.replace("\n", "\n  ").encode())
+    parts.append(b"\n}\n")
+    return b"".join(parts)
+
+
+def _separated(items: list[bytes], separator: bytes) -> list[bytes]:
+    """The items with the separator between each two, as pieces to join."""
+    found = [separator] * (2 * len(items) - 1) if items else []
+    found[::2] = items
+    return found
 
 
 def dumps(document: Any) -> str:

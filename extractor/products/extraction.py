@@ -166,11 +166,14 @@ def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stag
     program = Program(tree, modules, store)
     with deep_recursion():
         read = list(_summaries(program, modules, keep_going, problems))
-        run = Run(program).execute(later.get("run") if later is not None else None)
+        run = Run(program, later.get("registering") if later is not None else None)
+        run.execute(later.get("run") if later is not None else None)
         followed = list(_followed(program, run))
         rules = run.apply(rules_of(read + followed))
         resolution = run.resolution(rules)
         files.extend(_file_info(tree, path) for path in sorted({module.path for module, _ in followed}))
+    if later is not None and run.registries.used != later.get("registering"):
+        later["registering"] = run.registries.used
     notices = program.notices(rules, flags)
     stages.done("walk")
     memo = dict(later.get("witnesses", {})) if later is not None else None

@@ -151,27 +151,99 @@ def relations(rules: Sequence[Rule], memo: MutableMapping | None = None) -> Rela
 
     With `memo` (a dict an earlier call filled, kept by the caller), the weights are reused when every
     rule reads the same to them as then: its kind, place, conditions, trigger, target and the rules
-    that adjust it, by position; not its id or message (a reworded message changes both). The
-    ranking, which breaks ties by id, is always made anew."""
+    that adjust it, by position; not its id or message (a reworded message changes both). So is what
+    the ranking reads of them (`_Ranking`); the ranking itself, which breaks ties by id, is made anew
+    from that. (Keeping the ranked lists too would save as little as it costs to keep them.)"""
     if memo is None:
         return _ranked(*_weights(rules))
     position = {r.id: i for i, r in enumerate(rules)}
+    ids = tuple(r.id for r in rules)
+    if len(position) != len(ids):  # ids are unique in an extraction; a rule set that repeats one is ranked by id
+        return _ranked(*_weights(rules))
     view = _relation_view(rules, position)
     kept = memo.get("relations")
-    if kept is not None and kept[0] == view:
-        ids = [r.id for r in rules]
-        weights, shared, rarity, own, forbidden = kept[1]
-        return _ranked({_pair(ids[a], ids[b]): w for (a, b), w in weights.items()},
-                       {_pair(ids[a], ids[b]): f for (a, b), f in shared.items()},
-                       rarity, {ids[i]: parts for i, parts in own.items()}, {ids[i]: names for i, names in forbidden.items()})
-    found = _weights(rules)
-    weights, shared, rarity, own, forbidden = found
-    contenders = _contenders(weights)  # enough to rank again under other ids, a fraction of the pairs
-    memo["relations"] = (view, ({(position[a], position[b]): weights[(a, b)] for a, b in contenders},
-                                {(position[a], position[b]): shared[(a, b)] for a, b in contenders if (a, b) in shared},
-                                rarity, {position[i]: parts for i, parts in own.items()},
-                                {position[i]: names for i, names in forbidden.items()}))
-    return _ranked(*found)
+    if kept is None or kept[0] != view:
+        weights, shared, rarity, own, forbidden = _weights(rules)
+        contenders = sorted(_contenders(weights))  # enough to rank again under other ids, a fraction of the pairs
+        ranking = _ranking(len(ids), {_positions(position, pair): weights[pair] for pair in contenders},
+                           {_positions(position, pair): shared[pair] for pair in contenders if pair in shared}, rarity)
+        kept = memo["relations"] = (view, ranking, {position[i]: parts for i, parts in own.items()},
+                                    {position[i]: names for i, names in forbidden.items()})
+    return _ranked_by(*kept[1:], ids)
+
+
+def _positions(position: dict[str, int], pair: tuple[str, str]) -> tuple[int, int]:
+    a, b = position[pair[0]], position[pair[1]]
+    return (a, b) if a < b else (b, a)
+
+
+@dataclass(frozen=True, slots=True)
+class _Ranking:
+    """What the ranking reads of the kept weights, by position, none of it an id: each rule's
+    candidates in tiers of one score, best first, as many tiers as fill its top list (ties at the last
+    place are broken by id: the whole tier); and for each pair in a tier, its weights, the kind that
+    names it and the rarest features it shares (None when it shares none)."""
+
+    tiers: tuple[tuple[tuple[float, tuple[int, ...]], ...], ...]
+    pairs: dict[tuple[int, int], tuple[dict[str, float], str, tuple[str, ...] | None]]
+
+
+def _ranking(count: int, weights: dict[tuple[int, int], dict[str, float]],
+             shared: dict[tuple[int, int], frozenset[object]], rarity: dict[str, float]) -> _Ranking:
+    scored: dict[int, dict[float, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for (a, b), kinds in weights.items():
+        score = round(math.fsum(kinds.values()), SCORE_DIGITS)
+        scored[a][score].append(b)
+        scored[b][score].append(a)
+    order = _rarity_order(rarity)
+    tiers = []
+    pairs: dict[tuple[int, int], tuple[dict[str, float], str, tuple[str, ...] | None]] = {}
+    for p in range(count):
+        chosen: list[tuple[float, tuple[int, ...]]] = []
+        filled = 0
+        for score in sorted(scored.get(p, {}), reverse=True):
+            if filled >= MAX_RELATED:
+                break
+            members = tuple(sorted(scored[p][score]))
+            chosen.append((score, members))
+            filled += len(members)
+            for q in members:
+                pair = (p, q) if p < q else (q, p)
+                if pair not in pairs:
+                    named = _named(shared[pair], order) if pair in shared else None
+                    pairs[pair] = (weights[pair], _kind(weights[pair]), named)
+        tiers.append(tuple(chosen))
+    return _Ranking(tuple(tiers), pairs)
+
+
+def _ranked_by(ranking: _Ranking, own: dict[int, tuple[Formula, ...]], forbidden: dict[int, tuple[str, ...]],
+               ids: tuple[str, ...]) -> Relations:
+    """`_ranked` of the kept weights under these ids (the same result: ties broken by id)."""
+    top = {}
+    drawn: dict[tuple[str, str], tuple[int, int]] = {}
+    for p, tiers in enumerate(ranking.tiers):
+        if not tiers:
+            continue
+        ranked: list[tuple[str, float, str]] = []
+        for score, members in tiers:
+            for q in sorted(members, key=ids.__getitem__) if len(members) > 1 else members:
+                pair = (p, q) if p < q else (q, p)
+                ranked.append((ids[q], score, ranking.pairs[pair][1]))
+                drawn[_pair(ids[p], ids[q])] = pair
+                if len(ranked) == MAX_RELATED:
+                    break
+            if len(ranked) == MAX_RELATED:
+                break
+        top[ids[p]] = tuple(ranked)
+    kept = {}
+    named = {}
+    for pair in sorted(drawn):
+        weights, _, shares = ranking.pairs[drawn[pair]]
+        kept[pair] = weights
+        if shares is not None:
+            named[pair] = shares
+    return Relations(kept, top, named, {ids[i]: parts for i, parts in own.items()},
+                     {ids[i]: names for i, names in forbidden.items()})
 
 
 def _contenders(weights: dict[tuple[str, str], dict[str, float]]) -> set[tuple[str, str]]:
@@ -252,11 +324,19 @@ def _ranked(weights: dict[tuple[str, str], dict[str, float]], shared: dict[tuple
     # and tens of thousands of live dicts and sets make every garbage collection of that phase slower.
     drawn = sorted(kinds)
     kept = {pair: weights[pair] for pair in drawn}
-    # Shared flags named rarest first, then by name: one ranking of them all, read by a C key.
-    order = {f: i for i, f in enumerate(sorted((f for f in rarity if isinstance(f, str)), key=lambda f: (-rarity[f], f)))}
-    named = {pair: tuple(sorted((f for f in shared[pair] if f in order), key=order.__getitem__)[:SHARED_SHOWN])
-             for pair in drawn if pair in shared}
+    order = _rarity_order(rarity)
+    named = {pair: _named(shared[pair], order) for pair in drawn if pair in shared}
     return Relations(kept, top, named, own, forbidden)
+
+
+def _rarity_order(rarity: dict[str, float]) -> dict[str, int]:
+    """Shared flags named rarest first, then by name: one ranking of them all, read by a C key."""
+    return {f: i for i, f in enumerate(sorted((f for f in rarity if isinstance(f, str)), key=lambda f: (-rarity[f], f)))}
+
+
+def _named(shared: frozenset[object], order: dict[str, int]) -> tuple[str, ...]:
+    """The rarest fields a pair shares, as many as an edge names."""
+    return tuple(sorted((f for f in shared if f in order), key=order.__getitem__)[:SHARED_SHOWN])  # type: ignore[misc]
 
 
 def _kind(weights: dict[str, float]) -> str:

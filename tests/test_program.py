@@ -390,6 +390,41 @@ def handle_memory(server_args, gpu_mem=None):
     assert render(rule.trigger) == "probe_capacity(device) < reserved_mb"
 
 
+def test_what_a_function_s_facts_say_is_known_without_its_syntax() -> None:
+    """A call that leaves no parameter out binds no default, and a function that is not straight-line
+    assignments then one `return` inlines as nothing: both known from its facts, without parsing it
+    (a function kept by an earlier extraction is parsed only when something reads its syntax)."""
+    from dataclasses import replace
+
+    from extractor.analysis.callgraph import _with_defaults
+
+    module = summarize("m.py", textwrap.dedent("""
+        def handle(server_args, gpu_mem=None, *, strict=False):
+            if gpu_mem is None:
+                return 1
+            return 2
+
+
+        def predicate(cfg):
+            \"\"\"Doc.\"\"\"
+            mode = cfg.mode
+            return mode is not None
+    """))
+
+    def unparsed():
+        raise AssertionError("its syntax was read")
+
+    handle, predicate = (replace(module.functions[key], source=unparsed) for key in ("handle", "predicate"))
+    env = {"gpu_mem": object(), "strict": object()}
+    assert _with_defaults(handle, env, frozenset({"server_args"})) is env
+    assert handle.straight is False and handle.straight_return is None
+    assert predicate.straight is True
+    left_out = module.functions["handle"]  # a call that leaves `strict` out binds it to its default
+    assert set(_with_defaults(left_out, {"gpu_mem": object()}, frozenset())) == {"gpu_mem", "strict"}
+    assigned, returned = module.functions["predicate"].straight_return
+    assert [name for name, _ in assigned] == ["mode"] and code(returned) == "mode is not None"
+
+
 def test_triggers_spell_flags_as_the_catalog_does(tmp_path: Path) -> None:
     from extractor.products.output import rules_document
 

@@ -213,6 +213,7 @@ class Program:
         self._writes: dict[str, frozenset[str]] = {}
         self._writing: set[str] = set()
         self._registered: list[FunctionInfo] | None = None
+        self._registered_said: tuple | None = None  # `canonical(_registered_answer(...))` of it, once made
         self._mutated: dict[tuple[str, str], bool] = {}  # (module, name) -> changed in place somewhere
         self._inlining: set[str] = set()  # helpers whose returns are being read (a cycle stops there)
         self.entry_points = self._entry_points()
@@ -572,7 +573,10 @@ class Program:
         if kind == "visible":
             return args[0] in self.modules
         if kind == "registered":
-            return canonical(_registered_answer(self.registered()))
+            found = self.registered()
+            if found is not self._registered or self._registered_said is None:
+                return canonical(_registered_answer(found))
+            return self._registered_said
         if kind == "inlining":
             return len(self._inlining) >= MAX_INLINE if args[0] == "full" else args[1] in self._inlining
         if kind == "method":
@@ -1098,6 +1102,7 @@ class Program:
                         fn = module.functions[key]
                         if registry_of(fn) is not None:
                             self._registered.append(fn)
+            self._registered_said = canonical(_registered_answer(self._registered))  # asked again by most replays
         return self._ask(("registered",), lambda: self._registered, _registered_answer,
                          lambda kept: [self._function_of(key) for key, _ in kept])
 
@@ -1182,6 +1187,8 @@ def _write_value(summary: FunctionSummary, w: WriteEvent) -> Value:
 
 def _defaults(info: FunctionInfo, env: Env, aliases: frozenset[str]) -> dict[str, Bound]:
     """Parameters a call leaves out, bound to their defaults (`run_hook` calls `step(server_args)`)."""
+    if all(p in env or p in info.aliases or p in aliases for p in info.defaulted):
+        return {}  # none left out: known from the function's facts, without its syntax
     params = info.node.params
     return {
         p.name.value: Bound(p.default, {})

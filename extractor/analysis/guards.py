@@ -136,6 +136,8 @@ class FunctionInfo:
     # The decorator that puts it in a registry (`@register_for("A", "B")`) and the strings it is given.
     registry: tuple[str, tuple[str, ...]] | None = None
     decorators: tuple[str, ...] = ()  # what each decorator calls or is, as a dotted name ("" for anything else)
+    # Whether it may be `straight_return`-shaped (False: known not to be, without its syntax).
+    straight: bool = True
 
     @property
     def node(self) -> cst.FunctionDef:
@@ -147,25 +149,30 @@ class FunctionInfo:
 
         `return cfg.x is not None` (a predicate), or `prefill = ...; decode = ...; return prefill, decode`.
         """
-        body = [s for s in self.node.body.body if not _is_docstring(s)]
-        assignments: list[tuple[str, cst.BaseExpression]] = []
-        for stmt in body[:-1]:
-            if not (type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1):
-                return None
-            small = stmt.body[0]
-            if type(small) in (cst.Import, cst.ImportFrom):
-                continue  # `from x import helper` then `return helper(cfg)`: the call resolves through it
-            if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name:
-                assignments.append((small.targets[0].target.value, small.value))
-            elif type(small) is cst.AnnAssign and type(small.target) is cst.Name and small.value is not None:
-                assignments.append((small.target.value, small.value))
-            else:
-                return None
-        if body and type(body[-1]) is cst.SimpleStatementLine and len(body[-1].body) == 1:
-            stmt = body[-1].body[0]
-            if type(stmt) is cst.Return and stmt.value is not None:
-                return tuple(assignments), stmt.value
-        return None
+        return straight_return(self.node) if self.straight else None
+
+
+def straight_return(node: cst.FunctionDef) -> tuple[tuple[tuple[str, cst.BaseExpression], ...], cst.BaseExpression] | None:
+    """`FunctionInfo.straight_return` of a function's syntax."""
+    body = [s for s in node.body.body if not _is_docstring(s)]
+    assignments: list[tuple[str, cst.BaseExpression]] = []
+    for stmt in body[:-1]:
+        if not (type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1):
+            return None
+        small = stmt.body[0]
+        if type(small) in (cst.Import, cst.ImportFrom):
+            continue  # `from x import helper` then `return helper(cfg)`: the call resolves through it
+        if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name:
+            assignments.append((small.targets[0].target.value, small.value))
+        elif type(small) is cst.AnnAssign and type(small.target) is cst.Name and small.value is not None:
+            assignments.append((small.target.value, small.value))
+        else:
+            return None
+    if body and type(body[-1]) is cst.SimpleStatementLine and len(body[-1].body) == 1:
+        stmt = body[-1].body[0]
+        if type(stmt) is cst.Return and stmt.value is not None:
+            return tuple(assignments), stmt.value
+    return None
 
 
 def _is_docstring(stmt: cst.CSTNode) -> bool:

@@ -23,7 +23,7 @@ import libcst as cst
 from ..core.collector import long_lived
 from ..core.errors import ParseError
 from ..core.model import Lit, SourceProblem
-from .guards import FunctionInfo, function_aliases, import_bindings as cst_import_bindings
+from .guards import FunctionInfo, function_aliases, import_bindings as cst_import_bindings, straight_return
 from .lines import iter_statements
 from .lines import Span, ast_blocks, child_blocks, statement_lines, statement_pairs
 from .pyast import dotted, import_bindings, literal, segment, source_lines
@@ -541,6 +541,7 @@ class FunctionFacts:
     returns_value: bool  # has a `return <value>` and no `yield`
     registry: tuple[str, tuple[str, ...]] | None  # its registering decorator, and the strings it is given
     decorators: tuple[str, ...]  # what each decorator calls or is, as a dotted name ("" for anything else)
+    straight: bool  # straight-line assignments, then one `return` (`guards.straight_return`)
 
 
 def _facts(summary: ModuleSummary, node: cst.FunctionDef, class_name: str | None, line: int) -> FunctionFacts:
@@ -561,7 +562,8 @@ def _facts(summary: ModuleSummary, node: cst.FunctionDef, class_name: str | None
                          tuple(p.name.value for p in every if p.default is not None), tuple(imports.items()),
                          returns_value, _registering(node),
                          tuple(dotted_name(d.decorator.func if type(d.decorator) is cst.Call else d.decorator) or ""
-                               for d in node.decorators))
+                               for d in node.decorators),
+                         straight_return(node) is not None)
 
 
 def _registering(node: cst.FunctionDef) -> tuple[str, tuple[str, ...]] | None:
@@ -588,7 +590,7 @@ def _function_info(summary: ModuleSummary, key: str, place: _Place, facts: Funct
         f"{summary.dotted}:{key}", place.qualname, place.name, place.class_name, summary.path, summary.dotted,
         place.line, place.last, place.line + facts.body_line, facts.params, facts.aliases, node, facts.declares,
         facts.returns_value,
-        facts.defaulted, dict(facts.imports), facts.registry, facts.decorators,
+        facts.defaulted, dict(facts.imports), facts.registry, facts.decorators, facts.straight,
     )
 
 

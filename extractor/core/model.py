@@ -103,8 +103,8 @@ class _CachedHash:
 
     __slots__ = ()
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash(tuple(getattr(self, f) for f in self.__dataclass_fields__ if f[0] != "_")))
+    # Each class's `__post_init__` hashes the tuple of its compared fields, spelled out: formulas are
+    # made by the million (a generic loop over `__dataclass_fields__` made an `And` three times dearer).
 
     def __hash__(self) -> int:
         return self._hash  # type: ignore[attr-defined]
@@ -130,6 +130,9 @@ class Atom(_CachedHash):
     _hash: int = field(default=0, init=False, repr=False, compare=False)
     _digest: bytes = field(init=False, repr=False, compare=False, metadata={"kept": True})  # unset: see _CachedHash
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.term, self.op, self.other)))
+
     __hash__ = _CachedHash.__hash__
     __getstate__, __setstate__ = _CachedHash._getstate, _CachedHash._setstate
 
@@ -139,6 +142,9 @@ class Not(_CachedHash):
     arg: Formula
     _hash: int = field(default=0, init=False, repr=False, compare=False)
     _digest: bytes = field(init=False, repr=False, compare=False, metadata={"kept": True})  # unset: see _CachedHash
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.arg,)))
 
     __hash__ = _CachedHash.__hash__
     __getstate__, __setstate__ = _CachedHash._getstate, _CachedHash._setstate
@@ -150,6 +156,9 @@ class And(_CachedHash):
     _hash: int = field(default=0, init=False, repr=False, compare=False)
     _digest: bytes = field(init=False, repr=False, compare=False, metadata={"kept": True})  # unset: see _CachedHash
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.args,)))
+
     __hash__ = _CachedHash.__hash__
     __getstate__, __setstate__ = _CachedHash._getstate, _CachedHash._setstate
 
@@ -159,6 +168,9 @@ class Or(_CachedHash):
     args: tuple[Formula, ...]
     _hash: int = field(default=0, init=False, repr=False, compare=False)
     _digest: bytes = field(init=False, repr=False, compare=False, metadata={"kept": True})  # unset: see _CachedHash
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.args,)))
 
     __hash__ = _CachedHash.__hash__
     __getstate__, __setstate__ = _CachedHash._getstate, _CachedHash._setstate

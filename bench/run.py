@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from extractor.cli import collect_less_until_exit  # noqa: E402
+from extractor.core.collector import collect_less_until_exit  # noqa: E402
 from extractor.products.extraction import extract, no_collections  # noqa: E402
 from extractor.products.output import extract_documents, write_documents  # noqa: E402
 from extractor.sources.layout import find_layout  # noqa: E402
@@ -228,9 +228,9 @@ def cpu_time(fn) -> tuple[float, object]:
 
 
 # One extraction into a cache folder, as `diff --git` or `history` makes it, in a process of its own
-# with the collector as a command has it; prints the key its documents are cached under.
+# started as a command starts (`cli`'s imports, `start_process`); prints the key its documents are cached under.
 _EXTRACT_ONCE = (
-    "import sys; from pathlib import Path; from extractor.cli import collect_less_until_exit; collect_less_until_exit(); "
+    "import sys; from pathlib import Path; from extractor.cli import start_process; start_process(); "
     "from extractor.products.cached import extract_documents; from extractor.sources.trees import git_tree; "
     "print(extract_documents(git_tree(sys.argv[1], sys.argv[2]), folder=Path(sys.argv[3]), prune=False)[2])"
 )

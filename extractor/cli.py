@@ -9,7 +9,7 @@ import traceback
 from collections.abc import Callable, Sequence
 
 from .commands import check, diff, explain, extract, flag_history, graph, history, render, site
-from .core.collector import collect_less_until_exit
+from .products.cache import start_process
 from .core.errors import (
     EXIT_INPUT,
     EXIT_INTERNAL,
@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run() -> int:
     """The installed command (and `python -m extractor`): `main` in a process of its own."""
-    collect_less_until_exit()
+    start_process()
     return main()
 
 

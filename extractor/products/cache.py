@@ -23,7 +23,8 @@ from functools import lru_cache
 from pathlib import Path
 from types import CodeType
 
-from ..core.collector import long_lived
+from ..core.collector import collect_less_until_exit, long_lived
+from ..core.dataclass_code import keep_dataclass_code
 from ..sources.trees import cache_root
 
 # `from .x import a`, `from ..core.model import (a, b)`, `from . import x`: relative imports, lazy ones too.
@@ -65,6 +66,14 @@ def code_fingerprint(*roots: str) -> str:
 
 def _command_layer(path: Path) -> bool:
     return path.parent == _PACKAGE and path.name in ("cli.py", "__main__.py") or _PACKAGE / "commands" in path.parents
+
+
+def start_process() -> None:
+    """What a process of the tool sets up before its work (a command, a pool worker): fewer garbage
+    collections (`core.collector`), and the code of dataclass methods kept in the cache's `code`
+    folder (`core.dataclass_code`): a command imports libcst and the package in half the time."""
+    collect_less_until_exit()
+    keep_dataclass_code(cache_root() / "code")
 
 
 def extraction_cache() -> Path:

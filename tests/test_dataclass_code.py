@@ -77,15 +77,13 @@ def test_an_unreadable_file_is_compiled_again_and_replaced(tmp_path: Path) -> No
     assert _run("kept", tmp_path)["added"] == 0  # the bad file was replaced by a good one
 
 
-def test_an_exec_already_in_dataclasses_is_left_alone(tmp_path: Path) -> None:
+def test_an_exec_already_in_dataclasses_is_left_alone(tmp_path: Path, monkeypatch) -> None:
     import dataclasses
 
     from extractor.core import dataclass_code
 
     own = object()
-    dataclasses.exec = own  # type: ignore[attr-defined]
-    try:
-        dataclass_code.keep_dataclass_code(tmp_path)
-        assert dataclasses.exec is own and not dataclass_code._installed  # type: ignore[attr-defined]
-    finally:
-        del dataclasses.exec  # type: ignore[attr-defined]
+    monkeypatch.setattr(dataclass_code, "_installed", [])  # as in a process that has not installed it
+    monkeypatch.setattr(dataclasses, "exec", own, raising=False)
+    dataclass_code.keep_dataclass_code(tmp_path)
+    assert dataclasses.exec is own and not dataclass_code._installed  # type: ignore[attr-defined]

@@ -185,7 +185,7 @@ def test_a_validator_is_generated_once_per_schema_and_kept(tmp_path: Path, monke
 
 @pytest.mark.parametrize("schema", sorted(__import__("extractor.products.output", fromlist=["RECORD_LISTS"]).RECORD_LISTS))
 def test_record_lists_checked_once_are_plain_arrays_of_items(schema: str) -> None:
-    """A record found valid is not checked again (`checked_bytes`): sound only while the schema checks
+    """A record found valid is not checked again (`checked_pieces`): sound only while the schema checks
     each record of those lists alone, an array with nothing but `items`."""
     from extractor.products.output import RECORD_LISTS
 
@@ -196,17 +196,18 @@ def test_record_lists_checked_once_are_plain_arrays_of_items(schema: str) -> Non
 
 def test_a_record_checked_before_is_not_checked_again_and_the_bytes_are_the_same() -> None:
     from extractor.core.serialize import dump_bytes
-    from extractor.products.output import checked_bytes
+    from extractor.products.output import checked_pieces
 
     document, _ = _documents()["rules.json"]
-    text, seen = checked_bytes(document, "rules.schema.json")
+    pieces, seen = checked_pieces(document, "rules.schema.json")
+    text = b"".join(pieces)
     assert text == dump_bytes(document) and len(seen) == len(set(seen)) > 0
     broken = copy.deepcopy(document)
     broken["rules"][0]["kind"] = "no such kind"
     with pytest.raises(InvalidDocument):
-        checked_bytes(broken, "rules.schema.json", seen)  # its bytes changed: checked
-    again, _ = checked_bytes(document, "rules.schema.json", seen)
-    assert again == text
+        checked_pieces(broken, "rules.schema.json", seen)  # its bytes changed: checked
+    again, _ = checked_pieces(document, "rules.schema.json", seen)
+    assert b"".join(again) == text
     # Digests are per schema: the same bytes found valid under another schema are checked.
-    _, flags_seen = checked_bytes(*_documents()["flags.json"])
+    _, flags_seen = checked_pieces(*_documents()["flags.json"])
     assert not flags_seen & seen

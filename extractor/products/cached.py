@@ -139,7 +139,7 @@ def extract_documents(tree: SourceTree, include: Sequence[str] | None = None, ke
     extraction may use (default: every core; `history`'s workers, already one per core, use one)."""
     from .extraction import extract, no_collections  # heavy (libcst); only needed on a cache miss
     from .kept_walks import extract_reusing
-    from .output import checked_bytes, flags_document, rules_document, write_atomic
+    from .output import checked_pieces, flags_document, rules_document, write_atomic
 
     found = cached_documents(tree, include, keep_going, folder) if use_cache else None
     if found is not None:
@@ -156,13 +156,14 @@ def extract_documents(tree: SourceTree, include: Sequence[str] | None = None, ke
     known = known if isinstance(known, frozenset) else frozenset()
     with no_collections():  # the parsed trees are still alive: a full collection would scan them all
         rules, flags = rules_document(ex), flags_document(ex)
-        rules_text, rules_records = checked_bytes(rules, "rules.schema.json", known)
-        flags_text, flags_records = checked_bytes(flags, "flags.schema.json", known)
+        rules_text, rules_records = checked_pieces(rules, "rules.schema.json", known)
+        flags_text, flags_records = checked_pieces(flags, "flags.schema.json", known)
     if checked is not None:
         rules_path, flags_path = cache_paths(key, folder)
-        # Flags first: the rules file appears last and marks the entry complete.
-        write_atomic(flags_path, flags_text)
-        write_atomic(rules_path, rules_text)
+        # Flags first: the rules file appears last and marks the entry complete. Not made durable:
+        # an entry a crash tore does not parse (`load_cached`) and is extracted again.
+        write_atomic(flags_path, flags_text, durable=False)
+        write_atomic(rules_path, rules_text, durable=False)
         write_pickled(checked, frozenset(rules_records | flags_records))  # the last extraction's records
         if prune:
             prune_cache(folder)

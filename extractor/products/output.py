@@ -24,7 +24,7 @@ from ..core.serialize import (
     RULES_SCHEMA_ID,
     SCHEMA_VERSION,
     dump_bytes,
-    dump_lines,
+    dump_pieces,
     flag_json,
     problem_json,
     record_lines,
@@ -107,9 +107,10 @@ def _shallow_children(node: object) -> None:
 RECORD_LISTS = {"rules.schema.json": ("rules", "resolution"), "flags.schema.json": ("flags",)}
 
 
-def checked_bytes(document: dict, schema: str, known: Collection[bytes] = ()) -> tuple[bytes, set[bytes]]:
-    """The document validated, then written (`dump_bytes`), and the digests of its records (those of
-    `RECORD_LISTS`). A record whose digest is in `known` (found valid under the same schema before,
+def checked_pieces(document: dict, schema: str, known: Collection[bytes] = ()) -> tuple[list[bytes], set[bytes]]:
+    """The document validated, then written (`dump_bytes`, as the pieces `write_atomic` writes one
+    after another), and the digests of its records (those of `RECORD_LISTS`). A record whose digest
+    is in `known` (found valid under the same schema before,
     and kept by the caller) is not checked again: one extraction of a commit after another meets
     all but a few records as they were."""
     lines = record_lines(document, RECORD_LISTS.get(schema, ()))
@@ -119,7 +120,7 @@ def checked_bytes(document: dict, schema: str, known: Collection[bytes] = ()) ->
     unchecked = {key: [item for item, digest in zip(document[key], digests[key]) if digest not in known]
                  for key in lines} if known else {}
     validate({**document, **unchecked}, schema)
-    return dump_lines(document, lines), {digest for found in digests.values() for digest in found}
+    return dump_pieces(document, lines), {digest for found in digests.values() for digest in found}
 
 
 def validate(document: dict, schema: str) -> None:
@@ -272,16 +273,24 @@ _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 
 
-def write_atomic(path: Path, text: str | bytes) -> None:
+def write_atomic(path: Path, text: str | bytes | list[bytes], durable: bool = True) -> None:
     """Write to a temporary file in the same folder, then rename: readers see the old file or the new one.
-    Text is written as UTF-8 with its newlines as they are."""
+    Text is written as UTF-8 with its newlines as they are; a list of pieces, one after another.
+
+    `durable`: on disk before the rename (fsync), so a crash leaves the old file or the whole new one.
+    A cache entry need not be (a torn one does not parse and is made again): that is a tenth of a
+    second of system time for the 20 MB of a release's rules."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode() if isinstance(text, str) else text)
+            if isinstance(text, list):
+                handle.writelines(text)
+            else:
+                handle.write(text.encode() if isinstance(text, str) else text)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; outputs are ordinary shareable files
         os.replace(tmp, path)
     except BaseException:

@@ -45,8 +45,9 @@ PROGRAM = textwrap.dedent("""
     except dataclasses.FrozenInstanceError:
         behaviour.append("frozen")
     kept = sys.modules.get("extractor.core.dataclass_code")
-    added = kept._installed[0].added if kept is not None and kept._installed else None
-    print(json.dumps({"methods": methods, "behaviour": behaviour, "added": added}))
+    added = sorted(kept._installed[0].added) if kept is not None and kept._installed else None
+    read = sorted(kept._installed[0].modules) if kept is not None and kept._installed else None
+    print(json.dumps({"methods": methods, "behaviour": behaviour, "added": added, "read": read}))
 """)
 
 
@@ -59,9 +60,10 @@ def _run(mode: str, folder: Path) -> dict:
 def test_kept_code_makes_the_classes_dataclasses_makes(tmp_path: Path) -> None:
     plain = _run("plain", tmp_path)
     first = _run("kept", tmp_path)
-    (kept,) = tmp_path.glob("dataclass-code-*.marshal")  # written as the first process exits
+    (kept,) = tmp_path.glob("dataclass-code-*/__main__.marshal")  # written as the first process exits
     again = _run("kept", tmp_path)
-    assert first["added"] > 0 and again["added"] == 0  # the second process compiled nothing
+    assert first["added"] == ["__main__"] and again["added"] == []  # the second process compiled nothing
+    assert again["read"] == ["__main__"]  # the kept code of the modules that made dataclasses, no other
     assert plain["methods"] == first["methods"] == again["methods"]
     assert plain["behaviour"] == first["behaviour"] == again["behaviour"]
     assert "frozen" in plain["behaviour"]
@@ -70,11 +72,11 @@ def test_kept_code_makes_the_classes_dataclasses_makes(tmp_path: Path) -> None:
 
 def test_an_unreadable_file_is_compiled_again_and_replaced(tmp_path: Path) -> None:
     first = _run("kept", tmp_path)
-    (kept,) = tmp_path.glob("dataclass-code-*.marshal")
+    (kept,) = tmp_path.glob("dataclass-code-*/__main__.marshal")
     kept.write_bytes(b"not marshal data")
     again = _run("kept", tmp_path)
-    assert again["added"] == first["added"] and again["methods"] == first["methods"]
-    assert _run("kept", tmp_path)["added"] == 0  # the bad file was replaced by a good one
+    assert again["added"] == first["added"] == ["__main__"] and again["methods"] == first["methods"]
+    assert _run("kept", tmp_path)["added"] == []  # the bad file was replaced by a good one
 
 
 def test_an_exec_already_in_dataclasses_is_left_alone(tmp_path: Path, monkeypatch) -> None:

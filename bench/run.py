@@ -122,11 +122,16 @@ def measure_source(name: str, tree: SourceTree, argv: list[str]) -> dict:
     read = sorted(path for path, seen in tree.looked_at().items() if isinstance(seen, str))
     ordered = [p for p in read if p in layout] + [p for p in read if p not in layout]
     texts = [tree.read_text(p) for p in ordered]
-    # Both sides as the command runs: a fresh process with its collector. The parse under Python's
-    # default collector (a plain loop over libcst.parse_module) is slower, and shown beside it.
-    parse_ast, parse_cst, parse_layout = parse_floors(texts, len(layout), "command")
+    # Both sides as the command runs: a fresh process with its collector, one after the other REPEATS
+    # times (the machine's speed moves by a third within minutes: each side sees the same stretches),
+    # the median of each. The parse under Python's default collector (a plain loop over
+    # libcst.parse_module) is slower, and shown beside it.
+    floors, runs = [], []  # (ast, libcst, layout) parse seconds; (wall s, peak RSS MiB) of extract
+    for _ in range(REPEATS):
+        floors.append(parse_floors(texts, len(layout), "command"))
+        runs.append(command_extract(argv))
+    parse_ast, parse_cst, parse_layout = (statistics.median(floor[i] for floor in floors) for i in range(3))
     parse_cst_default = parse_floors(texts, len(layout), "default")[1]
-    runs = [command_extract(argv) for _ in range(REPEATS)]  # (wall s, peak RSS MiB) each
     extract_time = statistics.median(wall for wall, _ in runs)
     return {
         "source": name,

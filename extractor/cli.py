@@ -9,7 +9,6 @@ import traceback
 from collections.abc import Callable, Sequence
 
 from .commands import check, diff, explain, extract, flag_history, graph, history, render, site
-from .products.cache import start_process
 from .core.errors import (
     EXIT_INPUT,
     EXIT_INTERNAL,
@@ -20,6 +19,7 @@ from .core.errors import (
     SourceError,
     UsageError,
 )
+from .products.cache import start_process
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -213,7 +213,7 @@ class Program:
         self._writes: dict[str, frozenset[str]] = {}
         self._writing: set[str] = set()
         self._registered: list[FunctionInfo] | None = None
-        self._registered_said: tuple | None = None  # `canonical(_registered_answer(...))` of it, once made
+        self._registered_said: tuple | None = None  # its answer as a replay compares it, once asked
         self._mutated: dict[tuple[str, str], bool] = {}  # (module, name) -> changed in place somewhere
         self._inlining: set[str] = set()  # helpers whose returns are being read (a cycle stops there)
         self.entry_points = self._entry_points()
@@ -574,8 +574,10 @@ class Program:
             return args[0] in self.modules
         if kind == "registered":
             found = self.registered()
-            if found is not self._registered or self._registered_said is None:
+            if found is not self._registered:
                 return canonical(_registered_answer(found))
+            if self._registered_said is None:  # asked again by most replayed walks: made once
+                self._registered_said = canonical(_registered_answer(found))
             return self._registered_said
         if kind == "inlining":
             return len(self._inlining) >= MAX_INLINE if args[0] == "full" else args[1] in self._inlining
@@ -1102,7 +1104,6 @@ class Program:
                         fn = module.functions[key]
                         if registry_of(fn) is not None:
                             self._registered.append(fn)
-            self._registered_said = canonical(_registered_answer(self._registered))  # asked again by most replays
         return self._ask(("registered",), lambda: self._registered, _registered_answer,
                          lambda kept: [self._function_of(key) for key, _ in kept])
 

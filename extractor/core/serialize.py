@@ -61,7 +61,7 @@ def dump_bytes(document: Any) -> bytes:
     document is put together as UTF-8 bytes: one non-ASCII character (an em dash in a message) would
     make Python widen every character of a 20 MB `str`, then encode it back to write it.
     """
-    return b"".join(_pieces(document, {}))
+    return b"".join(dump_pieces(document, {}))
 
 
 def record_lines(document: dict, keys: Iterable[str]) -> dict[str, list[bytes]]:
@@ -69,17 +69,15 @@ def record_lines(document: dict, keys: Iterable[str]) -> dict[str, list[bytes]]:
     return {key: [_record(item) for item in document[key]] for key in keys if _is_records(document.get(key))}
 
 
-def dump_pieces(document: dict, lines: Mapping[str, list[bytes]]) -> list[bytes]:
-    """`dump_bytes` as pieces to write one after another (the record lists of `lines` as the lines
-    given, `record_lines`): the same bytes, without one more copy of them all."""
-    return _pieces(document, lines)
 
 
 def _is_records(value: object) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(item, dict) for item in value)
 
 
-def _pieces(document: Any, lines: Mapping[str, list[bytes]]) -> list[bytes]:
+def dump_pieces(document: Any, lines: Mapping[str, list[bytes]]) -> list[bytes]:
+    """`dump_bytes` as pieces to write one after another (the record lists of `lines` as the lines
+    given, `record_lines`): the same bytes, without one more copy of them all."""
     if not isinstance(document, dict):
         return [_record(document), b"\n"]
     if not document:

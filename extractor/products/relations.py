@@ -6,7 +6,6 @@ exclusion, shared flags, consecutive guards, adjusts and same function, each wit
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, MutableMapping, Sequence
@@ -164,17 +163,10 @@ def relations(rules: Sequence[Rule], memo: MutableMapping | None = None) -> Rela
     kept = memo.get("relations")
     if kept is None or kept[0] != view:
         weights, shared, rarity, own, forbidden = _weights(rules)
-        contenders = sorted(_contenders(weights))  # enough to rank again under other ids, a fraction of the pairs
-        ranking = _ranking(len(ids), {_positions(position, pair): weights[pair] for pair in contenders},
-                           {_positions(position, pair): shared[pair] for pair in contenders if pair in shared}, rarity)
+        ranking = _ranking(ids, position, weights, shared, rarity)
         kept = memo["relations"] = (view, ranking, {position[i]: parts for i, parts in own.items()},
                                     {position[i]: names for i, names in forbidden.items()})
     return _ranked_by(*kept[1:], ids)
-
-
-def _positions(position: dict[str, int], pair: tuple[str, str]) -> tuple[int, int]:
-    a, b = position[pair[0]], position[pair[1]]
-    return (a, b) if a < b else (b, a)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,17 +180,20 @@ class _Ranking:
     pairs: dict[tuple[int, int], tuple[dict[str, float], str, tuple[str, ...] | None]]
 
 
-def _ranking(count: int, weights: dict[tuple[int, int], dict[str, float]],
-             shared: dict[tuple[int, int], frozenset[object]], rarity: dict[str, float]) -> _Ranking:
+def _ranking(ids: tuple[str, ...], position: dict[str, int], weights: dict[tuple[str, str], dict[str, float]],
+             shared: dict[tuple[str, str], frozenset[object]], rarity: dict[str, float]) -> _Ranking:
+    """What ranking reads of every pair's weights, by position: enough to rank again under any ids
+    (a rule's pairs scoring at least its tenth best score, ties at that score all kept), a fraction
+    of the pairs."""
     scored: dict[int, dict[float, list[int]]] = defaultdict(lambda: defaultdict(list))
     for (a, b), kinds in weights.items():
         score = round(math.fsum(kinds.values()), SCORE_DIGITS)
-        scored[a][score].append(b)
-        scored[b][score].append(a)
+        scored[position[a]][score].append(position[b])
+        scored[position[b]][score].append(position[a])
     order = _rarity_order(rarity)
     tiers = []
     pairs: dict[tuple[int, int], tuple[dict[str, float], str, tuple[str, ...] | None]] = {}
-    for p in range(count):
+    for p in range(len(ids)):
         chosen: list[tuple[float, tuple[int, ...]]] = []
         filled = 0
         for score in sorted(scored.get(p, {}), reverse=True):
@@ -210,8 +205,9 @@ def _ranking(count: int, weights: dict[tuple[int, int], dict[str, float]],
             for q in members:
                 pair = (p, q) if p < q else (q, p)
                 if pair not in pairs:
-                    named = _named(shared[pair], order) if pair in shared else None
-                    pairs[pair] = (weights[pair], _kind(weights[pair]), named)
+                    key = _pair(ids[p], ids[q])
+                    named = _named(shared[key], order) if key in shared else None
+                    pairs[pair] = (weights[key], _kind(weights[key]), named)
         tiers.append(tuple(chosen))
     return _Ranking(tuple(tiers), pairs)
 
@@ -244,21 +240,6 @@ def _ranked_by(ranking: _Ranking, own: dict[int, tuple[Formula, ...]], forbidden
             named[pair] = shares
     return Relations(kept, top, named, {ids[i]: parts for i, parts in own.items()},
                      {ids[i]: names for i, names in forbidden.items()})
-
-
-def _contenders(weights: dict[tuple[str, str], dict[str, float]]) -> set[tuple[str, str]]:
-    """The pairs that can be in some rule's top list whatever the ids: for each rule, those scoring at
-    least its MAX_RELATED-th best score (ties at that score are broken by id, so all of them)."""
-    scores: dict[str, list[tuple[float, tuple[str, str]]]] = defaultdict(list)
-    for pair, kinds in weights.items():
-        score = round(math.fsum(kinds.values()), SCORE_DIGITS)
-        scores[pair[0]].append((score, pair))
-        scores[pair[1]].append((score, pair))
-    found: set[tuple[str, str]] = set()
-    for candidates in scores.values():
-        bar = heapq.nlargest(MAX_RELATED, (score for score, _ in candidates))[-1]
-        found.update(pair for score, pair in candidates if score >= bar)
-    return found
 
 
 def _pair(a: str, b: str) -> tuple[str, str]:

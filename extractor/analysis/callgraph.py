@@ -829,6 +829,33 @@ class Program:
             return "module", target
         return None
 
+    def denotes(self, dotted: str, name: str) -> str | None:
+        """What a top-level name of a module denotes, for the helpers terms call (`analysis.helpers`):
+        "module:name" of a function (or of a name a package module may bind: a constant), "import:dotted"
+        of something imported from outside the package; None for a class, or a name neither defined
+        nor imported here (it may be a constant the module binds). Loads modules."""
+        with self._loading(True):
+            module = self.module(dotted)
+            if module is None:
+                return None
+            if name in module.classes:
+                return None
+            if name in module.functions:
+                return f"{dotted}:{name}"
+            target = module.imports.get(name)
+            if target is None:
+                return None
+            resolved = self._resolve_dotted(target)
+            if resolved is not None:
+                return resolved[1] if resolved[0] == "function" else None if resolved[0] == "class" else f"import:{target}"
+            head, _, rest = target.rpartition(".")
+            if head and self.module(head) is not None:
+                return f"{head}:{rest}"  # a constant of a package module
+            root = target.split(".")[0]
+            if self.tree is not None and any(self.tree.has(f"{root}/{end}") for end in ("__init__.py",)):
+                return None  # in the package, not found
+            return f"import:{target}"
+
     def loaded_function(self, key: str) -> FunctionInfo | None:
         """A function of a module already loaded, by key; no question asked, nothing loaded."""
         dotted, qualname = key.split(":", 1)
@@ -1142,7 +1169,7 @@ def _compact(summary: FunctionSummary, key: tuple, aliases: frozenset[str]) -> W
     calls = tuple(
         Call(call.condition, call.order, call.line, call.writes, None, calls_variable(summary, call),
              tuple(a.value.value if type(a.value) is cst.Name and a.keyword is None and not a.star else None
-                   for a in call.node.args))
+                   for a in call.node.args), call.caught)
         for call in summary.calls
     )
     info = summary.info

@@ -531,8 +531,15 @@ def _choice_of(node: cst.BaseExpression, scope: Scope, env: Env):
         return (node.value, value.options) if isinstance(value, Choice) else None
     if env and type(node) in (cst.Attribute, cst.Call):
         name = field_of(node, scope, env)
-        value = env.get(FIELD_KEY + name) if name is not None else None
-        return (FIELD_KEY + name, value.options) if isinstance(value, Choice) else None  # type: ignore[operator]
+        if name is not None:
+            value = env.get(FIELD_KEY + name)
+            return (FIELD_KEY + name, value.options) if isinstance(value, Choice) else None  # type: ignore[operator]
+    if env:
+        # An expression over such a field (`cfg.device.split(":")[0]` where the function declared
+        # `device` on one branch): the expression on each path.
+        names = [n for n in choice_names(node, env, scope) if n.startswith(FIELD_KEY)]
+        if names:
+            return names[0], env[names[0]].options  # type: ignore[union-attr]
     return None
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
@@ -85,6 +85,7 @@ class CallEvent:
     line: int
     order: int  # position among all events of the function, for dispatch order
     writes: frozenset[str] = frozenset()  # the fields the functions it leads to may write
+    caught: frozenset[str] = frozenset()  # exceptions an enclosing `try` of the function catches
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +244,7 @@ class _Walker:
         self.staged: dict[str, list[tuple[str, str, Formula, tuple[int, ...], int, int]]] = {}
         self.staged_writes: dict[tuple[str, str, int], int] = {}  # (field, value, line) -> index in summary.writes
         self.tests: list[Formula] = []  # tests of the blocks being walked, innermost last
+        self.catching: frozenset[str] = frozenset()  # exceptions the `try` blocks being walked catch
 
     @contextmanager
     def within(self, test: Formula):
@@ -388,7 +390,13 @@ class _Walker:
 
     def try_(self, node: cst.Try | cst.TryStar, ctx: Formula, env: Env, nest: tuple[int, ...]):
         start = len(self.summary.guards)
-        r_body, b_body, body_env = self.suite(node.body, ctx, env, nest)
+        # What the handlers catch, a callee's raise of it included: such a raise does not end the launch.
+        catching = self.catching
+        self.catching = catching | {name for h in node.handlers if not _raises(h) for name in _caught_names(h)}
+        try:
+            r_body, b_body, body_env = self.suite(node.body, ctx, env, nest)
+        finally:
+            self.catching = catching
         body_raises = [i for i in range(start, len(self.summary.guards)) if self.summary.guards[i].kind is RuleKind.RAISE]
         ret, brk = (FALSE, FALSE) if node.handlers else (r_body, b_body)
         for handler in node.handlers:
@@ -568,8 +576,23 @@ class _Walker:
             self.write(name, text, ctx, nest, line, end_line, value, env)
             return {**env, FIELD_KEY + name: bind(value, env, reading=self.scope)}
         if type(target) in (cst.Tuple, cst.List):
-            for element in target.elements:
-                env = self.assign_unknown_target(element.value, value, env)
+            parts = _unpacked(target, value)
+            if parts is None:  # `a, *rest = ...`
+                for element in target.elements:
+                    env = self.assign_unknown_target(element.value, value, env)
+                return env
+            # `self.attention_backend, platform = pick(cfg)`, `a, b = b, a`: each target gets its part
+            # of the value as it was before any of them is assigned.
+            before = env
+            for element, part in zip(target.elements, parts):
+                inner = element.value
+                if type(inner) is cst.Name:
+                    env = {**env, inner.value: bind(part, before)}
+                elif type(inner) is cst.Attribute and (name := field_of(inner, self.scope, before)) is not None:
+                    self.write(name, normalize(part, self.scope, before)[0], ctx, nest, line, end_line, part, before)
+                    env = {**env, FIELD_KEY + name: bind(part, before, reading=self.scope)}
+                else:
+                    env = self.assign(inner, part, ctx, env, nest, line, end_line)
         return env
 
     def assign_unknown_target(self, target, value, env: Env) -> Env:
@@ -673,7 +696,7 @@ class _Walker:
             if type(n) is cst.Call:
                 self.order += 1
                 writes = self.scope.call_writes(n, env) if self.scope.call_writes is not None else frozenset()
-                self.summary.calls.append(CallEvent(ctx, n, env, 0, self.order, writes))
+                self.summary.calls.append(CallEvent(ctx, n, env, 0, self.order, writes, self.catching))
                 for name in writes:
                     written[FIELD_KEY + name] = Rewritten(name, self.order)
         return {**env, **written} if written else env
@@ -770,3 +793,42 @@ def import_bindings(node: cst.Import | cst.ImportFrom, file: str) -> dict[str, s
         local = alias.asname.name.value if alias.asname else name  # type: ignore[union-attr]
         bound[local] = f"{module}.{name}" if module else name
     return bound
+
+
+def _caught_names(handler: cst.ExceptHandler) -> list[str]:
+    """The exception classes an `except` clause names, by their last name (`except (ValueError, KeyError)`)."""
+    if handler.type is None:
+        return ["BaseException"]
+    types = [e.value for e in handler.type.elements] if type(handler.type) is cst.Tuple else [handler.type]
+    return [name.rsplit(".", 1)[-1] for name in (dotted_name(t) for t in types) if name]
+
+
+def _raises(handler: cst.ExceptHandler) -> bool:
+    """Does an `except` clause raise (again, or another error)? Then what it catches still ends the launch."""
+    return any(type(n) is cst.Raise for n in _all_nodes(handler.body))
+
+
+def _all_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if type(current) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            stack.extend(current.children)
+
+
+def _unpacked(target: cst.Tuple | cst.List, value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    """The part of `value` each element of an unpacking target takes: the items of a tuple or list of as
+    many, else `value[i]`; None with a starred target or item."""
+    elements = target.elements
+    if any(type(e) is cst.StarredElement for e in elements):
+        return None
+    if type(value) in (cst.Tuple, cst.List):
+        items = value.elements  # type: ignore[attr-defined]
+        if len(items) != len(elements) or any(type(i) is cst.StarredElement for i in items):
+            return None
+        return [i.value for i in items]
+    whole = value if type(value) in (cst.Name, cst.Attribute, cst.Call, cst.Subscript) or getattr(value, "lpar", None) else \
+        value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return [cst.Subscript(value=whole, slice=[cst.SubscriptElement(slice=cst.Index(value=cst.Integer(str(i))))])
+            for i in range(len(elements))]

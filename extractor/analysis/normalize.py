@@ -15,7 +15,7 @@ import libcst as cst
 
 from ..core.formula import literal_source
 from ..core.model import Term, TermKind
-from .scope import Bound, Choice, Env, Scope, Value, code, constant_of, field_of
+from .scope import FIELD_KEY, Bound, Choice, Env, Scope, Value, code, constant_of, field_of
 
 _ENV_PATTERNS = (
     re.compile(r"^envs\.([A-Za-z_][A-Za-z0-9_]*)\b"),
@@ -225,6 +225,17 @@ class _Renderer:
             memo[key] = (value, scope, text, frozenset(inner.fields))
         return text, inner.fields
 
+    def _field(self, name: str) -> str:
+        """A field read: the value the function assigned it on every path (`self.device = get_device()`,
+        then `self.device.split(":")`), as a local's; else its name (the run reads it as resolved)."""
+        assigned = self.env.get(FIELD_KEY + name)
+        if isinstance(assigned, Bound):
+            text, fields = self._bound(assigned, False)
+            self.fields |= fields
+            return text if type(assigned.node) in _ATOMIC or assigned.node.lpar else f"({text})"  # type: ignore[attr-defined]
+        self.fields.add(name)
+        return name
+
     def _fallback(self, node: cst.BaseExpression, outer: bool) -> str:
         normalizer = _Normalizer(self.scope, self.env)
         rewritten = node.visit(normalizer)
@@ -237,8 +248,7 @@ class _Renderer:
     def attribute(self, node: cst.Attribute) -> str:
         name = field_of(node, self.scope, self.env)
         if name is not None:
-            self.fields.add(name)
-            return name
+            return self._field(name)
         constant = _constant_text(node, self.scope, self.env)
         if constant is not None:
             return constant
@@ -247,8 +257,7 @@ class _Renderer:
     def call(self, node: cst.Call) -> str:
         name = field_of(node, self.scope, self.env)
         if name is not None:
-            self.fields.add(name)
-            return name
+            return self._field(name)
         inlined = self._inlined(node)
         if inlined is not None:
             return inlined

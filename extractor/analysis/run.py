@@ -11,6 +11,8 @@ SGLang checks the resolved values, not the typed ones.
 
 from __future__ import annotations
 
+import builtins
+
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -178,7 +180,10 @@ class Run:
         """Writes in the store so far, per field written (a copy: the run goes on writing)."""
         return dict(self._versions)
 
-    def _enter(self, callee: Callee, env: tuple, condition: Formula, path: tuple[str, ...]) -> None:
+    def _enter(self, callee: Callee, env: tuple, condition: Formula, path: tuple[str, ...],
+               caught: frozenset[str] = frozenset()) -> None:
+        """Run a walk where it is called; `caught`: the exceptions a `try` around the call catches
+        (`except ValueError: return False`): the walk's raises of those do not end the launch."""
         count = self.entered.get(callee.key, 0)
         if count >= MAX_OCCURRENCES:
             self.overflow.add(callee.key)
@@ -195,11 +200,12 @@ class Run:
         )
         for _, kind, event in events:
             if kind == 0:
-                self._guard(walk, event, instance, condition, path)  # type: ignore[arg-type]
+                if escapes(event, caught):  # type: ignore[arg-type]
+                    self._guard(walk, event, instance, condition, path)  # type: ignore[arg-type]
             elif kind == 1:
                 self._write(walk, event, instance, condition, path)  # type: ignore[arg-type]
             else:
-                self._call(walk, event, instance, condition, path)  # type: ignore[arg-type]
+                self._call(walk, event, instance, condition, path, caught)  # type: ignore[arg-type]
 
     def _guard(self, walk: Walk, g: GuardEvent, instance: _Instance, condition: Formula,
                path: tuple[str, ...]) -> None:
@@ -219,8 +225,10 @@ class Run:
             self._versions[w.field] = len(self.store[w.field])
             self.written += 1
 
-    def _call(self, walk: Walk, index: int, instance: _Instance, condition: Formula, path: tuple[str, ...]) -> None:
+    def _call(self, walk: Walk, index: int, instance: _Instance, condition: Formula, path: tuple[str, ...],
+              caught: frozenset[str] = frozenset()) -> None:
         call = walk.calls[index]
+        caught = caught | call.caught if call.caught else caught
         if len(path) < MAX_DEPTH:
             reached = conj(condition, self.resolve(call.condition, instance))
             if reached != FALSE:
@@ -235,11 +243,11 @@ class Run:
                                            self.registries.every_container(), runs))
                         if runs:
                             self._enter(self.program.callee(fn, {})[0], _BARE,
-                                        conj(site_condition, registry_condition(fn)), path + (label(fn),))
+                                        conj(site_condition, registry_condition(fn)), path + (label(fn),), caught)
                 for number, callee in enumerate(call.callees):
                     if callee.label in path:
                         continue  # recursion: the cycle adds nothing a first pass did not
-                    self._enter(callee, (walk.memo_key, index, number), reached, path + (callee.label,))
+                    self._enter(callee, (walk.memo_key, index, number), reached, path + (callee.label,), caught)
         if call.writes:
             instance.after[call.order] = self.versions()
 
@@ -256,8 +264,9 @@ class Run:
             when = self.resolve(when, instance)
             if when != FALSE:
                 value = self._operand(term, instance)
-                # An opaque value over fields the store wrote keeps its text (read as typed): rare.
-                cases.append((when, value.term if isinstance(value, _Template) else value))
+                # An opaque value over fields the store wrote reads them as written so far (`device =
+                # device.split(":")[0]` after `device = get_device()`): `device__v1.split(":")[0]`.
+                cases.append((when, _pinned_term(value) if isinstance(value, _Template) else value))
         return tuple(cases)
 
     # --- reading the store -----------------------------------------------------------------
@@ -439,6 +448,28 @@ class KeptRun:
     counter: int
     written: int
     triggers: dict[tuple[RuleKey, str], Formula]  # filled as `Run.apply` composes them
+
+
+_NOT_EXCEPTIONS = frozenset({"SystemExit", "KeyboardInterrupt", "GeneratorExit", "BaseException"})
+
+
+def escapes(guard: GuardEvent, caught: frozenset[str]) -> bool:
+    """Does the guard's exception leave through `try` blocks that catch `caught` (by last name)? A
+    builtin exception is caught by its bases too; another class only by its own name or `Exception`."""
+    if not caught:
+        return True
+    if "BaseException" in caught:
+        return False
+    kind = "AssertionError" if guard.kind is RuleKind.ASSERT else (guard.exception or "").rsplit(".", 1)[-1]
+    if not kind or kind in caught:
+        return not kind  # a bare `raise` re-raises what a handler of its own function caught
+    if "Exception" in caught and kind not in _NOT_EXCEPTIONS:
+        return False
+    own = getattr(builtins, kind, None)
+    if isinstance(own, type) and issubclass(own, BaseException):
+        return not any(isinstance(base := getattr(builtins, name, None), type) and issubclass(own, base)
+                       for name in caught)
+    return True
 
 
 def _sites(registries: Registries) -> tuple:

@@ -43,6 +43,7 @@ class Call:
     callees: tuple[Callee, ...] | None
     variable: bool  # a call of a parameter or local: the registered functions a loop runs
     arguments: tuple[str | None, ...]  # positional arguments passed by plain name (registry sites)
+    caught: frozenset[str] = frozenset()  # exceptions an enclosing `try` catches: not raised through it
 
 
 # A write's value, read before the run: ("term", Term) for a value the walk kept as text,

@@ -255,6 +255,25 @@ class Write:
 
 
 @dataclass(frozen=True, slots=True)
+class Helper:
+    """A function or module constant of the analysed source that terms call (`get_device()`), kept as
+    normalized source so `check` can read it over the platform, model and environment facts."""
+
+    key: str  # "sglang.srt.utils.common:get_device"
+    source: str  # the function's `def` (no decorators, no docstring), or the constant's expression
+    names: tuple[tuple[str, str], ...] = ()  # module names it reads -> helper keys, or "import:dotted"
+
+
+@dataclass(frozen=True, slots=True)
+class HelperLibrary:
+    """The helpers of one extraction: the bare names terms call, each bound to a helper's key, and the
+    helpers (those they read in turn too)."""
+
+    names: tuple[tuple[str, str], ...] = ()
+    helpers: tuple[Helper, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Alias:
     """A spelling of a field declared by an add_argument call other than the flag's own, and how it parses.
 

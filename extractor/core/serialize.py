@@ -18,6 +18,8 @@ from .model import (
     Const,
     Example,
     Flag,
+    Helper,
+    HelperLibrary,
     Formula,
     Lit,
     Location,
@@ -33,7 +35,7 @@ from .model import (
     Write,
 )
 
-SCHEMA_VERSION = "1.1.0"  # 1.1.0: rules carry `order`, adjustments `assigns`; unmessaged asserts are rules
+SCHEMA_VERSION = "1.2.0"  # 1.1.0: rules carry `order`, adjustments `assigns`; unmessaged asserts are rules; 1.2.0: `helpers`
 RULES_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/rules.schema.json"
 FLAGS_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/flags.schema.json"
 
@@ -288,6 +290,26 @@ def write_json(write: Write, cache: dict | None = None, spellings: Spellings = C
 def write_from_json(data: dict, intern: dict | None = None) -> Write:
     return Write(data["field"], data["version"], data["order"], data["rule"], formula_from_json(data["when"], intern),
                  tuple((formula_from_json(c["when"], intern), _operand_from_json(c["value"])) for c in data["cases"]))
+
+
+def helpers_json(library: HelperLibrary) -> dict:
+    """rules.json's `helpers`: the names terms call, and the definitions behind them."""
+    return {
+        "names": dict(library.names),
+        "definitions": [{"key": h.key, "source": h.source, "names": dict(h.names)} for h in library.helpers],
+    }
+
+
+def helpers_of(rules_document: dict, where: str = "rules.json") -> HelperLibrary:
+    """The `helpers` of a read rules.json (none for documents written before it existed)."""
+    data = rules_document.get("helpers") or {}
+    try:
+        return HelperLibrary(
+            tuple(sorted((str(k), str(v)) for k, v in data.get("names", {}).items())),
+            tuple(Helper(str(h["key"]), str(h["source"]), tuple(sorted((str(k), str(v)) for k, v in h["names"].items())))
+                  for h in data.get("definitions", ())))
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise DocumentError(f"{where}: malformed helpers record ({error.__class__.__name__}: {error})") from None
 
 
 def _operand_json(value: Lit | Term, spellings: Spellings) -> dict:

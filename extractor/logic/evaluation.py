@@ -109,11 +109,13 @@ class Context:
             if key in self.assume:
                 return self.assume[key]
             if term.kind in (TermKind.PLATFORM, TermKind.MODEL):
-                if self.facts is None:
-                    raise Unknown(term.text)
+                if self.facts is None or (term.kind is TermKind.PLATFORM and self.facts.platform is None):
+                    raise Unknown(term.text)  # what the machine answers, without a profile: unknown
                 return self.facts.value(term.text, self._fields_of(term))
+            if term.text.isidentifier():
+                raise Unknown(term.text)  # a local of SGLang's whose value the walk lost, never the flag of that name
             try:
-                return safe_eval(term.text, _Pinned(self) if "__v" in term.text else self.values, self._env_value)
+                return safe_eval(term.text, _Pinned(self, term.fields), self._env_value)
             except Unknown:
                 if self.facts is None or term.kind is not TermKind.OPAQUE:
                     raise
@@ -264,10 +266,13 @@ def truth_table(f: Formula, variables: Sequence[Atom]) -> int:
 
 
 class _Pinned(Mapping):
-    """The launch values, plus `field__vK` names read as the field after its first K writes."""
+    """The launch values of the fields an opaque term reads, plus `field__vK` names read as the field
+    after its first K writes. Other names are no fields: a helper's local `moe_runner_backend` whose
+    value the walk lost is not the flag of that name."""
 
-    def __init__(self, context: Context) -> None:
+    def __init__(self, context: Context, fields: Sequence[str]) -> None:
         self.context = context
+        self.fields = fields
 
     def __getitem__(self, name: str) -> object:
         value = self.get(name, UNKNOWN)
@@ -278,17 +283,17 @@ class _Pinned(Mapping):
     def get(self, name: str, default: object = None) -> object:
         pinned = parse_pinned(name)
         if pinned is None:
-            return self.context.values.get(name, default)
+            return self.context.values.get(name, default) if name in self.fields else default
         values = self.context.resolved(*pinned)  # Unknown when undecided
         if len(values) != 1:
             raise Unknown(name)
         return values[0]
 
     def __iter__(self):
-        return iter(self.context.values)
+        return iter(self.fields)
 
     def __len__(self) -> int:
-        return len(self.context.values)
+        return len(self.fields)
 
 
 def _distinct(values: Sequence[object]) -> tuple[object, ...]:

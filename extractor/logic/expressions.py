@@ -36,9 +36,9 @@ _SAFE_CALLS: dict[str, Callable] = {
 _SAFE_TYPES = {"int": int, "float": float, "str": str, "bool": bool, "list": list, "dict": dict, "tuple": tuple, "set": set}
 _SAFE_METHODS = frozenset({
     "lower", "upper", "strip", "lstrip", "rstrip", "casefold", "startswith", "endswith", "split", "replace",
-    "get", "keys", "values", "items", "count", "index", "isdigit",
+    "get", "keys", "values", "items", "count", "index", "isdigit", "partition", "rpartition",
 })
-_BINOPS: dict[type, Callable] = {
+BINARY_OPERATORS: dict[type, Callable] = {
     ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
     ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b,
     ast.BitAnd: lambda a, b: a & b, ast.BitOr: lambda a, b: a | b, ast.BitXor: lambda a, b: a ^ b,
@@ -125,13 +125,13 @@ def _eval(node: ast.AST, values: Mapping[str, object], env) -> object:
         operand = ev(node.operand)
         return {ast.Not: lambda v: not v, ast.USub: lambda v: -v, ast.UAdd: lambda v: +v,
                 ast.Invert: lambda v: ~v}[type(node.op)](operand)
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+    if isinstance(node, ast.BinOp) and type(node.op) in BINARY_OPERATORS:
         left, right = ev(node.left), ev(node.right)
         if isinstance(node.op, ast.Mult) and isinstance(left, (str, list, tuple)) | isinstance(right, (str, list, tuple)):
             sequence, times = (left, right) if isinstance(left, (str, list, tuple)) else (right, left)
             if not isinstance(times, int) or len(sequence) * times > 10_000:
                 _too_big()
-        return _BINOPS[type(node.op)](left, right)
+        return BINARY_OPERATORS[type(node.op)](left, right)
     if isinstance(node, ast.Compare):
         return comparison_chain(node, ev, lambda left, op, right: _CMPOPS[type(op)](left, right))
     if isinstance(node, ast.IfExp):

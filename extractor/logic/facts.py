@@ -20,7 +20,8 @@ from importlib import resources
 from pathlib import Path
 
 from ..core.errors import UsageError
-from .expressions import Unknown, boolean_operation, comparison_chain
+from .expressions import BINARY_OPERATORS, Unknown, boolean_operation, comparison_chain
+from .helpers import MAX_STEPS, Definition, Helpers, Outside, Raised, Reader, World, bind_arguments
 
 
 
@@ -32,6 +33,7 @@ class Platform:
     description: str
     aliases: tuple[str, ...]
     facts: Mapping[str, object]
+    world: World = World()  # what torch, the Python platform and the installed packages answer
 
 
 @lru_cache(maxsize=1)
@@ -39,12 +41,30 @@ def platforms() -> dict[str, Platform]:
     """Every profile of the data file, by name."""
     data = json.loads(resources.files("extractor").joinpath("data/platforms.json").read_text(encoding="utf-8"))
     common = data.get("defaults", {})
+    worlds = data.get("worlds", {})
     found = {}
     for name, entry in data["platforms"].items():
         facts = {**common, **entry.get("facts", {})}
         found[name] = Platform(name, entry.get("description", ""), tuple(entry.get("aliases", ())),
-                               {k: _json_value(v) for k, v in facts.items()})
+                               {k: _json_value(v) for k, v in facts.items()},
+                               _world(worlds.get("defaults", {}), *(worlds.get(w, {}) for w in entry.get("world", ()))))
     return found
+
+
+def _world(*layers: Mapping) -> World:
+    """A world made of layers (later ones win): torch's and the platform's answers, absent names, packages."""
+    answers: dict[str, object] = {}
+    absent: set[str] = set()
+    packages: dict[str, bool] = {}
+    for layer in layers:
+        for key, value in layer.get("answers", {}).items():
+            answers[key] = _json_value(value)
+            absent -= {a for a in absent if key == a or key.startswith((f"{a}.", f"{a}("))}
+        for key in layer.get("absent", ()):
+            absent.add(key)
+            answers.pop(key, None)
+        packages.update(layer.get("packages", {}))
+    return World(answers, frozenset(absent), packages)
 
 
 def _json_value(value: object) -> object:
@@ -76,7 +96,8 @@ def memory_mib(text: str) -> float:
 def with_device_memory(platform: Platform | None, mib: float) -> Platform:
     """A profile whose device (or, on the CPU, host) memory is `mib`: what SGLang sizes defaults by."""
     base = platform if platform is not None else Platform("custom", "", (), {})
-    return Platform(base.name, base.description, base.aliases, {**base.facts, "get_device_memory_capacity": mib})
+    return Platform(base.name, base.description, base.aliases, {**base.facts, "get_device_memory_capacity": mib},
+                    base.world)
 
 
 def _simple(text: str) -> str:
@@ -318,7 +339,13 @@ class Facts:
     platform: Platform | None = None
     model: ModelFacts | None = None
     host: LaunchHost | None = None
+    helpers: Helpers | None = None  # the source's helpers terms call (`get_device()`), read over these facts
+    env: Mapping[str, str] = field(default_factory=dict)  # the launch's environment; a name not in it is unset
     _cache: dict[str, object] = field(default_factory=dict, init=False, repr=False)
+
+    @property
+    def world(self) -> World:
+        return self.platform.world if self.platform is not None else World()
 
     def value(self, text: str, fields: Mapping[str, object] | None = None) -> object:
         """The value of a platform or model term's source, or Unknown."""
@@ -367,7 +394,8 @@ _BUILTINS: dict[str, Callable] = {
 _TYPES = {"dict": (dict,), "str": (str,), "list": (list,), "tuple": (tuple,), "int": (int,), "float": (float,),
           "bool": (bool,)}
 _METHODS = frozenset({"get", "keys", "values", "items", "startswith", "endswith", "lower", "upper", "strip",
-                      "split", "count", "index", "replace"})
+                      "split", "count", "index", "replace", "format", "lstrip", "rstrip", "isdigit", "join",
+                      "partition", "rpartition", "casefold"})
 _MODEL_NAMES = frozenset({"hf_config", "hf_text_config"})
 _ARCH_NAMES = frozenset({"model_architecture", "architecture", "model_arch"})
 
@@ -375,10 +403,13 @@ _ARCH_NAMES = frozenset({"model_architecture", "architecture", "model_arch"})
 class _Evaluator:
     """Reads a condition's source over the facts: config attributes, platform predicates, plain Python."""
 
-    def __init__(self, facts: Facts, fields: Mapping[str, object]) -> None:
+    def __init__(self, facts: Facts, fields: Mapping[str, object], names: Mapping[str, str] | None = None,
+                 frame: dict[str, object] | None = None, budget: list[int] | None = None) -> None:
         self.facts = facts
         self.fields = fields
-        self.locals: dict[str, object] = {}
+        self.locals: dict[str, object] = frame if frame is not None else {}
+        self.names = names  # inside a helper: its module's names (`logic.helpers`); None for a term itself
+        self.budget = budget if budget is not None else [MAX_STEPS]
 
     def eval(self, node: ast.AST) -> object:  # noqa: C901 - one small interpreter, one case per node kind
         ev = self.eval
@@ -421,11 +452,34 @@ class _Evaluator:
             return self.call(node)
         if isinstance(node, (ast.GeneratorExp, ast.ListComp, ast.SetComp)):
             return self.comprehension(node)
+        if isinstance(node, ast.BinOp) and type(node.op) in BINARY_OPERATORS:
+            left, right = ev(node.left), ev(node.right)
+            if isinstance(left, _OPAQUE_VALUES) or isinstance(right, _OPAQUE_VALUES):
+                raise Unknown("arithmetic on a fact object")
+            try:
+                return BINARY_OPERATORS[type(node.op)](left, right)
+            except (TypeError, ValueError, ArithmeticError):
+                raise Unknown("arithmetic") from None
         raise Unknown(type(node).__name__)
+
+    def _hasattr(self, owner: object, name: object) -> bool:
+        if not isinstance(name, str):
+            raise Unknown("hasattr")
+        if isinstance(owner, Outside):
+            return self.facts.world.has(f"{owner.path}.{name}")
+        if isinstance(owner, _Config) and not (self.facts.model and self.facts.model.architecture_only):
+            return name in owner.data
+        raise Unknown("hasattr")
 
     def name(self, name: str) -> object:
         if name in self.locals:
             return self.locals[name]
+        if self.names is not None:  # a helper's body reads its module's names, nothing of the launch
+            if name in ("True", "False", "None"):
+                return {"True": True, "False": False, "None": None}[name]
+            if name not in self.names:
+                raise Unknown(name)
+            return self._bound(self.names[name])
         model = self.facts.model
         if name in _MODEL_NAMES and model is not None:
             config = _Config(model.config)
@@ -436,9 +490,87 @@ class _Evaluator:
             return {"True": True, "False": False, "None": None}[name]
         if name in self.fields:
             return self.fields[name]
+        if name == "torch" and self.facts.platform is not None:
+            return Outside("torch")  # `torch.cuda.is_available()` in a term: what the profile's torch answers
+        helpers = self.facts.helpers
+        if helpers is not None and name in helpers.names:
+            return self._bound(helpers.names[name])
         raise Unknown(name)
 
+    def _bound(self, key: str) -> object:
+        """What a helper key denotes: an imported module's name, a function's definition, or the value
+        of a module constant (read once per launch)."""
+        if key.startswith("import:"):
+            return Outside(key[len("import:"):])
+        helpers = self.facts.helpers
+        definition = helpers.definition(key) if helpers is not None else None
+        if definition is None:
+            raise Unknown(key)
+        if definition.is_function:
+            return definition
+        memo = f"constant {key}"
+        if memo not in self.facts._cache:
+            try:
+                self.facts._cache[memo] = self._inside(definition, {}).eval(definition.node)
+            except (Unknown, Raised, RecursionError):
+                self.facts._cache[memo] = _UNKNOWN_VALUE
+        found = self.facts._cache[memo]
+        if found is _UNKNOWN_VALUE:
+            raise Unknown(key)
+        return found
+
+    def _inside(self, definition: Definition, frame: dict[str, object]) -> _Evaluator:
+        return _Evaluator(self.facts, {}, definition.names, frame, self.budget)
+
+    def call_helper(self, definition: Definition, node: ast.Call) -> object:
+        """A helper called: its body read over the facts with the call's arguments (`logic.helpers`)."""
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            raise Unknown("unpacked arguments")
+        args = [self.eval(a) for a in node.args]
+        keywords = {k.arg: self.eval(k.value) for k in node.keywords if k.arg is not None}
+        memo = f"call {definition.key}" if not args and not keywords else None
+        if memo is not None and memo in self.facts._cache:
+            found = self.facts._cache[memo]
+            if found is _UNKNOWN_VALUE:
+                raise Unknown(definition.key)
+            return found
+        try:
+            inside = self._inside(definition, {})
+            function = definition.node
+            assert isinstance(function, ast.FunctionDef)
+            inside.locals.update(bind_arguments(function, args, keywords, inside.eval))
+            found = Reader(inside.eval, inside.locals, self.facts.world, self.budget).run(function.body)
+        except (Unknown, Raised, RecursionError):
+            if memo is not None:
+                self.facts._cache[memo] = _UNKNOWN_VALUE
+            raise Unknown(definition.key) from None
+        if memo is not None:
+            self.facts._cache[memo] = found
+        return found
+
+    def call_outside(self, path: str, node: ast.Call) -> object:
+        """A call into a module outside the package (`torch.cuda.is_available()`, `os.getenv(...)`): the
+        environment's or the world's answer, else unknown."""
+        if any(isinstance(a, ast.Starred) for a in node.args) or node.keywords:
+            raise Unknown(path)
+        args = [self.eval(a) for a in node.args]
+        world = self.facts.world
+        if path in ("os.getenv", "os.environ.get") and 1 <= len(args) <= 2 and isinstance(args[0], str):
+            return self.facts.env.get(args[0], args[1] if len(args) == 2 else None)
+        if path.endswith("find_spec") and len(args) == 1 and isinstance(args[0], str):
+            return Outside(f"spec.{args[0]}") if world.installed(args[0]) else None
+        exact = f"{path}({', '.join(repr(a) for a in args)})"
+        if exact in world.answers:
+            return world.answers[exact]
+        if all(a is None or a == 0 for a in args) and f"{path}()" in world.answers:
+            return world.answers[f"{path}()"]  # device 0, or the current one: the profile's devices are alike
+        raise Unknown(path)
+
     def attribute(self, value: object, name: str) -> object:
+        if isinstance(value, Outside):
+            if value.path == "os" and name == "environ":
+                return dict(self.facts.env)  # the launch's environment: a name not in it is unset
+            return value.attribute(name, self.facts.world)
         if isinstance(value, _Platform):
             return value.fact(name)
         if isinstance(value, _PlainDecoderSpec):
@@ -502,6 +634,13 @@ class _Evaluator:
                 key = name.lstrip("_")
                 if key in platform.facts:
                     return platform.facts[key]
+            if name == "hasattr" and len(node.args) == 2 and not node.keywords:
+                return self._hasattr(self.eval(node.args[0]), self.eval(node.args[1]))
+            target = self.name(name)
+            if isinstance(target, Definition):
+                return self.call_helper(target, node)
+            if isinstance(target, Outside):
+                return self.call_outside(target.path, node)
             raise Unknown(name)
         if isinstance(func, ast.Attribute):
             test = ast.unparse(func)
@@ -526,6 +665,8 @@ class _Evaluator:
             owner = self.eval(func.value)
             if isinstance(owner, _Platform):
                 return owner.fact(func.attr)
+            if isinstance(owner, Outside):
+                return self.call_outside(f"{owner.path}.{func.attr}", node)
             method = self.attribute(owner, func.attr)
             if isinstance(method, _Method):
                 args = [self.eval(a) for a in node.args]
@@ -597,10 +738,14 @@ class _Method:
             raise Unknown(self.name) from None
 
 
+_OPAQUE_VALUES = (_Config, _ModelConfig, _Platform, Outside, Definition)
+
+
 def _compare(left: object, op: ast.cmpop, right: object) -> bool:
-    if isinstance(left, (_Config, _ModelConfig, _Platform)) or isinstance(right, (_Config, _ModelConfig, _Platform)):
-        if isinstance(op, (ast.Is, ast.IsNot)) and (left is None or right is None):
-            return isinstance(op, ast.IsNot)  # a config object is never None
+    if isinstance(left, _OPAQUE_VALUES) or isinstance(right, _OPAQUE_VALUES):
+        if isinstance(op, (ast.Is, ast.IsNot)) and (left is None or right is None) \
+                and not isinstance(left, Outside) and not isinstance(right, Outside):
+            return isinstance(op, ast.IsNot)  # a config object or a function is never None
         raise Unknown("comparison of a config object")
     try:
         if isinstance(op, ast.Eq):

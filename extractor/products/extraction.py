@@ -12,11 +12,12 @@ from ..analysis.callgraph import Program
 from ..analysis.reuse import MemoryStore, StaleReuse
 from ..analysis.run import Run
 from ..analysis.catalog import build_catalog
-from ..analysis.modules import FunctionFacts, ModuleSummary, Outline, deep_recursion, summarize
+from ..analysis.modules import FunctionFacts, ModuleSummary, Outline, deep_recursion, dotted_module, summarize
+from ..analysis.helpers import CalledNames, helper_library, places_of_names
 from ..analysis.rules import rules_of
 from ..core.collector import long_lived
 from ..core.errors import ParseError, SourceError
-from ..core.model import Flag, Notice, Rule, SourceProblem, Write
+from ..core.model import Flag, HelperLibrary, Notice, Rule, SourceProblem, Write
 from ..sources.layout import Layout, find_layout
 from ..sources.trees import SourceInfo, SourceTree
 from .relations import Relations, relations, with_related
@@ -42,6 +43,7 @@ class Extraction:
     entry_points: tuple[str, ...]
     relations: Relations | None = None  # how the rules relate; the graph exports are built from it
     resolution: tuple[Write, ...] = ()  # the writes that `resolved(...)` terms of the rules read
+    helpers: HelperLibrary = HelperLibrary()  # what platform, model and opaque terms call, as source
     # What the next extraction of a similar source can reuse (`analysis.reuse`): walks and function facts.
     kept: MemoryStore | None = field(default=None, compare=False, repr=False)
     reused: tuple[int, int] = (0, 0)  # (walks reused from the store, walks made)
@@ -82,6 +84,23 @@ def _followed(program: Program, run: Run):
         for key in module.functions:  # keys first: asking for a function parses it (most were never entered)
             if f"{module.dotted}:{key}" in run.entered:
                 yield module, program.walk(module.functions[key])
+
+
+def _helpers(program: Program, rules: list[Rule], resolution: tuple[Write, ...]) -> HelperLibrary:
+    """The helpers the rules' and the resolution's platform, model and opaque terms call, each looked
+    up in the modules of the rules that read it: where the guard or write is, and its call path."""
+    by_id = {r.id: r for r in rules}
+    called = CalledNames()
+
+    def modules(rule: Rule) -> set[str]:
+        files = {rule.location.file, *(step.split("::", 1)[0] for step in rule.call_path)}
+        return {dotted_module(f) for f in files}
+
+    uses = [(called.of([r.effective, *(w for w, _ in r.assigns)], [v for _, v in r.assigns]), modules(r))
+            for r in rules]
+    uses += [(called.of([w.when, *(c for c, _ in w.cases)], [v for _, v in w.cases]), modules(by_id[w.rule]))
+             for w in resolution if w.rule in by_id]
+    return helper_library(places_of_names(uses), program.denotes, program.module)
 
 
 def _file_info(tree: SourceTree, path: str) -> FileInfo:
@@ -171,6 +190,7 @@ def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stag
         followed = list(_followed(program, run))
         rules = run.apply(rules_of(read + followed))
         resolution = run.resolution(rules)
+        helpers = _helpers(program, rules, resolution)
         files.extend(_file_info(tree, path) for path in sorted({module.path for module, _ in followed}))
     if later is not None and run.registries.used != later.get("registering"):
         later["registering"] = run.registries.used
@@ -195,6 +215,7 @@ def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stag
         entry_points=tuple(program.entry_points),
         relations=related,
         resolution=resolution,
+        helpers=helpers,
         kept=MemoryStore(program.kept(), program.facts(), {**later, "witnesses": memo, "run": run.keep()},
                          program.outlines())
         if later is not None else None,

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from ..core.formula import terms
-from ..core.model import Atom, Flag, Rule, RuleKind, Term, TermKind, Write
+from ..core.model import Atom, Flag, HelperLibrary, Rule, RuleKind, Term, TermKind, Write
 from ..logic.environment import EnvVar
 from ..logic.evaluation import MISSING_KINDS, Context, Evaluator, assumption_key, substitute_assumptions
 from ..logic.facts import Facts, LaunchHost, ModelFacts, Platform, local_model
+from ..logic.helpers import Helpers
 from ..logic.launch import ArgError, Catalog, CommandLine, parse_command
 from ..logic.releases import FlagHistory, shipped_flag_history
 
@@ -33,6 +34,7 @@ class RuleSet:
     source: Mapping[str, object]
     envs: Mapping[str, EnvVar] | None = None  # None: environ.py was not at hand
     resolution: tuple[Write, ...] = ()  # the writes that resolved terms of triggers read
+    helpers: HelperLibrary = HelperLibrary()  # the source's helpers that terms call (`get_device()`)
 
     @cached_property
     def readers(self) -> dict[str, tuple[Rule, ...]]:
@@ -89,6 +91,11 @@ class RuleSet:
     @cached_property
     def defaults(self) -> dict[str, object]:
         return self.catalog.defaults()
+
+    @cached_property
+    def library(self) -> Helpers:
+        """The helpers, ready to be read over a launch's facts (parsed as they are called)."""
+        return Helpers(self.helpers)
 
     @cached_property
     def by_id(self) -> dict[str, Rule]:
@@ -148,7 +155,8 @@ def check(
     """
     command = parse_command(argv, ruleset.catalog)
     assumed = {assumption_key(k): v for k, v in (assume or {}).items()}
-    facts = launch_facts(command, platform, model, host)
+    environment = {**(os.environ if use_env else {}), **command.env, **(env or {})}
+    facts = launch_facts(command, platform, model, host, ruleset.library, environment)
     context = launch_context(ruleset, command, env, use_env, assumed, facts)
     rules = list(ruleset.rules)
     used: set[str] = set()
@@ -186,12 +194,16 @@ def check(
 
 
 def launch_facts(command: CommandLine, platform: Platform | None = None, model: ModelFacts | None = None,
-                 host: LaunchHost | None = None) -> Facts | None:
+                 host: LaunchHost | None = None, helpers: Helpers | None = None,
+                 env: Mapping[str, str] | None = None) -> Facts | None:
     """The platform, model and host facts of a launch: as given, the model else read from a
-    `--model-path` folder's config.json."""
+    `--model-path` folder's config.json; with the source's helpers and the launch's environment,
+    which helpers read (`logic.helpers`)."""
     if model is None:
         model = local_model(command.given.get("model_path"))
-    return Facts(platform, model, host) if platform is not None or model is not None or host is not None else None
+    if platform is None and model is None and host is None and not helpers:
+        return None
+    return Facts(platform, model, host, helpers or None, dict(env or {}))
 
 
 def told_errors(errors: Sequence[ArgError], release: str, history: FlagHistory | None = None) -> list[ArgError]:

@@ -26,6 +26,7 @@ from ..core.serialize import (
     dump_bytes,
     dump_pieces,
     flag_json,
+    helpers_json,
     problem_json,
     record_lines,
     rule_json,
@@ -237,6 +238,7 @@ def rules_document(ex: Extraction, extra: dict | None = None) -> dict:
         "errors": [problem_json(p) for p in ex.problems],
         "rules": [rule_json(r, cache, spellings) for r in ex.rules],
         "resolution": [write_json(w, cache, spellings) for w in ex.resolution],
+        "helpers": helpers_json(ex.helpers),
     }
     document.update(extra or {})
     return document

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..analysis.environ import env_defaults
 from ..core.errors import SourceError
-from ..core.serialize import read_rule_documents, records_of, resolution_of
+from ..core.serialize import helpers_of, read_rule_documents, records_of, resolution_of
 from ..logic.environment import EnvVar
 from .index import index_key, indexed
 from .linter import RuleSet
@@ -63,13 +63,13 @@ def ruleset_from_documents(rules: Mapping, flags: Mapping, envs: Mapping[str, En
     records, flag_records = records_of(dict(rules), dict(flags), where)
     source = rules.get("source", {})
     return RuleSet(rules=records, flags=flag_records, source=source if isinstance(source, Mapping) else {}, envs=envs,
-                   resolution=resolution_of(dict(rules), where))
+                   resolution=resolution_of(dict(rules), where), helpers=helpers_of(dict(rules), where))
 
 
 def ruleset_of(ex, tree=None) -> RuleSet:
     """The rule set of a fresh extraction; env-var defaults read from `tree` when given."""
     return RuleSet(ex.rules, ex.flags, ex.info.as_dict(), env_defaults(tree) if tree is not None else None,
-                   ex.resolution)
+                   ex.resolution, ex.helpers)
 
 
 def release_rules(version: str, index_url: str | None = None) -> RuleSet:

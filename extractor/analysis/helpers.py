@@ -1,0 +1,220 @@
+"""The helpers that platform, model and other opaque terms call, kept as source for `check` to read over facts.
+
+A trigger keeps `get_device()` or `is_fi_a2a_supported(dcp_size=...)` as an opaque term: what it
+answers depends on the machine, the model or the environment, which the extraction does not know.
+`check` does, once given a platform profile (torch's own answers: CUDA available, capability, ...),
+a model's config.json and `--env`. So for every bare name such a term calls, the function it
+denotes where the term was read is found, and kept with the module-level functions and constants
+it reads in turn, as normalized source: `logic.helpers` reads them over the facts, never running
+them. A name that denotes different functions in different modules is left out (unknown, not
+wrong), as is a function too large or reading names no definition is found for (the reader says
+unknown where it meets them).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+from collections.abc import Iterable, Iterator, Mapping
+
+from ..core.model import And, Atom, Formula, Helper, HelperLibrary, Not, Or, Term, TermKind
+from .modules import ModuleSummary, module_statements
+
+MAX_HELPER_LINES = 60  # a function longer than this is no helper to read over facts
+MAX_HELPERS = 400  # definitions kept per extraction, at most
+MAX_DEPTH = 6  # helpers calling helpers, at most this deep from a term
+
+_BUILTINS = frozenset(dir(builtins))
+_TERM_KINDS = (TermKind.PLATFORM, TermKind.MODEL, TermKind.OPAQUE)
+
+
+def called_names(text: str) -> frozenset[str]:
+    """The bare names a term's source calls (`get_device` of `get_device()`), builtins left out."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    return frozenset(node.func.id for node in ast.walk(tree)
+                     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id not in _BUILTINS)
+
+
+class CalledNames:
+    """The names the platform, model and opaque terms of formulas call, each shared part read once:
+    triggers share large parts (the writes of a resolved field)."""
+
+    def __init__(self) -> None:
+        self._of_formula: dict[Formula, frozenset[str]] = {}
+        self._of_text: dict[str, frozenset[str]] = {}
+
+    def of(self, formulas: Iterable[Formula], values: Iterable[object] = ()) -> frozenset[str]:
+        found: set[str] = set()
+        for f in formulas:
+            found |= self._formula(f)
+        for value in values:
+            if isinstance(value, Term):
+                found |= self._term(value)
+        return frozenset(found)
+
+    def _term(self, term: Term) -> frozenset[str]:
+        if term.kind not in _TERM_KINDS:
+            return frozenset()
+        found = self._of_text.get(term.text)
+        if found is None:
+            found = self._of_text[term.text] = called_names(term.text)
+        return found
+
+    def _formula(self, f: Formula) -> frozenset[str]:
+        found = self._of_formula.get(f)
+        if found is not None:
+            return found
+        if isinstance(f, Atom):
+            found = self._term(f.term) | (self._term(f.other) if isinstance(f.other, Term) else frozenset())
+        elif isinstance(f, Not):
+            found = self._formula(f.arg)
+        elif isinstance(f, (And, Or)):
+            found = frozenset().union(*(self._formula(a) for a in f.args))
+        else:
+            found = frozenset()
+        self._of_formula[f] = found
+        return found
+
+
+def places_of_names(uses: Iterable[tuple[Iterable[str], Iterable[str]]]) -> dict[str, set[str]]:
+    """name -> the modules it may be read in, from (names called, modules they were read in) pairs."""
+    found: dict[str, set[str]] = {}
+    for names, modules in uses:
+        if names:
+            modules = set(modules)
+            for name in names:
+                found.setdefault(name, set()).update(modules)
+    return found
+
+
+class _Finder:
+    """Definitions found through a program's modules (`resolve(module, name)` -> key of a function or
+    constant, `module(dotted)` -> its summary)."""
+
+    def __init__(self, denotes, module) -> None:
+        self.denotes = denotes
+        self.module = module
+        self.kept: dict[str, Helper | None] = {}  # key -> definition, None when it cannot be read
+
+    def resolve(self, dotted: str, name: str) -> str | None:
+        """What a top-level name of a module denotes: a function, an import, or a constant it binds once."""
+        found = self.denotes(dotted, name)
+        if found is not None:
+            return found
+        module = self.module(dotted)
+        return f"{dotted}:{name}" if module is not None and _constant_value(module, name) is not None else None
+
+    def define(self, key: str, depth: int) -> bool:
+        """Keep the definition of `key` and of what it reads; whether it could be kept."""
+        if key in self.kept:
+            return self.kept[key] is not None
+        if len(self.kept) >= MAX_HELPERS or depth > MAX_DEPTH:
+            return False
+        self.kept[key] = None  # a cycle reads as unknown
+        made = self._made(key)
+        if made is None:
+            return False
+        source, names, module = made
+        bound = []
+        for name in names:
+            target = self.resolve(module.dotted, name)
+            if target is not None and (target.startswith("import:") or self.define(target, depth + 1)):
+                bound.append((name, target))
+        self.kept[key] = Helper(key, source, tuple(sorted(bound)))
+        return True
+
+    def _made(self, key: str) -> tuple[str, list[str], ModuleSummary] | None:
+        dotted, _, name = key.partition(":")
+        module = self.module(dotted)
+        if module is None:
+            return None
+        if name in module.functions and "." not in name:
+            node = module.function_node(name)
+            if (node.end_lineno or node.lineno) - node.lineno + 1 > MAX_HELPER_LINES or isinstance(node, ast.AsyncFunctionDef):
+                return None
+            plain = copy.copy(node)
+            plain.decorator_list, plain.returns, plain.body = [], None, _without_docstring(node.body)
+            text = ast.unparse(plain)
+            return text, sorted(_free_names(node)), module
+        value = _constant_value(module, name)
+        if value is None:
+            return None
+        return ast.unparse(value), sorted(_names_read(value)), module
+
+
+def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
+    if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        return body[1:]
+    return body
+
+
+def _constant_value(module: ModuleSummary, name: str) -> ast.expr | None:
+    """The expression a module-level name is bound to, when it is bound exactly once, at import time."""
+    found: list[ast.expr] = []
+    for stmt in module_statements(module.declarations.body):
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                for node in ast.walk(target):
+                    if isinstance(node, ast.Name) and node.id == name:
+                        found.append(stmt.value if isinstance(target, ast.Name) else None)  # type: ignore[arg-type]
+        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and isinstance(stmt.target, ast.Name) \
+                and stmt.target.id == name:
+            found.append(stmt.value if isinstance(stmt, ast.AnnAssign) else None)  # type: ignore[arg-type]
+    return found[0] if len(found) == 1 and found[0] is not None else None
+
+
+def _names_read(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - _BUILTINS
+
+
+def _free_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names a function reads that it does not bind itself: its module's (or builtins, left out)."""
+    bound = {a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
+    bound |= {a.arg for a in (node.args.vararg, node.args.kwarg) if a is not None}
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Name) and isinstance(inner.ctx, (ast.Store, ast.Del)):
+            bound.add(inner.id)
+        elif isinstance(inner, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in inner.names}
+        elif isinstance(inner, ast.ExceptHandler) and inner.name:
+            bound.add(inner.name)
+        elif isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)) and inner is not node:
+            if not isinstance(inner, ast.Lambda):
+                bound.add(inner.name)
+            if not isinstance(inner, ast.ClassDef):
+                bound |= {a.arg for a in inner.args.args}
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - bound - _BUILTINS
+
+
+def helper_library(places: Mapping[str, Iterable[str]], denotes, module) -> HelperLibrary:
+    """The definitions behind the called names, each looked up in the modules its terms were read in
+    (`places`: name -> dotted modules: of the rules whose terms call it, and their call paths).
+
+    `denotes(dotted, name)`: the key a top-level name of that module denotes ("module:name" of a
+    function, "import:dotted" of an imported module), or None (`Program.denotes`); `module(dotted)`:
+    its summary.
+    """
+    finder = _Finder(denotes, module)
+    entries = []
+    for name in sorted(places):
+        keys = {key for key in (finder.resolve(dotted, name) for dotted in sorted(places[name])) if key is not None}
+        if len(keys) != 1:
+            continue  # nowhere, or different functions in different modules: left unknown
+        key = keys.pop()
+        if not key.startswith("import:") and finder.define(key, 0):
+            entries.append((name, key))
+    helpers = tuple(sorted((h for h in finder.kept.values() if h is not None), key=lambda h: h.key))
+    kept = {h.key for h in helpers}
+    return HelperLibrary(tuple(e for e in entries if e[1] in kept), tuple(_bound_to(helpers, kept)))
+
+
+def _bound_to(helpers: tuple[Helper, ...], kept: set[str]) -> Iterator[Helper]:
+    """Each helper with only the names whose definitions were kept (a cycle's member may have failed)."""
+    for helper in helpers:
+        names = tuple(n for n in helper.names if n[1].startswith("import:") or n[1] in kept)
+        yield helper if names == helper.names else Helper(helper.key, helper.source, names)

@@ -1,0 +1,364 @@
+"""SGLang's helpers read over facts: the bodies rules.json keeps (`helpers`), never run.
+
+`get_device()` decides `--device` when it is left out: on a machine whose torch reports CUDA it
+is "cuda". Its body, and those of `is_cpu()`, `is_npu()`, `get_bool_env_var(...)` and the other
+helpers terms call, are read statement by statement over what is known: the platform profile's
+answers of torch, the Python platform and the installed packages (`World`), the environment of
+the launch, the model's config. Anything else (a call of unknown code, a loop without a known
+end, a name no definition binds) makes the value unknown, never a guess.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ..core.model import HelperLibrary
+from .expressions import Unknown
+
+MAX_STEPS = 2000  # statements read per term, at most: a loop the facts do not end is unknown
+_LOGGING = frozenset({"logger", "logging", "warnings", "print"})  # calls whose only effect is output
+_STANDARD = frozenset({"os.path", "os.environ", "importlib.util", "os.getenv", "platform.machine",
+                       "importlib.util.find_spec"})  # names the standard library always has
+
+
+class Raised(Exception):
+    """An exception a helper's `raise` (or a failed import) throws while it is read: `except` clauses
+    that name it or a base of it catch it."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
+# Which exceptions an `except` clause catches, by name; a clause naming another catches nothing
+# that is read here, so an exception it might catch stays unknown.
+_CAUGHT_BY = {
+    "BaseException": None, "Exception": None,  # everything
+    "ImportError": {"ImportError", "ModuleNotFoundError"}, "ModuleNotFoundError": {"ModuleNotFoundError"},
+    "RuntimeError": {"RuntimeError", "NotImplementedError"}, "ValueError": {"ValueError"},
+    "AssertionError": {"AssertionError"}, "TypeError": {"TypeError"}, "KeyError": {"KeyError"},
+    "AttributeError": {"AttributeError"}, "OSError": {"OSError", "FileNotFoundError"},
+}
+
+
+class _Return(Exception):
+    def __init__(self, value: object) -> None:
+        super().__init__()
+        self.value = value
+
+
+@dataclass(frozen=True)
+class World:
+    """What the machine answers outside SGLang: torch's queries, `platform.machine()`, installed
+    packages (`find_spec`). `answers`: dotted query -> value (`torch.cuda.is_available()`,
+    `torch.version.cuda`); `absent`: dotted names that do not exist (`torch.npu`); `packages`:
+    top-level package -> installed."""
+
+    answers: Mapping[str, object] = field(default_factory=dict)
+    absent: frozenset[str] = frozenset()
+    packages: Mapping[str, bool] = field(default_factory=dict)
+
+    def has(self, path: str) -> bool:
+        if path in _STANDARD:
+            return True
+        if path in self.absent or any(path.startswith(a + ".") for a in self.absent):
+            return False
+        prefix = path + "."
+        if path in self.answers or any(k.startswith(prefix) or k.startswith(path + "(") for k in self.answers):
+            return True
+        raise Unknown(f"hasattr {path}")
+
+    def installed(self, package: str) -> bool:
+        found = self.packages.get(package.split(".")[0])
+        if found is None:
+            raise Unknown(f"package {package}")
+        return bool(found)
+
+
+class Outside:
+    """A module imported from outside the analysed package (`torch`, `os`, `platform`) or a name in it:
+    its attributes and calls are the world's answers, by dotted path."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def attribute(self, name: str, world: World) -> object:
+        path = f"{self.path}.{name}"
+        if path in world.answers:
+            return world.answers[path]
+        if not world.has(path):
+            raise Raised("AttributeError")
+        return Outside(path)
+
+    def __bool__(self) -> bool:
+        if self.path.startswith("spec."):
+            return True  # a module spec `find_spec` found
+        raise Unknown(f"truth of {self.path}")
+
+    def __repr__(self) -> str:
+        return f"Outside({self.path})"
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A helper parsed: a function's node, or a constant's expression, and the names of its module."""
+
+    key: str
+    node: ast.FunctionDef | ast.expr
+    names: Mapping[str, str]
+
+    @property
+    def is_function(self) -> bool:
+        return isinstance(self.node, ast.FunctionDef)
+
+
+class Helpers:
+    """The helper library of a rule set, parsed on first use."""
+
+    def __init__(self, library: HelperLibrary) -> None:
+        self.names: dict[str, str] = dict(library.names)
+        self._sources = {h.key: (h.source, dict(h.names)) for h in library.helpers}
+        self._parsed: dict[str, Definition | None] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.names)
+
+    def definition(self, key: str) -> Definition | None:
+        if key not in self._parsed:
+            found = self._sources.get(key)
+            self._parsed[key] = None if found is None else _parse(key, *found)
+        return self._parsed[key]
+
+
+def _parse(key: str, source: str, names: dict[str, str]) -> Definition | None:
+    node = _syntax(source)
+    return None if node is None else Definition(key, node, names)
+
+
+@lru_cache(maxsize=1024)
+def _syntax(source: str) -> ast.FunctionDef | ast.expr | None:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if len(tree.body) == 1 and isinstance(tree.body[0], ast.FunctionDef):
+        return tree.body[0]
+    if len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr):
+        return tree.body[0].value
+    return None
+
+
+class Reader:
+    """Reads one helper's body: statements here, expressions by the evaluator given (`evaluate(node)`
+    over `frame`, its locals)."""
+
+    def __init__(self, evaluate: Callable[[ast.AST], object], frame: dict[str, object], world: World,
+                 budget: list[int]) -> None:
+        self.evaluate = evaluate
+        self.frame = frame
+        self.world = world
+        self.budget = budget  # one counter shared by nested calls
+
+    def run(self, body: list[ast.stmt]) -> object:
+        try:
+            self.block(body)
+        except _Return as done:
+            return done.value
+        return None
+
+    def block(self, body: list[ast.stmt]) -> None:
+        for stmt in body:
+            self.statement(stmt)
+
+    def statement(self, stmt: ast.stmt) -> None:  # noqa: C901 - one case per statement kind
+        self.budget[0] -= 1
+        if self.budget[0] < 0:
+            raise Unknown("too many steps")
+        if isinstance(stmt, ast.Return):
+            raise _Return(None if stmt.value is None else self.evaluate(stmt.value))
+        if isinstance(stmt, ast.If):
+            self.block(stmt.body if self.evaluate(stmt.test) else stmt.orelse)
+        elif isinstance(stmt, ast.Assign):
+            value = self.evaluate(stmt.value)
+            for target in stmt.targets:
+                self.bind(target, value)
+        elif isinstance(stmt, ast.AnnAssign):
+            if stmt.value is not None:
+                self.bind(stmt.target, self.evaluate(stmt.value))
+        elif isinstance(stmt, ast.AugAssign):
+            if not isinstance(stmt.target, ast.Name):
+                raise Unknown("augmented assignment")
+            self.bind(stmt.target, self.evaluate(ast.BinOp(ast.Name(stmt.target.id, ast.Load()), stmt.op, stmt.value)))
+        elif isinstance(stmt, ast.Expr):
+            if not _only_output(stmt.value):
+                raise Unknown("a call for its effect")
+        elif isinstance(stmt, ast.Raise):
+            raise Raised(_raised_kind(stmt))
+        elif isinstance(stmt, ast.Assert):
+            if not self.evaluate(stmt.test):
+                raise Raised("AssertionError")
+        elif isinstance(stmt, ast.Try):
+            self.attempt(stmt)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            self.imports(stmt)
+        elif isinstance(stmt, ast.For):
+            self.loop(stmt)
+        elif isinstance(stmt, ast.Break):
+            raise _Break()
+        elif isinstance(stmt, ast.Continue):
+            raise _Continue()
+        elif not isinstance(stmt, ast.Pass):
+            raise Unknown(type(stmt).__name__)
+
+    def bind(self, target: ast.expr, value: object) -> None:
+        if isinstance(target, ast.Name):
+            self.frame[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in target.elts):
+            if isinstance(value, Outside) or not isinstance(value, (tuple, list, str)):
+                raise Unknown("unpacking")
+            items = list(value)
+            if len(items) != len(target.elts):
+                raise Raised("ValueError")
+            for element, item in zip(target.elts, items):
+                self.bind(element, item)
+        else:
+            raise Unknown("assignment target")
+
+    def attempt(self, stmt: ast.Try) -> None:
+        try:
+            self.block(stmt.body)
+        except Raised as raised:
+            for handler in stmt.handlers:
+                if _catches(handler, raised.kind):
+                    if handler.name:
+                        self.frame[handler.name] = Outside(f"exception.{raised.kind}")
+                    self.block(handler.body)
+                    break
+                if not _known_clause(handler):
+                    raise Unknown("an exception clause") from None
+            else:
+                raise
+        else:
+            self.block(stmt.orelse)
+        if stmt.finalbody:
+            raise Unknown("finally")
+
+    def imports(self, stmt: ast.Import | ast.ImportFrom) -> None:
+        if isinstance(stmt, ast.ImportFrom):
+            if stmt.level or not stmt.module:
+                raise Unknown("relative import")
+            if not self.world.installed(stmt.module):
+                raise Raised("ModuleNotFoundError")
+            raise Unknown("from-import")  # what it binds is code of another package
+        for alias in stmt.names:
+            if not self.world.installed(alias.name):
+                raise Raised("ModuleNotFoundError")
+            if alias.asname:
+                self.frame[alias.asname] = Outside(alias.name)
+            else:
+                self.frame[alias.name.split(".")[0]] = Outside(alias.name.split(".")[0])
+
+    def loop(self, stmt: ast.For) -> None:
+        items = self.evaluate(stmt.iter)
+        if isinstance(items, Outside) or not isinstance(items, (tuple, list, str, dict, set, frozenset, range)):
+            raise Unknown("iteration")
+        if isinstance(items, (set, frozenset)):
+            raise Unknown("iteration order of a set")
+        for item in list(items):
+            self.bind(stmt.target, item)
+            try:
+                self.block(stmt.body)
+            except _Break:
+                return
+            except _Continue:
+                continue
+        self.block(stmt.orelse)
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+def _only_output(value: ast.expr) -> bool:
+    """A docstring, or a call of a logger, `warnings` or `print`: no effect on what the helper returns."""
+    if isinstance(value, ast.Constant):
+        return True
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return isinstance(func, ast.Name) and func.id in _LOGGING
+
+
+def _raised_kind(stmt: ast.Raise) -> str:
+    exc = stmt.exc
+    if isinstance(exc, ast.Call):
+        exc = exc.func
+    if isinstance(exc, ast.Name):
+        return exc.id
+    if isinstance(exc, ast.Attribute):
+        return exc.attr
+    return "Exception"
+
+
+def _clause_names(handler: ast.ExceptHandler) -> list[str] | None:
+    kinds = handler.type
+    if kinds is None:
+        return ["BaseException"]
+    nodes = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
+    names = []
+    for node in nodes:
+        if isinstance(node, ast.Name):
+            names.append(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.append(node.attr)
+        else:
+            return None
+    return names
+
+
+def _known_clause(handler: ast.ExceptHandler) -> bool:
+    names = _clause_names(handler)
+    return names is not None and all(n in _CAUGHT_BY for n in names)
+
+
+def _catches(handler: ast.ExceptHandler, kind: str) -> bool:
+    for name in _clause_names(handler) or ():
+        caught = _CAUGHT_BY.get(name, ())
+        if caught is None or kind == name or (caught and kind in caught):
+            return True
+    return False
+
+
+def bind_arguments(node: ast.FunctionDef, args: list[object], keywords: dict[str, object],
+                   default: Callable[[ast.expr], object]) -> dict[str, object]:
+    """The locals a call starts with: positional and keyword arguments, then the defaults."""
+    spec = node.args
+    if spec.vararg is not None or spec.kwarg is not None or spec.posonlyargs:
+        raise Unknown("variadic helper")
+    names = [a.arg for a in spec.args]
+    if len(args) > len(names):
+        raise Raised("TypeError")
+    frame: dict[str, object] = dict(zip(names, args))
+    for name, value in keywords.items():
+        if name in frame or name not in names + [a.arg for a in spec.kwonlyargs]:
+            raise Raised("TypeError")
+        frame[name] = value
+    defaults = dict(zip(names[len(names) - len(spec.defaults):], spec.defaults))
+    defaults.update({a.arg: d for a, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is not None})
+    for name in names + [a.arg for a in spec.kwonlyargs]:
+        if name not in frame:
+            if name not in defaults:
+                raise Raised("TypeError")
+            frame[name] = default(defaults[name])
+    return frame

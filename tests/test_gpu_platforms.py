@@ -1,0 +1,361 @@
+"""Launches as on a GPU machine: `--device` left out and derived from what torch reports, helpers read
+over a platform profile, raises a caller catches, writes that read what was declared before them.
+
+The made-up package imitates the shapes of SGLang 0.5.23 (names and messages are ours): `get_device()`
+in utils/common.py decides the device from torch's answers when `--device` is left out, then the
+device index is stripped (`cfg.device.split(":")[0]`, reading the value just declared); a support
+probe wraps a parser that raises in `try ... except ValueError: return False`; a post-process pass
+returns a local named like a flag whose value the walk cannot follow. Each case is a launch command,
+a platform profile, and the first error the fixture raises on it, worked out by reading it as Python
+runs it on that machine.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from extractor.analysis.helpers import helper_library
+from extractor.logic.facts import Facts, find_platform
+from extractor.logic.helpers import Helpers
+from extractor.products.extraction import extract
+from extractor.products.linter import check
+from extractor.products.rulesets import ruleset_of
+from extractor.sources.trees import path_tree
+
+PACKAGE = {
+    "sglang/__init__.py": "",
+    "sglang/srt/__init__.py": "",
+    "sglang/srt/server_args.py": '''
+import argparse
+import dataclasses
+from typing import Optional
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str = "m"
+    device: Optional[str] = None
+    attention_backend: Optional[str] = None
+    cp_strategy: Optional[str] = None
+    enable_prefill_cp: bool = False
+    strict_cp: bool = False
+    moe_runner_backend: str = "auto"
+    quantization: Optional[str] = None
+
+    def __post_init__(self):
+        """Resolution runs in resolve_once."""
+
+    def resolve_once(self):
+        from sglang.srt.arg_groups.pipeline import run_resolution_pipeline
+
+        run_resolution_pipeline(self)
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, default=ServerArgs.model_path)
+        parser.add_argument("--device", type=str, default=ServerArgs.device)
+        parser.add_argument("--attention-backend", type=str, default=ServerArgs.attention_backend)
+        parser.add_argument("--cp-strategy", type=str, default=ServerArgs.cp_strategy)
+        parser.add_argument("--enable-prefill-cp", action="store_true")
+        parser.add_argument("--strict-cp", action="store_true")
+        parser.add_argument("--moe-runner-backend", type=str, default=ServerArgs.moe_runner_backend)
+        parser.add_argument("--quantization", type=str, default=ServerArgs.quantization)
+''',
+    "sglang/srt/arg_groups/__init__.py": "",
+    "sglang/srt/arg_groups/overrides.py": '''
+def resolving_view(server_args):
+    return server_args
+
+
+def declare_resolution(server_args, source, **fields):
+    stash = getattr(server_args, "_resolved_overrides", None)
+    if stash is None:
+        stash = []
+        server_args._resolved_overrides = stash
+    stash.append((source, dict(fields)))
+
+
+def run_post_process_pass(server_args, fn):
+    declared = fn(server_args)
+    if declared:
+        declare_resolution(server_args, fn.__qualname__, **declared)
+''',
+    "sglang/srt/arg_groups/pipeline.py": '''
+from sglang.srt.arg_groups.attention_hook import handle_attention
+from sglang.srt.arg_groups.cp_hook import handle_cp
+from sglang.srt.arg_groups.moe_hook import handle_moe
+from sglang.srt.arg_groups.serving_hook import handle_missing_default_values
+
+
+def run_resolution_pipeline(server_args):
+    handle_missing_default_values(server_args)
+    handle_attention(server_args)
+    handle_cp(server_args)
+    handle_moe(server_args)
+''',
+    "sglang/srt/arg_groups/serving_hook.py": '''
+from sglang.srt.arg_groups.overrides import declare_resolution, resolving_view
+from sglang.srt.utils.common import get_device, parse_connector_type
+
+
+def handle_missing_default_values(server_args):
+    cfg = resolving_view(server_args)
+    if parse_connector_type(cfg.model_path) == "instance":
+        return
+    if cfg.device is None:
+        declare_resolution(server_args, "defaults", device=get_device())
+    declare_resolution(server_args, "defaults", device=cfg.device.split(":")[0])
+''',
+    "sglang/srt/arg_groups/attention_hook.py": '''
+from sglang.srt.arg_groups.overrides import resolving_view
+from sglang.srt.runtime_context import get_platform
+
+
+def handle_attention(server_args):
+    cfg = resolving_view(server_args)
+    if cfg.attention_backend == "trtllm_mla" and not get_platform().is_sm100:
+        raise ValueError("TRTLLM MLA needs a Blackwell GPU.")
+    if cfg.attention_backend == "ascend" and cfg.device != "npu":
+        raise ValueError("The ascend backend runs on NPUs only.")
+''',
+    "sglang/srt/arg_groups/cp_hook.py": '''
+from sglang.srt.arg_groups.overrides import declare_resolution, resolving_view
+from sglang.srt.layers.cp import Strategy, supports_cp_graphs
+
+
+def handle_cp(server_args):
+    cfg = resolving_view(server_args)
+    if supports_cp_graphs(server_args):
+        declare_resolution(server_args, "cp", attention_backend="fa3")
+    if cfg.strict_cp:
+        try:
+            Strategy.from_string(cfg.cp_strategy)
+        except ValueError as error:
+            raise ValueError(f"--strict-cp: {error}")
+''',
+    "sglang/srt/layers/__init__.py": "",
+    "sglang/srt/layers/cp.py": '''
+from enum import IntEnum
+
+from sglang.srt.arg_groups.overrides import resolving_view
+
+
+class Strategy(IntEnum):
+    ZIGZAG = 0
+    INTERLEAVE = 1
+
+    @classmethod
+    def from_string(cls, value):
+        if value == "zigzag":
+            return cls.ZIGZAG
+        if value == "interleave":
+            return cls.INTERLEAVE
+        raise ValueError("Unsupported CP strategy.")
+
+
+def supports_cp_graphs(server_args):
+    cfg = resolving_view(server_args)
+    if not cfg.enable_prefill_cp:
+        return False
+    try:
+        Strategy.from_string(cfg.cp_strategy)
+    except ValueError:
+        return False
+    return True
+''',
+    "sglang/srt/arg_groups/moe_hook.py": '''
+from sglang.srt.arg_groups.overrides import resolving_view, run_post_process_pass
+
+RUNNER_ALIASES = {"cutlass_fp8": "triton"}
+
+
+def _runner_from_quantization(view) -> dict:
+    moe_runner_backend = view.moe_runner_backend
+    while view.quantization == "fp8" and moe_runner_backend in RUNNER_ALIASES:
+        moe_runner_backend = RUNNER_ALIASES[moe_runner_backend]
+    if moe_runner_backend != view.moe_runner_backend:
+        return {"moe_runner_backend": moe_runner_backend}
+    return {}
+
+
+def handle_moe(server_args):
+    run_post_process_pass(server_args, _runner_from_quantization)
+    cfg = resolving_view(server_args)
+    if cfg.moe_runner_backend == "cutlass_fp8":
+        assert cfg.quantization is None, "The cutlass_fp8 runner takes no quantization."
+''',
+    "sglang/srt/runtime_context.py": '''
+def get_platform():
+    return _PLATFORM
+
+
+def get_device():
+    return _CONTEXT.device
+
+
+_PLATFORM = object()
+_CONTEXT = object()
+''',
+    "sglang/srt/kernel_plugins/__init__.py": "",
+    "sglang/srt/kernel_plugins/binding.py": '''
+from sglang.srt.runtime_context import get_device
+
+
+def watchdog_timeout():
+    return get_device().watchdog_timeout
+''',
+    "sglang/srt/utils/__init__.py": "",
+    "sglang/srt/utils/common.py": '''
+import os
+from functools import lru_cache
+from importlib.util import find_spec
+
+import torch
+
+
+def parse_connector_type(url):
+    scheme, _, rest = url.partition("://")
+    return scheme if rest else ""
+
+
+@lru_cache(maxsize=1)
+def is_cpu() -> bool:
+    if os.getenv("SGLANG_USE_CPU_ENGINE", "0") != "1":
+        return False
+    return True
+
+
+def is_npu() -> bool:
+    if not hasattr(torch, "npu"):
+        return False
+    return torch.npu.is_available()
+
+
+@lru_cache(maxsize=1)
+def is_habana_available() -> bool:
+    return find_spec("habana_frameworks") is not None
+
+
+@lru_cache(maxsize=8)
+def get_device(device_id=None) -> str:
+    """The accelerator torch reports."""
+    if is_cpu():
+        return "cpu"
+    if hasattr(torch, "cuda") and torch.cuda.is_available():
+        if device_id is None:
+            return "cuda"
+        return "cuda:{}".format(device_id)
+    if is_npu():
+        return "npu"
+    if is_habana_available():
+        try:
+            import habana_frameworks.torch.hpu  # noqa: F401
+        except ImportError:
+            raise ImportError("Habana frameworks detected, but failed to import them.")
+        return "hpu"
+    raise RuntimeError("No accelerator is available.")
+''',
+}
+
+BLACKWELL = "TRTLLM MLA needs a Blackwell GPU."
+ASCEND = "The ascend backend runs on NPUs only."
+NO_ACCELERATOR = "No accelerator is available."
+STRICT_CP = "--strict-cp: {error}"
+CUTLASS = "The cutlass_fp8 runner takes no quantization."
+UNSUPPORTED_CP = "Unsupported CP strategy."
+
+# (launch command, platform profile or None, the first error the fixture raises there, or None)
+CASES = [
+    pytest.param([], "H100", None, id="plain launch on a GPU"),
+    pytest.param(["--attention-backend", "trtllm_mla"], "H100", BLACKWELL, id="device derived, platform guard"),
+    pytest.param(["--attention-backend", "trtllm_mla"], "B200", None, id="the same on Blackwell"),
+    pytest.param(["--attention-backend", "ascend"], "H100", ASCEND, id="derived device read by a later guard"),
+    pytest.param(["--attention-backend", "ascend"], "ascend", None, id="derived npu"),
+    pytest.param(["--attention-backend", "ascend", "--device", "npu:1"], "H100", None, id="typed device, index stripped"),
+    pytest.param([], "cpu", NO_ACCELERATOR, id="no accelerator and no device"),
+    pytest.param(["--device", "cpu"], "cpu", None, id="typed cpu device"),
+    # A raise the caller catches (`except ValueError: return False`) is no launch error.
+    pytest.param(["--enable-prefill-cp", "--cp-strategy", "ring"], "H100", None, id="caught by the caller"),
+    pytest.param(["--strict-cp", "--cp-strategy", "ring"], "H100", UNSUPPORTED_CP, id="raised again: the callee's raise"),
+    pytest.param(["--strict-cp", "--cp-strategy", "zigzag"], "H100", None, id="caught raise that does not fire"),
+]
+
+
+@pytest.fixture(scope="module")
+def ruleset(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("gpu")
+    for name, text in PACKAGE.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    tree = path_tree(folder)
+    return ruleset_of(extract(tree), tree)
+
+
+@pytest.mark.parametrize("argv, platform, first", CASES)
+def test_first_error_on_the_machine(ruleset, argv, platform, first) -> None:
+    report = check(ruleset, ["--model-path", "m", *argv], platform=find_platform(platform))
+    definite = [f.rule.message for f in report.definite]
+    assert (definite[0] if definite else None) == first, [(f.rule.message, f.certainty, f.unknown) for f in report.findings]
+
+
+def test_without_a_profile_the_machine_is_unknown(ruleset) -> None:
+    """Without `--platform`, torch's answers are unknown: the derived device, and what reads it, too."""
+    report = check(ruleset, ["--model-path", "m", "--attention-backend", "ascend"])
+    assert not report.definite
+    assert ASCEND in {f.rule.message for f in report.findings}
+
+
+def test_helpers_are_kept_with_what_they_read(ruleset) -> None:
+    library = Helpers(ruleset.helpers)
+    assert library.names["get_device"] == "sglang.srt.utils.common:get_device"
+    definition = library.definition("sglang.srt.utils.common:get_device")
+    assert definition is not None and definition.is_function
+    assert dict(definition.names)["torch"] == "import:torch"
+    assert dict(definition.names)["is_npu"] == "sglang.srt.utils.common:is_npu"
+    assert all("get_device" not in key for key in library.names.values() if "runtime_context" in key)
+
+
+def test_a_name_bound_to_two_functions_is_left_out() -> None:
+    """Where the terms that call `get_device` were read in modules binding it to different functions,
+    neither is taken: the term stays unknown rather than read through the wrong body."""
+    def denotes(dotted: str, name: str) -> str | None:
+        return {"a": "a:get_device", "b": "b:get_device"}.get(dotted)
+
+    class Module:
+        def __init__(self, dotted):
+            self.dotted = dotted
+
+    library = helper_library({"get_device": {"a", "b"}}, denotes, lambda dotted: None)
+    assert library.names == () and library.helpers == ()
+
+
+def test_the_device_is_derived_from_torchs_answers(ruleset) -> None:
+    from extractor.logic.facts import _Evaluator, _parse
+
+    def device(platform: str, env: dict[str, str] | None = None) -> object:
+        facts = Facts(find_platform(platform), None, None, Helpers(ruleset.helpers), env or {})
+        return _Evaluator(facts, {}).eval(_parse("get_device()").body)
+
+    assert device("H100") == "cuda"
+    assert device("MI300X") == "cuda"  # ROCm's torch answers through torch.cuda
+    assert device("ascend") == "npu"
+
+
+def test_a_local_named_like_a_flag_is_not_the_flag(ruleset) -> None:
+    """The pass returns its local `moe_runner_backend`, which the walk cannot follow through the loop:
+    the written value is unknown, not the flag of that name as typed (the assert then cannot be known)."""
+    report = check(ruleset, ["--model-path", "m", "--moe-runner-backend", "cutlass_fp8", "--quantization", "fp8"],
+                   platform=find_platform("H100"))
+    assert CUTLASS not in {f.rule.message for f in report.definite}
+    plain = check(ruleset, ["--model-path", "m", "--moe-runner-backend", "cutlass_fp8", "--quantization", "int4"],
+                  platform=find_platform("H100"))
+    assert CUTLASS in {f.rule.message for f in plain.findings}
+
+
+def test_a_raise_the_caller_swallows_is_no_rule_of_the_launch(ruleset) -> None:
+    (rule,) = [r for r in ruleset.rules if r.message == UNSUPPORTED_CP]
+    assert rule.reachable  # through `--strict-cp`'s handler, which raises again
+    assert not any("supports_cp_graphs" in step for step in rule.call_path)

@@ -37,7 +37,7 @@ EnvSource = Callable[[], Env]  # gives the bound arguments of a walk when it has
 ENTRY_METHODS = ("__post_init__", "resolve_once", "check_server_args")
 ENTRY_FUNCTIONS = ("run_resolution_pipeline",)
 MAX_INLINE = 6  # nested predicate inlining
-MAX_RETURNS = 8  # a helper read as the values it returns has at most this many `return`s
+MAX_RETURNS = 24  # a helper read as the values it returns has at most this many `return`s
 # What follows a name changed in place: `.append(`-like calls, or an item assigned (`[key] = `).
 _CHANGED_IN_PLACE = re.compile(r"\s*(\.\s*(append|add|extend|update|insert|remove|discard|pop|clear|setdefault)\s*\(|"
                                r"\[[^\]]*\]\s*=[^=])")

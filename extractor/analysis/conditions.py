@@ -441,7 +441,7 @@ def _elementwise(node: cst.Comparison) -> list[tuple[cst.BaseExpression, cst.Bas
     return [(a.value, b.value) for a, b in zip(left.elements, right.elements)]
 
 
-_MAX_OPERAND_CASES = 8
+_MAX_OPERAND_CASES = 24
 _ENTRY = "_entry__"  # a name bound to a dict entry being read (no SGLang code uses it)
 
 

@@ -43,6 +43,7 @@ class ServerArgs:
     strict_cp: bool = False
     moe_runner_backend: str = "auto"
     quantization: Optional[str] = None
+    page_size: int = 1
 
     def __post_init__(self):
         """Resolution runs in resolve_once."""
@@ -51,6 +52,15 @@ class ServerArgs:
         from sglang.srt.arg_groups.pipeline import run_resolution_pipeline
 
         run_resolution_pipeline(self)
+
+    def _default_attention_backend(self):
+        from sglang.srt.runtime_context import get_platform
+
+        if get_platform().is_sm100:
+            return "trtllm_mha"
+        if get_platform().is_sm90:
+            return "fa3"
+        return "triton"
 
     @staticmethod
     def add_cli_args(parser: argparse.ArgumentParser):
@@ -62,6 +72,7 @@ class ServerArgs:
         parser.add_argument("--strict-cp", action="store_true")
         parser.add_argument("--moe-runner-backend", type=str, default=ServerArgs.moe_runner_backend)
         parser.add_argument("--quantization", type=str, default=ServerArgs.quantization)
+        parser.add_argument("--page-size", type=int, default=ServerArgs.page_size)
 ''',
     "sglang/srt/arg_groups/__init__.py": "",
     "sglang/srt/arg_groups/overrides.py": '''
@@ -109,7 +120,7 @@ def handle_missing_default_values(server_args):
     declare_resolution(server_args, "defaults", device=cfg.device.split(":")[0])
 ''',
     "sglang/srt/arg_groups/attention_hook.py": '''
-from sglang.srt.arg_groups.overrides import resolving_view
+from sglang.srt.arg_groups.overrides import declare_resolution, resolving_view
 from sglang.srt.runtime_context import get_platform
 
 
@@ -119,6 +130,10 @@ def handle_attention(server_args):
         raise ValueError("TRTLLM MLA needs a Blackwell GPU.")
     if cfg.attention_backend == "ascend" and cfg.device != "npu":
         raise ValueError("The ascend backend runs on NPUs only.")
+    if cfg.attention_backend is None:
+        declare_resolution(server_args, "attention", attention_backend=server_args._default_attention_backend())
+    if cfg.attention_backend == "fa3" and cfg.page_size != 1:
+        raise ValueError("FA3 takes page size 1.")
 ''',
     "sglang/srt/arg_groups/cp_hook.py": '''
 from sglang.srt.arg_groups.overrides import declare_resolution, resolving_view
@@ -265,6 +280,7 @@ NO_ACCELERATOR = "No accelerator is available."
 STRICT_CP = "--strict-cp: {error}"
 CUTLASS = "The cutlass_fp8 runner takes no quantization."
 UNSUPPORTED_CP = "Unsupported CP strategy."
+FA3_PAGE = "FA3 takes page size 1."
 
 # (launch command, platform profile or None, the first error the fixture raises there, or None)
 CASES = [
@@ -276,6 +292,10 @@ CASES = [
     pytest.param(["--attention-backend", "ascend", "--device", "npu:1"], "H100", None, id="typed device, index stripped"),
     pytest.param([], "cpu", NO_ACCELERATOR, id="no accelerator and no device"),
     pytest.param(["--device", "cpu"], "cpu", None, id="typed cpu device"),
+    # The default backend is a method of ServerArgs the hook calls on its argument, read over the profile.
+    pytest.param(["--page-size", "16"], "H100", FA3_PAGE, id="default backend from a method, Hopper"),
+    pytest.param(["--page-size", "16"], "B200", None, id="default backend from a method, Blackwell"),
+    pytest.param(["--page-size", "16", "--attention-backend", "triton"], "H100", None, id="backend typed"),
     # A raise the caller catches (`except ValueError: return False`) is no launch error.
     pytest.param(["--enable-prefill-cp", "--cp-strategy", "ring"], "H100", None, id="caught by the caller"),
     pytest.param(["--strict-cp", "--cp-strategy", "ring"], "H100", UNSUPPORTED_CP, id="raised again: the callee's raise"),

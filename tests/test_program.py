@@ -573,3 +573,36 @@ def test_a_kept_outline_reads_declarations_without_function_bodies() -> None:
     assert (method.name, method.lineno, [type(s) for s in method.body]) == ("double", 11, [ast.Pass])  # on its decorator's line
     assert again._syntax is None  # read without the whole tree
     assert again.declared_class("helper.Local").body[0].lineno == 21 and again._syntax is not None
+
+
+PREDICATE_PROVIDER = '''
+
+
+@register_predicate(
+    lambda arch: "Step3" in arch
+    or arch.endswith("MoeForCausalLM")
+)
+def _step3_overrides(server_args, hf_config):
+    if server_args.dtype == "float16":
+        raise ValueError("Step3 needs bfloat16")
+    return {}
+'''
+
+
+def test_predicate_registered_provider_runs_under_its_predicate(tmp_path: Path) -> None:
+    """`@register_predicate(lambda arch: ...)`: the provider runs where the loop over predicates calls it,
+    under its own lambda's test of the architecture, not an undecidable `predicate(architecture)`."""
+    rules = _package(tmp_path, REGISTRY + PREDICATE_PROVIDER)
+    rule = next(r for r in rules if r.message == "Step3 needs bfloat16")
+    assert rule.call_path[-1] == "sglang/srt/arg_groups/overrides.py::_step3_overrides"
+    text = render(rule.trigger)
+    assert "predicate(" not in text
+    assert '"Step3" in model_architecture or model_architecture.endswith("MoeForCausalLM")' in text
+    from extractor.logic.evaluation import Context
+    from extractor.logic.facts import Facts, ModelFacts
+
+    for architecture, fires in (("Step3VLForConditionalGeneration", True), ("Qwen3MoeForCausalLM", True),
+                                ("LlamaForCausalLM", False)):
+        launch = Context({"model_path": "m", "dtype": "float16", "page_size": 1},
+                         facts=Facts(model=ModelFacts.from_architecture(architecture)))
+        assert launch.truth(rule.trigger) is fires, architecture

@@ -227,6 +227,10 @@ class Program:
         )
 
         self.server_args_constants = self._record_constants()
+        # The ServerArgs class ("module:qualname"), whose methods a hook calls through its argument.
+        self._record_class = next((f"{dotted}:{name}" for dotted in sorted(self.read)
+                                   for name in self.modules[dotted].classes if name.rsplit(".", 1)[-1] == "ServerArgs"),
+                                  None)
         # Every walk asks of the names it reads through the record: a method? a class constant?
         self._methods, self._record = _Methods(self), _RecordConstants(self)
 
@@ -929,6 +933,10 @@ class Program:
         if type(owner) is cst.Name:
             if info.class_name and info.params and owner.value == info.params[0] and owner.value not in env:
                 target = self._method(f"{info.module}:{info.class_name}", method)
+                return (target, {}) if target else None
+            if owner.value in info.aliases and owner.value not in env and self._record_class is not None:
+                # `view._get_default_attn_backend(...)` in a hook handed the arguments: a method of ServerArgs.
+                target = self._method(self._record_class, method)
                 return (target, {}) if target else None
             if owner.value in env:
                 class_key = self._class_of_value(info, owner, env)

@@ -539,7 +539,7 @@ class FunctionFacts:
     defaulted: tuple[str, ...]  # parameters with a default value
     imports: tuple[tuple[str, str], ...]  # names its own import statements bind, to dotted targets
     returns_value: bool  # has a `return <value>` and no `yield`
-    registry: tuple[str, tuple[str, ...]] | None  # its registering decorator, and the strings it is given
+    registry: tuple[str, tuple[str, ...], str] | None  # its registering decorator, the strings it is given, a predicate's test
     decorators: tuple[str, ...]  # what each decorator calls or is, as a dotted name ("" for anything else)
     straight: bool  # straight-line assignments, then one `return` (`guards.straight_return`)
 
@@ -566,8 +566,10 @@ def _facts(summary: ModuleSummary, node: cst.FunctionDef, class_name: str | None
                          straight_return(node) is not None)
 
 
-def _registering(node: cst.FunctionDef) -> tuple[str, tuple[str, ...]] | None:
-    """The first decorator whose name says "register", and the string literals it is called with."""
+def _registering(node: cst.FunctionDef) -> tuple[str, tuple[str, ...], str] | None:
+    """The first decorator whose name says "register", the string literals it is called with, and the
+    test of a one-parameter lambda it is given (`lambda arch: "Step3p5" in arch`), written over the
+    model's architecture (`"Step3p5" in model_architecture`), else ""."""
     for decorator in node.decorators:
         expr = decorator.decorator
         func = expr.func if type(expr) is cst.Call else expr
@@ -575,13 +577,46 @@ def _registering(node: cst.FunctionDef) -> tuple[str, tuple[str, ...]] | None:
         if "register" not in name.rsplit(".", 1)[-1]:
             continue
         names = []
+        predicate = ""
         if type(expr) is cst.Call:
             for arg in expr.args:
                 lit = cst_literal(arg.value)
                 if lit is not None and isinstance(lit.value, str):
                     names.append(lit.value)
-        return name, tuple(names)
+                elif type(arg.value) is cst.Lambda and not predicate:
+                    predicate = _over_architecture(arg.value)
+        return name, tuple(names), predicate
     return None
+
+
+def _over_architecture(node: cst.Lambda) -> str:
+    """A predicate lambda's test with its one parameter read as the model's architecture, or ""."""
+    params = node.params
+    if len(params.params) != 1 or isinstance(params.star_arg, cst.Param) or params.kwonly_params \
+            or params.star_kwarg is not None:
+        return ""
+    body = node.body.visit(_Renamed(params.params[0].name.value, "model_architecture"))
+    text = " ".join(code(body).split())
+    if type(body) in (cst.BooleanOperation, cst.IfExp) and not body.lpar:  # type: ignore[union-attr]
+        text = f"({text})"  # one atom of a trigger: its `or` must not read as the trigger's
+    return text
+
+
+class _Renamed(cst.CSTTransformer):
+    """An expression with one variable renamed (not attributes or keywords of that name)."""
+
+    def __init__(self, old: str, new: str) -> None:
+        super().__init__()
+        self.old, self.new = old, new
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        return updated_node.with_changes(value=self.new) if original_node.value == self.old else updated_node
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.Attribute:
+        return updated_node.with_changes(attr=original_node.attr)
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        return updated_node.with_changes(keyword=original_node.keyword)
 
 
 def _function_info(summary: ModuleSummary, key: str, place: _Place, facts: FunctionFacts,

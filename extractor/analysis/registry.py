@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol
@@ -176,11 +176,36 @@ def registry_of(fn: FunctionInfo) -> tuple[str, Formula] | None:
     """The registering decorator of a function and the condition it runs under, if any."""
     if fn.registry is None:
         return None
-    name, names = fn.registry
+    name, names, predicate = fn.registry
+    if predicate:  # `@register_model_override_predicate(lambda arch: ...)`: its test of the architecture
+        return name, Atom(Term(TermKind.MODEL, predicate, predicate))
     if not names:
         return name, TRUE
     term = Term(TermKind.MODEL, "model_architecture", "model_architecture")
     return name, Atom(term, "in", Lit(names))
+
+
+def predicate_registered(fn: FunctionInfo) -> bool:
+    """Is the function registered with a predicate of the architecture (which its site calls)?"""
+    return fn.registry is not None and bool(fn.registry[2])
+
+
+_VARIABLE_CALL = re.compile(r"^([A-Za-z_]\w*)\((.*)\)$", re.DOTALL)
+
+
+def without_variable_calls(f: Formula, defined: Callable[[str], bool]) -> Formula:
+    """A site's condition without the tests that call a variable (`if predicate(architecture):` in a
+    loop over registered predicates): the registered function's own predicate says when it runs."""
+    if isinstance(f, Atom):
+        found = _VARIABLE_CALL.match(f.term.text) if f.op == "truthy" and f.term.kind is not TermKind.FIELD else None
+        return TRUE if found is not None and not defined(found.group(1)) else f
+    if isinstance(f, Not):
+        return neg(without_variable_calls(f.arg, defined))
+    if isinstance(f, And):
+        return conj(*(without_variable_calls(a, defined) for a in f.args))
+    if isinstance(f, Or):
+        return disj(*(without_variable_calls(a, defined) for a in f.args))
+    return f
 
 
 _LOOP_ITEM = re.compile(r"^\(?[A-Za-z_]\w*(?:, [A-Za-z_]\w*)*\)? in ")

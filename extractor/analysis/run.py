@@ -34,7 +34,8 @@ from ..core.formula import (
 from ..core.model import (FALSE, SWAPPED_OP, TRUE, And, Atom, Const, Formula, Lit, Not, Or, Rule, RuleKind, Term,
                           TermKind, Write)
 from .callgraph import EnvSource, Program, label
-from .registry import RegisteringCalls, Registries, registry_condition, registry_name, without_loop_items
+from .registry import (RegisteringCalls, Registries, predicate_registered, registry_condition, registry_name,
+                       without_loop_items, without_variable_calls)
 from .walks import Callee, Walk
 from .walks import Value as WalkValue
 from .guards import GuardEvent
@@ -242,14 +243,24 @@ class Run:
                         self.steps.append(("loop", fn.key, self.registries.containers_of(fn),
                                            self.registries.every_container(), runs))
                         if runs:
+                            where = site_condition
+                            if predicate_registered(fn):  # its predicate replaces the site's `predicate(arch)`
+                                where = without_variable_calls(where, self._defined_in(walk.key))
                             self._enter(self.program.callee(fn, {})[0], _BARE,
-                                        conj(site_condition, registry_condition(fn)), path + (label(fn),), caught)
+                                        conj(where, registry_condition(fn)), path + (label(fn),), caught)
                 for number, callee in enumerate(call.callees):
                     if callee.label in path:
                         continue  # recursion: the cycle adds nothing a first pass did not
                     self._enter(callee, (walk.memo_key, index, number), reached, path + (callee.label,), caught)
         if call.writes:
             instance.after[call.order] = self.versions()
+
+    def _defined_in(self, key: str) -> Callable[[str], bool]:
+        """Whether a name is bound at the top of the module of the function `key` (not a variable)."""
+        module = self.program.modules.get(key.split(":", 1)[0])
+        if module is None:
+            return lambda name: True
+        return lambda name: name in module.functions or name in module.imports or name in module.classes
 
     def _value(self, value: WalkValue, instance: _Instance) -> tuple[tuple[Formula, Value], ...]:
         """The written value as cases over launch values."""

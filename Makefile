@@ -42,6 +42,10 @@ flag-history: setup
 SGREAL_VENV ?= /tmp/sgreal
 VERIFY_RELEASE := 0.5.23
 VERIFY_RULES := $(OUT)/$(VERIFY_RELEASE)/rules.json
+# The machines the user commands run on (simulated GPU nodes, see verify/README.md), and at most
+# how many user cases per machine (0 = all; every base command is kept, then an even sample).
+VERIFY_PROFILES ?= cpu,H100,B200,A100
+VERIFY_USER_BUDGET ?= 0
 
 verify: setup
 	@test -f $(VERIFY_RULES) || $(MAKE) run RELEASE=$(VERIFY_RELEASE)
@@ -49,8 +53,9 @@ verify: setup
 	  echo "verify: installing sglang==$(VERIFY_RELEASE) into $(SGREAL_VENV) (~11 GB, several minutes)"; \
 	  $(PYTHON) -m venv $(SGREAL_VENV) && $(SGREAL_VENV)/bin/pip install -q sglang==$(VERIFY_RELEASE); }
 	$(PY) verify/models.py
-	$(PY) verify/cases.py --rules $(VERIFY_RULES)
-	$(PY) verify/compare.py --rules $(VERIFY_RULES) --sgreal $(SGREAL_VENV)
+	$(PY) verify/cases.py --rules $(VERIFY_RULES) --source all
+	$(PY) verify/compare.py --rules $(VERIFY_RULES) --sgreal $(SGREAL_VENV) --source all \
+	  --profiles $(VERIFY_PROFILES) --budget $(VERIFY_USER_BUDGET)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

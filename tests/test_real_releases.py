@@ -48,7 +48,8 @@ def ast_guards(tree: SourceTree) -> list[tuple[str, str, int, str | None]]:
 
     def walk(node: ast.AST, path: str, in_function: bool) -> None:
         for child in ast.iter_child_nodes(node):
-            if in_function and isinstance(child, ast.Raise):
+            if in_function and isinstance(child, ast.Raise) and child.exc is not None:
+                # (A bare `raise` passes on what its handler caught, raised elsewhere: no guard of its own.)
                 found.append(("raise", path, child.lineno, _exception_name(child)))
             elif in_function and isinstance(child, ast.Assert):  # a bare `assert x` fails a launch too
                 found.append(("assert", path, child.lineno, "AssertionError"))

@@ -15,12 +15,17 @@ Deterministic: the same two documents give the same list, in the same order, wit
   argparse  `--flag=value`, unique and ambiguous prefixes, bad choices, missing values, unknown
             flags, bad numbers, values given to store_true flags.
 
-Each command loses any `--device`/`--model-path` it carries and gets `--device cpu --model-path
+(`--source generated`, the default: verify/.cache/cases.jsonl.) `--source user` instead reads the
+launch commands people type, collected in verify/user_commands.txt (see user_cases below), and
+writes verify/.cache/cases-user.jsonl; `--source all` writes both.
+
+Each generated command loses any `--device`/`--model-path` it carries and gets `--device cpu --model-path
 <folder>` in front. Most run on the Llama folder; a trigger or example that names an MLA/DSA or
 MoE property runs on DeepSeek-V3 or Qwen3-MoE instead, and model-sensitive flags (attention, MoE,
 quantization backends) run on all three.
 
     python verify/cases.py [--rules out/0.5.23/rules.json] [-o verify/.cache/cases.jsonl]
+    python verify/cases.py --source user     # -> verify/.cache/cases-user.jsonl
 """
 
 from __future__ import annotations
@@ -35,10 +40,19 @@ from pathlib import Path
 from typing import Any, Iterable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import CASES_FILE, DEFAULT_RULES, MODEL_PLACEHOLDER, MODELS_DIR, model_dir, write_jsonl  # noqa: E402
-from models import MODELS  # noqa: E402
+from common import (  # noqa: E402
+    CASES_FILE,
+    DEFAULT_RULES,
+    MODEL_PLACEHOLDER,
+    MODELS_DIR,
+    USER_CASES_FILE,
+    USER_COMMANDS,
+    model_dir,
+    write_jsonl,
+)
+from models import DRAFT_MODELS, GENERATED_MODELS, MODELS  # noqa: E402
 
-DEFAULT_MODEL = next(iter(MODELS))
+DEFAULT_MODEL = GENERATED_MODELS[0]
 # Flags the harness owns: every case runs on the CPU with one of our model folders.
 OWNED = {"--device", "--model-path", "--model"}
 # Flags whose effect depends most on the architecture (MHA/GQA vs MLA, dense vs MoE): their
@@ -357,7 +371,7 @@ class Builder:
 
 def models_for_flag(flag: Flag) -> list[str]:
     if flag["flags"][0] in MODEL_SENSITIVE:
-        return list(MODELS)
+        return list(GENERATED_MODELS)
     return [DEFAULT_MODEL]
 
 
@@ -377,7 +391,7 @@ def generate(flags_doc: dict[str, Any], rules_doc: dict[str, Any]) -> list[dict[
                         known.append(item)
 
     # Baseline: the plain launch of every folder (what every other case is a delta from).
-    for model in MODELS:
+    for model in GENERATED_MODELS:
         build.add(model, [], "plain")
 
     for flag in flags:  # choice
@@ -518,6 +532,296 @@ def within_budget(cases: list[dict[str, Any]], budget: int) -> list[dict[str, An
     return [case for i, case in enumerate(cases) if i in keep]
 
 
+# ---------------------------------------------------------------- user commands
+#
+# verify/user_commands.txt holds launch commands found in SGLang's docs, tests, benchmark scripts
+# and public deployment recipes, one per line, each under a `# source:` comment naming where it was
+# found. They are read as a shell would split them (NAME=VALUE prefixes are the environment); the
+# launcher, `--host`/`--port`-like deployment noise and `--device` are dropped; `--model-path`
+# (or `--model`) names a Hugging Face checkpoint, mapped to one of our folders by MODEL_MAP (the
+# first pattern that matches); a draft model path likewise by DRAFT_MAP. A command whose model maps
+# to no folder is skipped (and counted). A command typing a spelling 0.5.23 dropped (RENAMED) is also
+# run with today's spelling (`modern`). Every base command then yields deterministic mutations
+# (of its modern form):
+#   choice   one valued flag with choices set to the next choice (the first such flag typed);
+#   drop     one typed flag removed (which one: a hash of the command);
+#   confuse  two flags people commonly add or confuse (CONFUSED), picked by a hash of the command,
+#            each added alone (flags the command already sets are skipped).
+
+NOISE_WITH_VALUE = {"--host", "--port", "--device", "--model-path", "--model", "--served-model-name",
+                    "--api-key", "--log-dir", "--download-dir", "--nccl-port", "--metrics-port"}
+NOISE_SWITCHES = {"--enable-metrics", "--log-requests"}
+LAUNCHERS = ("sglang.launch_server", "sglang_router.launch_server", "launch_server.py", "sglang.bench_one_batch")
+
+# (regular expression on the model named, folder); the first match wins; None skips the command.
+MODEL_MAP: list[tuple[str, str | None]] = [
+    (r"(?i)deepseek-v3\.2", "deepseek_v32"),
+    (r"(?i)distill-llama-70b", "llama31_70b"),
+    (r"(?i)distill-llama-8b", "llama31_8b"),
+    (r"(?i)distill-qwen", "qwen25_7b"),
+    (r"(?i)kimi-k2\.5", None),  # a multimodal architecture of its own: no folder of that shape
+    (r"(?i)sglang-ci-dsv3|deepseek-coder-v2|deepseek-v2", "deepseek_v3"),
+    # Checkpoints quantized otherwise than DeepSeek's fp8 blocks (modelopt FP4, AWQ, INT8, W4AFP8, a
+    # BF16 conversion) carry another quantization_config: the unquantized folder gives their shape.
+    (r"(?i)deepseek-(r1|v3).*(fp4|awq|int8|w4a|bf16)|(fp4|awq|int8|bf16).*deepseek-(r1|v3)", "deepseek_v3"),
+    (r"(?i)deepseek-(v3|r1)", "deepseek_r1"),  # the official checkpoints ship fp8 blocks
+    (r"(?i)kimi-k2", "kimi_k2"),
+    (r"(?i)glm-4\.[56]", "glm45"),
+    (r"(?i)minimax-m[12]", "minimax_m2"),
+    (r"(?i)gpt-oss", "gpt_oss_20b"),
+    (r"(?i)llama-4", "llama4_scout"),
+    (r"(?i)qwen2(\.5)?-vl|qwen3-vl", "qwen25_vl_7b"),
+    (r"(?i)qwen3-next|qwen3\.5", None),  # hybrid linear attention: no folder of that shape
+    (r"(?i)qwen3-\d+b-a\d+b|qwen3-coder-\d+b-a\d+b|qwen2-57b-a14b|qwen1\.5-moe", "qwen3_moe"),
+    (r"(?i)qwen3-", "qwen3_8b"),
+    (r"(?i)qwen2\.5-(0\.5|1\.5)b", "qwen25_1_5b"),
+    (r"(?i)qwen2|qwq", "qwen25_7b"),
+    (r"(?i)mixtral", "mixtral_8x7b"),
+    (r"(?i)mistral", "mistral_7b"),
+    (r"(?i)gemma-2", "gemma2_9b"),
+    (r"(?i)gemma-3", "gemma3_12b"),
+    (r"(?i)phi-[34]", "phi4"),
+    (r"(?i)llama-3\.[13]-70b|llama-3-70b|llama-2-70b|llama-3\.1-405b", "llama31_70b"),  # 405B: 70B's shape stands in
+    (r"(?i)meta-llama-3-8b", "llama"),
+    (r"(?i)llama-3\.[123]|llama-3\.1|llama-2|tinyllama|llama3", "llama31_8b"),
+]
+DRAFT_MAP: list[tuple[str, str]] = [
+    (r"(?i)eagle3|eagle-3", "eagle3_llama31"),
+    (r"(?i)eagle", "eagle_llama3"),
+    (r"(?i)qwen2\.5-(0\.5|1\.5)b", "qwen25_1_5b"),
+    (r"(?i)nextn|mtp", "deepseek_v3"),
+]
+DRAFT_FLAGS = ("--speculative-draft-model-path", "--speculative-draft")
+
+# Spellings that SGLang 0.5.23 no longer accepts, with the one that sets the same field now (from
+# extractor/data/flag_history.json's stories: removed, or now an ambiguous prefix). A base command
+# that types one is also run "modernized" (kind `modern`), and its mutations derive from that form,
+# so that they exercise guards rather than repeat the argument error.
+RENAMED: dict[str, list[str] | None] = {
+    "--cuda-graph-max-bs": ["--cuda-graph-max-bs-decode"],
+    "--cuda-graph-bs": ["--cuda-graph-bs-decode"],
+    "--speculative-draft": ["--speculative-draft-model-path"],
+    "--enable-deepep-moe": ["--moe-a2a-backend", "deepep"],
+    "--enable-ep-moe": None,  # EP is sized by --ep-size alone now
+}
+
+
+def modernize(args: Args) -> Args:
+    out: Args = []
+    for group in split_flags(args):
+        head, eq, inline = group[0].partition("=")
+        if head not in RENAMED:
+            out.extend(group)
+            continue
+        new = RENAMED[head]
+        if new is None:
+            continue
+        if eq:
+            out.extend([new[0] + "=" + inline] + group[1:])
+        else:
+            out.extend(new + group[1:])
+    return out
+
+
+# Flags people commonly add or confuse (a mutation adds one alone to a base command).
+CONFUSED: list[list[str]] = [
+    ["--enable-dp-attention"], ["--dp", "2"], ["--tp", "3"], ["--ep-size", "2"], ["--kv-cache-dtype", "fp8_e4m3"],
+    ["--page-size", "16"], ["--page-size", "64"], ["--disable-radix-cache"], ["--enable-hierarchical-cache"],
+    ["--speculative-algorithm", "EAGLE"], ["--attention-backend", "trtllm_mla"], ["--attention-backend", "flashmla"],
+    ["--attention-backend", "fa3"], ["--attention-backend", "flashinfer"], ["--attention-backend", "triton"],
+    ["--attention-backend", "trtllm_mha"], ["--attention-backend", "cutlass_mla"], ["--quantization", "fp8"],
+    ["--moe-a2a-backend", "deepep"], ["--moe-runner-backend", "flashinfer_trtllm"], ["--enable-torch-compile"],
+    ["--disable-cuda-graph"], ["--chunked-prefill-size", "-1"], ["--mem-fraction-static", "0.95"],
+    ["--pp-size", "2"], ["--disaggregation-mode", "decode"], ["--disaggregation-mode", "prefill"],
+    ["--enable-mixed-chunk"], ["--enable-two-batch-overlap"], ["--cuda-graph-max-bs", "512"],
+    ["--max-running-requests", "1"], ["--context-length", "1000000"], ["--speculative-eagle-topk", "4"],
+    ["--nnodes", "2"], ["--enable-eplb"], ["--kv-cache-dtype", "fp8_e5m2"], ["--dtype", "float16"],
+    ["--enable-lora"], ["--schedule-policy", "lpm"], ["--moe-runner-backend", "deep_gemm"],
+]
+
+
+def parse_user_commands(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """(commands, problems): each command {"line", "source", "env", "words"} as typed (less the
+    launcher), in file order; problems are lines that are no launch command."""
+    import shlex
+
+    commands: list[dict[str, Any]] = []
+    problems: list[str] = []
+    source = ""
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            if line[1:].strip().startswith("source:"):
+                source = line[1:].strip()[len("source:"):].strip()
+            continue
+        try:
+            words = shlex.split(line, comments=True)
+        except ValueError as exc:
+            problems.append(f"{path.name}:{number}: {exc}")
+            continue
+        env: dict[str, str] = {}
+        while words and "=" in words[0] and not words[0].startswith("-"):
+            name, value = words.pop(0).split("=", 1)
+            env[name] = value
+        index = next((i for i, w in enumerate(words) if any(w.endswith(l) for l in LAUNCHERS)), None)
+        if index is None:
+            problems.append(f"{path.name}:{number}: no launcher in {line[:80]!r}")
+            continue
+        commands.append({"line": number, "source": source, "env": env, "words": words[index + 1:]})
+    return commands, problems
+
+
+def split_flags(words: Args) -> list[Args]:
+    """The command as flag groups: [flag, value...] (a word not starting with `-` after a flag
+    belongs to it; `--x=v` stays one word)."""
+    groups: list[Args] = []
+    for word in words:
+        if word.startswith("-") and not _is_number(word) or not groups:
+            groups.append([word])
+        else:
+            groups[-1].append(word)
+    return groups
+
+
+def _is_number(word: str) -> bool:
+    try:
+        float(word)
+        return True
+    except ValueError:
+        return False
+
+
+def map_model(name: str, table: list[tuple[str, str | None]]) -> tuple[bool, str | None]:
+    import re
+
+    for pattern, folder in table:
+        if re.search(pattern, name):
+            return True, folder
+    return False, None
+
+
+def normalize_user_command(words: Args) -> tuple[str | None, Args, str]:
+    """(folder, flags without noise and with draft paths mapped, the model named)."""
+    groups = split_flags(words)
+    model_name = ""
+    kept: list[Args] = []
+    for group in groups:
+        head, _, inline = group[0].partition("=")
+        if head in ("--model-path", "--model"):
+            model_name = inline or (group[1] if len(group) > 1 else "")
+            continue
+        if head in NOISE_WITH_VALUE or head in NOISE_SWITCHES:
+            continue
+        if head in DRAFT_FLAGS:
+            value = inline or (group[1] if len(group) > 1 else "")
+            matched, folder = map_model(value, DRAFT_MAP)
+            if not matched:
+                matched, folder = map_model(value, MODEL_MAP)
+            if matched and folder:
+                group = [head, str(model_dir(folder))]
+        kept.append(group)
+    matched, folder = map_model(model_name, MODEL_MAP) if model_name else (False, None)
+    return (folder if matched else None), [w for g in kept for w in g], model_name
+
+
+def _hash(text: str) -> int:
+    return int(hashlib.sha1(text.encode()).hexdigest()[:8], 16)
+
+
+def mutations(args: Args, catalog: Catalog) -> list[tuple[str, Args]]:
+    """Deterministic variants of one command: (kind, args)."""
+    groups = split_flags(args)
+    heads = [g[0].split("=", 1)[0] for g in groups]
+    out: list[tuple[str, Args]] = []
+    seed = _hash(" ".join(args))
+    # choice: the first typed flag with choices and a value, set to its next choice
+    for i, group in enumerate(groups):
+        flag = catalog.by_spelling.get(heads[i])
+        choices = [render(c) for c in (flag or {}).get("choices") or []]
+        if len(group) == 2 and "=" not in group[0] and group[1] in choices and len(choices) > 1:
+            other = choices[(choices.index(group[1]) + 1) % len(choices)]
+            changed = [g if j != i else [group[0], other] for j, g in enumerate(groups)]
+            out.append((f"choice:{heads[i]}", [w for g in changed for w in g]))
+            break
+    # drop: one typed flag (not a draft path: dropping it is its own kind of command)
+    droppable = [i for i, h in enumerate(heads) if h.startswith("--")]
+    if droppable:
+        i = droppable[seed % len(droppable)]
+        out.append((f"drop:{heads[i]}", [w for j, g in enumerate(groups) if j != i for w in g]))
+    # confuse: two commonly confused flags, each alone
+    picked = 0
+    for step in range(len(CONFUSED)):
+        extra = CONFUSED[(seed + step * 7) % len(CONFUSED)]
+        if extra[0] in heads or (extra[0] == "--dp" and "--dp-size" in heads) or (extra[0] == "--tp" and "--tp-size" in heads):
+            continue
+        out.append((f"confuse:{' '.join(extra)}", args + extra))
+        picked += 1
+        if picked == 2:
+            break
+    return out
+
+
+def user_cases(path: Path, catalog: Catalog) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The user-command cases (base commands first, in file order, then their mutations)."""
+    commands, problems = parse_user_commands(path)
+    stats = {"lines": len(commands), "problems": len(problems), "unmapped": 0, "duplicates": 0}
+    for problem in problems:
+        print(f"cases: {problem}", file=sys.stderr)
+    base: list[dict[str, Any]] = []
+    seen: set[tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]] = set()
+    for command in commands:
+        folder, args, named = normalize_user_command(command["words"])
+        if folder is None or folder in DRAFT_MODELS and folder not in ("qwen25_1_5b",):
+            stats["unmapped"] += 1
+            continue
+        env = tuple(sorted(command["env"].items()))
+        key = (folder, tuple(args), env)
+        if key in seen:
+            stats["duplicates"] += 1
+            continue
+        seen.add(key)
+        base.append({"model": folder, "args": args, "env": dict(env), "named": named,
+                     "origin": command["source"], "line": command["line"]})
+    cases: list[dict[str, Any]] = []
+    made: set[tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]] = set()
+
+    def add(item: dict[str, Any], args: Args, kind: str) -> None:
+        env = tuple(sorted(item["env"].items()))
+        key = (item["model"], tuple(args), env)
+        if key in made:
+            return
+        made.add(key)
+        portable = [word.replace(str(MODELS_DIR), "<models>") for word in args]
+        ident = hashlib.sha1(json.dumps([item["model"], portable, list(env)]).encode()).hexdigest()[:12]
+        case = {
+            "id": f"u-{item['model'][:6]}-{ident}",
+            "model": item["model"],
+            "args": args,
+            # No --device: on a GPU profile SGLang derives it; compare.py puts `--device cpu` first on cpu.
+            "argv": ["--model-path", str(model_dir(item["model"]))] + args,
+            "key": [MODEL_PLACEHOLDER.format(item["model"])] + portable + [f"{k}={v}" for k, v in env],
+            "source": f"user:{kind}",
+            "origin": f"{item['origin']} (user_commands.txt:{item['line']}; model {item['named']})",
+        }
+        if item["env"]:
+            case["env"] = dict(item["env"])
+        cases.append(case)
+
+    for item in base:
+        add(item, item["args"], "base")
+    stats["base"] = len(cases)
+    for item in base:
+        modern = modernize(item["args"])
+        if modern != item["args"]:
+            add(item, modern, "modern")
+        for kind, args in mutations(modern, catalog):
+            add(item, args, kind)
+    stats["mutations"] = len(cases) - stats["base"]
+    return cases, stats
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rules", type=Path, default=DEFAULT_RULES, help="rules.json (flags.json beside it)")
@@ -525,10 +829,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=int, default=int(os.environ.get("VERIFY_BUDGET", "1000")),
                         help="at most this many cases, 0 for all (default 1000 or $VERIFY_BUDGET: "
                              "a `check` run costs ~5 s a case, 2 at a time)")
+    parser.add_argument("--source", choices=("generated", "user", "all"), default="generated",
+                        help="generated: from flags.json/rules.json (default); user: verify/user_commands.txt "
+                             "and its mutations (-> cases-user.jsonl); all: both")
+    parser.add_argument("--commands", type=Path, default=USER_COMMANDS, help="the user commands file")
+    parser.add_argument("--user-output", type=Path, default=USER_CASES_FILE)
     args = parser.parse_args(argv)
     started = time.monotonic()
-    rules_doc = json.loads(args.rules.read_text())
     flags_doc = json.loads((args.rules.parent / "flags.json").read_text())
+    if args.source in ("user", "all"):
+        cases, stats = user_cases(args.commands, Catalog(flags_doc))
+        write_jsonl(args.user_output, cases)
+        by_model: dict[str, int] = {}
+        for case in cases:
+            by_model[case["model"]] = by_model.get(case["model"], 0) + 1
+        print(f"cases: user: {len(cases)} cases ({stats['base']} base commands, {stats['mutations']} mutations) from "
+              f"{stats['lines']} command lines ({stats['unmapped']} naming a model we have no folder for, "
+              f"{stats['duplicates']} duplicates, {stats['problems']} unreadable) -> {args.user_output}; "
+              f"by model {json.dumps(by_model, sort_keys=True)}")
+        if args.source == "user":
+            return 0
+    rules_doc = json.loads(args.rules.read_text())
     generated = generate(flags_doc, rules_doc)
     cases = within_budget(generated, args.budget)
     write_jsonl(args.output, cases)

@@ -22,12 +22,12 @@ from ..core.formula import disj, fields_read, neg, render
 from ..core.model import FALSE, Flag, Lit, Notice, Rule, TermKind
 from ..sources.trees import SourceTree
 from .conditions import is_boolean, operand_cases, to_formula
-from .guards import CallEvent, FunctionInfo, FunctionSummary, WriteEvent, walk_function
+from .guards import CallEvent, FunctionInfo, FunctionSummary, WriteEvent, object_local, object_locals, walk_function
 from .modules import FunctionFacts, ModuleSummary, Outline, outline, outline_key
 from .normalize import classify, normalize
 from .pyast import literal as ast_literal
 from .scope import FIELD_KEY, Bound, Choice, Env, Scope, bind, dotted_name, field_of, is_alias
-from .registry import calls_variable, registry_of, runs_call
+from .registry import calls_variable, has_loop_items, registry_of, runs_call
 from .reuse import EntryKey, Item, Kept, StaleReuse, WalkStore, canonical, signature
 from .static_values import MISSING, Index
 from .walks import Call, Callee, Value, Walk, moved
@@ -39,6 +39,8 @@ ENTRY_FUNCTIONS = ("run_resolution_pipeline",)
 MAX_INLINE = 6  # nested predicate inlining
 MAX_RETURNS = 24  # a helper read as the values it returns has at most this many `return`s
 # What follows a name changed in place: `.append(`-like calls, or an item assigned (`[key] = `).
+# `getattr(server_args, "_model_config", None)`: a result kept on the record (`Program.memoizes`).
+_MEMO_READ = re.compile(r"(\w+)\s*=\s*getattr\(\s*(\w+)\s*,\s*[\"'](_\w+)[\"']\s*,\s*None\s*\)")
 _CHANGED_IN_PLACE = re.compile(r"\s*(\.\s*(append|add|extend|update|insert|remove|discard|pop|clear|setdefault)\s*\(|"
                                r"\[[^\]]*\]\s*=[^=])")
 
@@ -59,6 +61,24 @@ class _Methods:
         # `_ask` without its frame: the answer asks nothing more (asked for every `self.x` a walk reads)
         found = name in program.server_args_methods
         program._asked(("method", name), found)
+        return found
+
+
+class _FieldNames:
+    """The server-argument fields (the flag catalog's names), asked name by name as `_Methods` is: a
+    local named like one is written apart in a term's text (`normalize.local_text`)."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        program = self.program
+        if program._script is not None:
+            return program._ask(("field-name", name), lambda: name in program.field_names)
+        found = name in program.field_names
+        program._asked(("field-name", name), found)
         return found
 
 
@@ -184,8 +204,10 @@ class _Constants(Mapping):
 class Program:
     """The read modules plus any package module a call leads to, with memoized function walks."""
 
-    def __init__(self, tree: SourceTree | None, modules: Iterable[ModuleSummary], store: WalkStore | None = None) -> None:
+    def __init__(self, tree: SourceTree | None, modules: Iterable[ModuleSummary], store: WalkStore | None = None,
+                 field_names: frozenset[str] = frozenset()) -> None:
         self.tree = tree
+        self.field_names = field_names  # the flag catalog's fields (`_FieldNames`)
         # The modules loaded so far: the read ones, then those calls and constants led to. Which are
         # loaded changes what a call of a name resolves to (see `module`), so it is part of the state
         # the questions of a walk are answered from (`analysis.reuse`).
@@ -216,6 +238,8 @@ class Program:
         self._registered_said: tuple | None = None  # its answer as a replay compares it, once asked
         self._mutated: dict[tuple[str, str], bool] = {}  # (module, name) -> changed in place somewhere
         self._inlining: set[str] = set()  # helpers whose returns are being read (a cycle stops there)
+        self._object_trees: dict[str, tuple] = {}  # methods with `self.x` as locals, by key (`_instance_method`)
+        self._memoizing: dict[str, bool] = {}  # `memoizes`, by function key
         self.entry_points = self._entry_points()
         # Methods and properties of ServerArgs: `self.modelexpress_url` is a computed value, not a flag.
         self.server_args_methods = frozenset(
@@ -232,7 +256,7 @@ class Program:
                                    for name in self.modules[dotted].classes if name.rsplit(".", 1)[-1] == "ServerArgs"),
                                   None)
         # Every walk asks of the names it reads through the record: a method? a class constant?
-        self._methods, self._record = _Methods(self), _RecordConstants(self)
+        self._methods, self._record, self._fields = _Methods(self), _RecordConstants(self), _FieldNames(self)
 
     def _record_constants(self) -> dict[str, Lit]:
         """Upper-case constants of the ServerArgs class bound to literals or collections of them."""
@@ -333,7 +357,7 @@ class Program:
 
         scope = Scope(info.aliases | extra_aliases, _Constants(self, info, module.constants), _Enums(self, info),
                       inline=inline,
-                      methods=self._methods, record_constants=self._record,
+                      methods=self._methods, record_constants=self._record, fields=self._fields,
                       call_writes=call_writes, inline_cases=inline_cases, renders=self._renders)
         holder.append(scope)
         return scope
@@ -432,7 +456,7 @@ class Program:
         memo = (info.key, key, aliases)
         module = self.modules[info.module]
         with self._questions() as trace:
-            summary = walk_function(info, self.scope(info, aliases), module.spans, env)
+            summary = walk_function(info, self.scope(info, aliases), module.spans, env, self._instance_method(info))
         found = signature(self._entry_key(memo), tuple(trace))
         if memo in self._reused and self._kept[memo].signature != found:
             raise StaleReuse(f"{info.key}: walked again, it asks other questions than when it was kept")
@@ -441,6 +465,21 @@ class Program:
             self._walks[memo] = _compact(summary, key, aliases)
             self._kept[memo] = Kept(self._walks[memo], tuple(trace), found, info.line)
         return summary
+
+    def _instance_method(self, info: FunctionInfo) -> cst.FunctionDef | None:
+        """A method of an instance whose attributes are walked as locals (`guards.object_locals`):
+        of a class other than ServerArgs and Enums, called on `self`; None for any other function."""
+        receiver = _receiver(info)
+        if receiver is None:
+            return None
+        module = self.modules[info.module]
+        cls = module.classes.get(info.class_name) if info.class_name else None
+        if cls is None or cls.is_enum or f"{info.module}:{info.class_name}" == self._record_class:
+            return None
+        found = self._object_trees.get(info.key)
+        if found is None or found[0] is not info.node:
+            found = self._object_trees[info.key] = (info.node, object_locals(info.node, receiver, module.spans))
+        return found[1]
 
     def _full(self, memo: tuple, env: Env | None = None) -> FunctionSummary:
         """A walk with its syntax. When only its kept form is here, it is made again with every
@@ -455,7 +494,8 @@ class Program:
                 env = self._env_sources[memo]()
             module = self.modules[info.module]
             found = self._scripted(self._kept[memo].trace,
-                                   lambda: walk_function(info, self.scope(info, memo[2]), module.spans, env))
+                                   lambda: walk_function(info, self.scope(info, memo[2]), module.spans, env,
+                                                         self._instance_method(info)))
             self._summaries[memo] = found
         return found
 
@@ -587,6 +627,8 @@ class Program:
             return len(self._inlining) >= MAX_INLINE if args[0] == "full" else args[1] in self._inlining
         if kind == "method":
             return args[0] in self.server_args_methods
+        if kind == "field-name":
+            return args[0] in self.field_names
         if kind == "record":
             return canonical(self.server_args_constants.get(args[0]))
         info = self.loaded_function(args[0])
@@ -733,18 +775,36 @@ class Program:
                          lambda there: self._loaded(dotted) if there else None)
 
     def _changed_in_place(self, module: ModuleSummary, name: str) -> bool:
-        """`NAME.append(...)`-like calls or `NAME[key] = ...` anywhere in the module's text: each place
-        the name starts a word is tried (a pattern per name would be compiled in every process)."""
+        """`NAME.append(...)`-like calls or `NAME[key] = ...` in the module's text: each place the name
+        starts a word is tried (a pattern per name would be compiled in every process). A change inside
+        a function counts only if the function is used: called, or a decorator, in its module or in a
+        read file (`register_model_config_factory`, which only a plugin calls, leaves its registry empty
+        in a launch of the package itself)."""
         if self.tree is None:
             return True
         text = self.tree.read_text(module.path)
+        registrars: set[str] = set()
         start = text.find(name)
         while start >= 0:
             if (start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_")) \
                     and _CHANGED_IN_PLACE.match(text, start + len(name)):
-                return True
+                owner = module.functions.outermost(text.count("\n", 0, start) + 1)
+                if owner is None:
+                    return True  # at import time
+                registrars.add(owner)
             start = text.find(name, start + 1)
-        return False
+        return any(self._used(module, registrar) for registrar in sorted(registrars))
+
+    def _used(self, module: ModuleSummary, function: str) -> bool:
+        """Is a module-level function called or applied as a decorator anywhere but its own lines, in its
+        module or a read file?"""
+        use = re.compile(rf"(?<![\w.]){re.escape(function)}\s*\(|@\s*{re.escape(function)}\b")
+        first, last = module.functions.lines_of(function)
+        own = module.text.splitlines()
+        outside = "\n".join(own[: first - 1] + own[last:])
+        if use.search(outside):
+            return True
+        return any(use.search(self.modules[dotted].text) for dotted in self.read if dotted != module.dotted)
 
     def is_enum(self, info: FunctionInfo, name: str) -> bool:
         """Is `name`, as seen from the function, an Enum class? Read from the class line, without parsing."""
@@ -828,6 +888,11 @@ class Program:
             reexport = module.imports.get(rest)
             if reexport is not None and reexport != target:
                 return self._resolve_dotted(reexport)
+            if "." not in rest:  # `from .common import *`: each starred module in turn
+                for starred in sorted(v for k, v in module.imports.items() if k.startswith("*")):
+                    found = self._resolve_dotted(f"{starred}.{rest}") if starred != dotted else None
+                    if found is not None:
+                        return found
             return None
         if self.module(target) is not None:
             return "module", target
@@ -859,6 +924,22 @@ class Program:
             if self.tree is not None and any(self.tree.has(f"{root}/{end}") for end in ("__init__.py",)):
                 return None  # in the package, not found
             return f"import:{target}"
+
+    def memoizes(self, key: str) -> bool:
+        """Does the function keep its result on the arguments' record and return it when called again
+        (`memo = getattr(server_args, "_model_config", None)` ... `return memo` ... `server_args._model_config = x`)?"""
+        found = self._memoizing.get(key)
+        if found is None:
+            fn = self.loaded_function(key)
+            found = False
+            if fn is not None:
+                module = self.modules[fn.module]
+                text = "\n".join(module.lines[fn.line - 1: fn.end_line])
+                found = any(re.search(rf"\breturn\s+{re.escape(kept)}\b", text)
+                            and re.search(rf"\b{re.escape(owner)}\.{re.escape(name)}\s*=[^=]", text)
+                            for kept, owner, name in _MEMO_READ.findall(text))
+            self._memoizing[key] = found
+        return found
 
     def loaded_function(self, key: str) -> FunctionInfo | None:
         """A function of a module already loaded, by key; no question asked, nothing loaded."""
@@ -925,6 +1006,9 @@ class Program:
             if found and found[0] == "function":
                 target = self._function_by_key(found[1])
                 return (target, {}) if target else None
+            if found and found[0] == "class":
+                target = self._method(found[1], "__init__")  # `ModelConfig(...)`: its constructor runs
+                return (target, {}) if target else None
             return None
         if not type(func) is cst.Attribute:
             return None
@@ -958,11 +1042,17 @@ class Program:
 
     def _bindings(self, caller: FunctionInfo, caller_scope: Scope, target: FunctionInfo, call: cst.Call, env: Env,
                   implicit: dict[str, Bound], skip_self: bool) -> tuple[dict, tuple, frozenset[str]]:
-        """Callee parameters bound to the caller's arguments: aliases stay aliases, the rest become locals."""
+        """Callee parameters bound to the caller's arguments: aliases stay aliases, the rest become locals.
+        A method called on the caller's own instance (`self._verify_quantization()`) gets its attributes."""
         params = list(target.params)
-        if skip_self and params and params[0] in ("self", "cls"):
+        if (skip_self or target.name == "__init__") and params and params[0] in ("self", "cls"):
             params = params[1:]
         callee_env: dict = {name: _with_scope(value, caller_scope) for name, value in implicit.items()}
+        receiver = _receiver(caller)
+        if receiver is not None and type(call.func) is cst.Attribute and type(call.func.value) is cst.Name \
+                and call.func.value.value == receiver and _receiver(target) == receiver:
+            prefix = object_local(receiver, "")
+            callee_env.update({k: _with_scope(v, caller_scope) for k, v in env.items() if k.startswith(prefix)})
         aliases: set[str] = set()
         positional = [a for a in call.args if a.keyword is None and not a.star]
         named = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
@@ -1070,6 +1160,8 @@ class Program:
         if summary.writes or any(c.writes for c in summary.calls) or not summary.returns \
                 or len(summary.returns) > MAX_RETURNS:
             return None  # not a pure helper: its value is not one of a few expressions over its inputs
+        if any(has_loop_items(r.condition) for r in summary.returns):
+            return None  # a value found by a loop (`for key in KEYS: ... return val`): a term `check` reads
         cases = [(r.condition, r.node if r.node is not None else cst.Name("None"), summary.scope, r.env)
                  for r in summary.returns if r.condition != FALSE]
         rest = neg(disj(*(r.condition for r in summary.returns)))
@@ -1155,6 +1247,14 @@ class Program:
                    name, tuple(sorted(ids)))
             for name, ids in sorted(missing.items())
         ]
+
+
+def _receiver(info: FunctionInfo) -> str | None:
+    """The instance parameter of a method (`self`), else None (functions, static and class methods)."""
+    if not info.class_name or not info.params or info.params[0] != "self":
+        return None
+    return None if any(d.rsplit(".", 1)[-1] in ("staticmethod", "classmethod", "property") for d in info.decorators) \
+        else "self"
 
 
 def _context(info: FunctionInfo, env: Env | None, key: tuple, aliases: frozenset[str]) -> tuple:

@@ -36,6 +36,7 @@ from .scope import (
     field_of,
     is_alias,
     literal,
+    local_text,
 )
 
 _STRING_METHODS = frozenset({"lower", "upper", "strip", "casefold"})
@@ -260,8 +261,12 @@ def _value_term(name: str, value: Value, scope: Scope) -> Term | Lit:
     if isinstance(value, EnvOriginal):
         return classify(value.text, ())
     if isinstance(value, (Unknown, NonEmpty, Entries)):
-        return classify(value.text, value.fields)
-    return Term(TermKind.OPAQUE, name, name, value_fields(value, scope))
+        # The local's name stands for a value the walk did not follow (an expression kept as text would
+        # read as part of the condition around it: `not a or b`).
+        text = value.text if value.text.isidentifier() and value.text != name else local_text(name, scope)
+        return classify(text, value.fields)
+    text = local_text(name, scope)
+    return Term(TermKind.OPAQUE, text, text, value_fields(value, scope))
 
 
 # --- formulas ----------------------------------------------------------------------------------
@@ -629,7 +634,7 @@ def _expand_choices(node: cst.BaseExpression, scope: Scope, env: Env, names: lis
     for options in option_lists:
         total *= len(options)
     if total > MAX_CHOICES:
-        return Atom(opaque(node, scope, env))
+        return _without_choices(node, scope, env, names)
     branches: list[Formula] = []
     for combo in itertools.product(*option_lists):
         local = dict(env)
@@ -640,5 +645,12 @@ def _expand_choices(node: cst.BaseExpression, scope: Scope, env: Env, names: lis
         branches.append(conj(*guards, to_formula(node, scope, local)))
     result = disj(*branches) if branches else FALSE
     if formula_size(result) > _MAX_EXPANDED_ATOMS:
-        return Atom(opaque(node, scope, env))
+        return _without_choices(node, scope, env, names)
     return result
+
+
+def _without_choices(node: cst.BaseExpression, scope: Scope, env: Env, names: list[str]) -> Formula:
+    """The test with the path-dependent values it reads taken as unknown: its shape kept
+    (`quant_cfg is not None` stays a comparison over an unknown local, not one opaque atom)."""
+    unknown = {n: Unknown(n[len(FIELD_KEY):] if n.startswith(FIELD_KEY) else n) for n in names}
+    return to_formula(node, scope, {**env, **unknown})

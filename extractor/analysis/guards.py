@@ -44,7 +44,9 @@ from .scope import (
     Unknown,
     bind,
     bound_string,
+    child_field_names,
     code,
+    constant_of,
     dotted_name,
     env_call,
     field_of,
@@ -217,11 +219,67 @@ def function_aliases(node: cst.FunctionDef, class_name: str | None) -> tuple[tup
     return tuple(params), frozenset(aliases)
 
 
-def walk_function(info: FunctionInfo, scope: Scope, spans: dict[int, Span], env: Env | None = None) -> FunctionSummary:
-    """Walk a function body once, with `env` binding parameters to the caller's arguments if given."""
+def walk_function(info: FunctionInfo, scope: Scope, spans: dict[int, Span], env: Env | None = None,
+                  node: cst.FunctionDef | None = None) -> FunctionSummary:
+    """Walk a function body once, with `env` binding parameters to the caller's arguments if given;
+    `node`: the function's tree when it is not `info.node` as parsed (`object_locals`)."""
     summary = FunctionSummary(info, scope)
-    _Walker(summary, spans).suite(info.node.body, TRUE, dict(env or {}), ())
+    _Walker(summary, spans).suite((node or info.node).body, TRUE, dict(env or {}), ())
     return summary
+
+
+OBJECT_SEPARATOR = "__"  # `self.quantization` is walked as the local `self__quantization`
+
+
+def object_local(receiver: str, attribute: str) -> str:
+    return f"{receiver}{OBJECT_SEPARATOR}{attribute}"
+
+
+def object_locals(node: cst.FunctionDef, receiver: str, spans: dict[int, Span]) -> cst.FunctionDef:
+    """A method of some other class than ServerArgs with each `self.x` that is no method call written
+    as the local `self__x`: `ModelConfig.__init__` assigns `self.quantization = quantization` and
+    `_verify_quantization` tests `self.quantization`; as locals, the walk follows the value from the
+    flag to the test, and a call of another method of the instance hands them over
+    (`Program._bindings`). The new statements take the lines of the ones they replace."""
+    renamed = node.visit(_ObjectLocals(receiver))
+    for old, new in zip(iter_statements(node.body.body), iter_statements(renamed.body.body)):
+        if id(old) in spans:
+            spans[id(new)] = spans[id(old)]
+    return renamed
+
+
+class _ObjectLocals(cst.CSTTransformer):
+    def __init__(self, receiver: str) -> None:
+        super().__init__()
+        self.receiver = receiver
+        self.called: set[int] = set()
+        self.depth = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.depth += 1
+        return self.depth == 1  # a nested function's `self` is not the instance
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        self.depth -= 1
+        return updated_node
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if type(node.func) is cst.Attribute:
+            self.called.add(id(node.func))  # `self.m(...)` stays a method call
+        return True
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        if id(original_node) in self.called or type(updated_node.value) is not cst.Name \
+                or updated_node.value.value != self.receiver:
+            return updated_node
+        return cst.Name(object_local(self.receiver, updated_node.attr.value), lpar=updated_node.lpar,
+                        rpar=updated_node.rpar)
 
 
 def _simple_assignments(node: cst.FunctionDef):
@@ -329,6 +387,12 @@ class _Walker:
             items = literal_items(node, env)
             if items is not None:
                 return self.unrolled(node, items, ctx, env, nest)
+        if type(node) is cst.For and _empty_iterable(node.iter, self.scope, env):
+            # `for predicate, fn in _BY_PREDICATE:` over a registry nothing fills: the body never runs.
+            env = self.calls_in(node.iter, ctx, env)
+            if node.orelse is not None:
+                return self.suite(node.orelse.body, ctx, env, nest)
+            return FALSE, FALSE, env
         if type(node) is cst.For:
             # The body runs for an item of the iterable: `item in iterable` is its (opaque) context.
             iter_text, fields = term_source(node.iter, self.scope, env)
@@ -470,7 +534,9 @@ class _Walker:
         if type(node) is cst.Raise:
             if node.exc is not None:
                 self.calls_in(node.exc, ctx, env)
-            self.raise_(node, ctx, env, nest, line, end_line)
+                self.raise_(node, ctx, env, nest, line, end_line)
+            # A bare `raise` passes on what its handler caught: an error raised elsewhere, by a guard
+            # of a callee or by a library, not a guard of its own.
             return FALSE, FALSE, env
         if type(node) is cst.Return:
             if node.value is not None:
@@ -692,14 +758,35 @@ class _Walker:
     def calls_in(self, node: cst.BaseExpression, ctx: Formula, env: Env) -> Env:
         """Record the calls of an expression; fields they may write read, after them, as they leave them."""
         written: dict[str, Rewritten] = {}
-        for n in iter_expression(node):
-            if type(n) is cst.Call:
-                self.order += 1
-                writes = self.scope.call_writes(n, env) if self.scope.call_writes is not None else frozenset()
-                self.summary.calls.append(CallEvent(ctx, n, env, 0, self.order, writes, self.catching))
-                for name in writes:
-                    written[FIELD_KEY + name] = Rewritten(name, self.order)
+        for n, when in self._calls(node, ctx, env):
+            self.order += 1
+            writes = self.scope.call_writes(n, env) if self.scope.call_writes is not None else frozenset()
+            self.summary.calls.append(CallEvent(when, n, env, 0, self.order, writes, self.catching))
+            for name in writes:
+                written[FIELD_KEY + name] = Rewritten(name, self.order)
         return {**env, **written} if written else env
+
+    def _calls(self, node: cst.BaseExpression, ctx: Formula, env: Env):
+        """The calls of an expression in evaluation order, each with when it is made: a branch of
+        `a if t else b` under its test, the right side of `and`/`or` when the left does not decide
+        (`get_dsa_index_head_dim(c) if is_deepseek_dsa(c) else None` calls the first only then)."""
+        stack: list[tuple[cst.CSTNode, Formula]] = [(node, ctx)]
+        while stack:
+            n, when = stack.pop()
+            kind = type(n)
+            if kind is cst.IfExp and (_has_call(n.body) or _has_call(n.orelse)):
+                test = to_formula(n.test, self.scope, env)
+                stack += [(n.orelse, conj(when, neg(test))), (n.body, conj(when, test)), (n.test, when)]
+                continue
+            if kind is cst.BooleanOperation and _has_call(n.right):
+                left = to_formula(n.left, self.scope, env)
+                right = conj(when, left if type(n.operator) is cst.And else neg(left))
+                stack += [(n.right, right), (n.left, when)]
+                continue
+            if kind is cst.Call:
+                yield n, when
+            for child in reversed(list(_expression_children(n))):
+                stack.append((child, when))
 
 
 _BINARY_OF_AUGMENTED = {
@@ -832,3 +919,33 @@ def _unpacked(target: cst.Tuple | cst.List, value: cst.BaseExpression) -> list[c
         value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return [cst.Subscript(value=whole, slice=[cst.SubscriptElement(slice=cst.Index(value=cst.Integer(str(i))))])
             for i in range(len(elements))]
+
+
+def _expression_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The direct parts of an expression `iter_expression` would enter next, in source order."""
+    kind = type(node)
+    if kind is cst.Attribute or kind is cst.Arg:
+        yield node.value  # type: ignore[attr-defined]
+        return
+    if kind is cst.Lambda:
+        return
+    for name in child_field_names(kind):
+        value = getattr(node, name)
+        if value is None or type(value) is str:
+            continue
+        if type(value) is list or type(value) is tuple:
+            yield from (v for v in value if isinstance(v, cst.CSTNode))
+        elif isinstance(value, cst.CSTNode):
+            yield value
+
+
+def _has_call(node: cst.CSTNode) -> bool:
+    return any(type(n) is cst.Call for n in iter_expression(node))
+
+
+def _empty_iterable(node: cst.BaseExpression, scope: Scope, env: Env) -> bool:
+    """An empty literal, or a constant holding one (a registry no code of the package fills)."""
+    if type(node) in (cst.List, cst.Tuple) and not node.elements:  # type: ignore[attr-defined]
+        return True
+    found = constant_of(node, scope, env)
+    return found is not None and found.value == ()

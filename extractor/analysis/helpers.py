@@ -30,13 +30,19 @@ _TERM_KINDS = (TermKind.PLATFORM, TermKind.MODEL, TermKind.OPAQUE)
 
 
 def called_names(text: str) -> frozenset[str]:
-    """The bare names a term's source calls (`get_device` of `get_device()`), builtins left out."""
+    """The bare names a term's source calls (`get_device` of `get_device()`), or whose attributes it reads
+    (`_MODEL_CONFIG_FACTORIES.get(t)`): functions and module constants; builtins left out."""
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return frozenset()
-    return frozenset(node.func.id for node in ast.walk(tree)
-                     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id not in _BUILTINS)
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            found.add(node.func.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id.isupper():
+            found.add(node.value.id)
+    return frozenset(found - _BUILTINS)
 
 
 class CalledNames:
@@ -95,9 +101,10 @@ class _Finder:
     """Definitions found through a program's modules (`resolve(module, name)` -> key of a function or
     constant, `module(dotted)` -> its summary)."""
 
-    def __init__(self, denotes, module) -> None:
+    def __init__(self, denotes, module, mutated) -> None:
         self.denotes = denotes
         self.module = module
+        self.mutated = mutated  # (module summary, name) -> changed in place (a registry is no constant)
         self.kept: dict[str, Helper | None] = {}  # key -> definition, None when it cannot be read
 
     def resolve(self, dotted: str, name: str) -> str | None:
@@ -141,8 +148,8 @@ class _Finder:
             text = ast.unparse(plain)
             return text, sorted(_free_names(node)), module
         value = _constant_value(module, name)
-        if value is None:
-            return None
+        if value is None or self.mutated(module, name) or f"global {name}" in module.text:
+            return None  # a registry filled in place, or a name a function rebinds: no constant
         return ast.unparse(value), sorted(_names_read(value)), module
 
 
@@ -191,15 +198,16 @@ def _free_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - bound - _BUILTINS
 
 
-def helper_library(places: Mapping[str, Iterable[str]], denotes, module) -> HelperLibrary:
+def helper_library(places: Mapping[str, Iterable[str]], denotes, module, mutated=lambda module, name: False
+                   ) -> HelperLibrary:
     """The definitions behind the called names, each looked up in the modules its terms were read in
     (`places`: name -> dotted modules: of the rules whose terms call it, and their call paths).
 
     `denotes(dotted, name)`: the key a top-level name of that module denotes ("module:name" of a
     function, "import:dotted" of an imported module), or None (`Program.denotes`); `module(dotted)`:
-    its summary.
+    its summary; `mutated(summary, name)`: the name is changed in place (`Program.mutated_anywhere`).
     """
-    finder = _Finder(denotes, module)
+    finder = _Finder(denotes, module, mutated)
     entries = []
     for name in sorted(places):
         keys = {key for key in (finder.resolve(dotted, name) for dotted in sorted(places[name])) if key is not None}

@@ -362,6 +362,18 @@ class Functions(Mapping[str, FunctionInfo]):
         self.known: Mapping[str, FunctionFacts] = {}
         self.found: dict[str, FunctionFacts] = {}  # facts of the functions parsed here, by digest
 
+    def outermost(self, line: int) -> str | None:
+        """The module-level function whose lines hold `line`, else None (module level, or a class)."""
+        for key, place in self._places.items():
+            if "." not in key and "@" not in key and place.first <= line <= place.last:
+                return key
+        return None
+
+    def lines_of(self, key: str) -> tuple[int, int]:
+        """The first (decorators included) and last line of a function."""
+        place = self._places[key]
+        return place.first, place.last
+
     def __getitem__(self, key: str) -> FunctionInfo:
         info = self._parsed.get(key)
         if info is None:

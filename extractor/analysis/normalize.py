@@ -15,7 +15,7 @@ import libcst as cst
 
 from ..core.formula import literal_source
 from ..core.model import Term, TermKind
-from .scope import FIELD_KEY, Bound, Choice, Env, Scope, Value, code, constant_of, field_of
+from .scope import FIELD_KEY, Bound, Choice, Env, Scope, Value, code, constant_of, field_of, local_text
 
 _ENV_PATTERNS = (
     re.compile(r"^envs\.([A-Za-z_][A-Za-z0-9_]*)\b"),
@@ -110,7 +110,8 @@ class _Normalizer(cst.CSTTransformer):
             self.fields |= inner.fields
             return _parenthesize(rewritten)
         self.fields.update(value_fields(value, self.scope))
-        return updated_node
+        renamed = local_text(original_node.value, self.scope)
+        return updated_node if renamed == original_node.value else updated_node.with_changes(value=renamed)
 
 
 def _parenthesize(node: cst.BaseExpression) -> cst.BaseExpression:
@@ -202,6 +203,9 @@ class _Renderer:
             return f"({text})"
         if value is not None:
             self.fields.update(value_fields(value, self.scope))
+            renamed = local_text(node.value, self.scope)
+            if renamed != node.value:
+                return renamed
         else:
             constant = _constant_text(node, self.scope, self.env)
             if constant is not None:

@@ -201,6 +201,22 @@ def same_value(a: Value, b: Value) -> Value | None:
         return a
     if isinstance(a, NonEmpty) and isinstance(b, NonEmpty):  # only its truth is ever read
         return NonEmpty(a.text, tuple(sorted(set(a.fields) | set(b.fields))))
+    if isinstance(a, Bound) and isinstance(b, Bound) and _literal_token(a.node) is not None \
+            and _literal_token(a.node) == _literal_token(b.node):
+        return a  # `page_size = 64` on several paths: one value, 64
+    return None
+
+
+_LITERAL_NAMES = frozenset({"True", "False", "None"})
+
+
+def _literal_token(node: cst.BaseExpression) -> tuple[type, str] | None:
+    """A literal token's kind and text (`64`, `"auto"`, `None`), else None."""
+    kind = type(node)
+    if kind in (cst.Integer, cst.Float, cst.SimpleString) and not node.lpar:  # type: ignore[attr-defined]
+        return kind, node.value  # type: ignore[attr-defined]
+    if kind is cst.Name and node.value in _LITERAL_NAMES:  # type: ignore[attr-defined]
+        return kind, node.value  # type: ignore[attr-defined]
     return None
 
 

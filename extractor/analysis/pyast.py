@@ -139,6 +139,8 @@ def import_bindings(node: ast.Import | ast.ImportFrom, file: str) -> dict[str, s
     module = absolute_module(node.module or "", node.level, file)
     for alias in node.names:
         if alias.name == "*":
+            if module:
+                bound[f"*{module}"] = module  # `from m import *`: names not found here are looked up in m
             return bound
         bound[alias.asname or alias.name] = f"{module}.{alias.name}" if module else alias.name
     return bound

@@ -211,6 +211,12 @@ def without_variable_calls(f: Formula, defined: Callable[[str], bool]) -> Formul
 _LOOP_ITEM = re.compile(r"^\(?[A-Za-z_]\w*(?:, [A-Za-z_]\w*)*\)? in ")
 
 
+def has_loop_items(f: Formula) -> bool:
+    """Does the condition pass through a loop (`item in iterable` contexts)?"""
+    return any(a.op == "truthy" and a.term.kind is not TermKind.FIELD and _LOOP_ITEM.match(a.term.text)
+               for a in atoms(f))
+
+
 def without_loop_items(f: Formula) -> Formula:
     """A path condition without the `item in iterable` contexts of the loops it passes through."""
     if isinstance(f, Atom):

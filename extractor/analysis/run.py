@@ -29,6 +29,7 @@ from ..core.formula import (
     neg,
     pinned_in,
     pinned_name,
+    replaced,
     terms_once,
 )
 from ..core.model import (FALSE, SWAPPED_OP, TRUE, And, Atom, Const, Formula, Lit, Not, Or, Rule, RuleKind, Term,
@@ -104,6 +105,7 @@ class Run:
         self.steps: list[tuple] = []
         self.kept: KeptRun | None = None
         self.triggers: dict[tuple[RuleKey, str], Formula] = {}  # each rule's, by its key and function
+        self.memo_sites: dict[str, list[Formula]] = {}  # memoizing functions: the conditions of their calls
         self.reused = False  # taken from a kept run
         self._compared: dict[tuple, Formula] = {}
         self._sizes: dict[Formula, int] = {}
@@ -133,9 +135,24 @@ class Run:
         for fn, condition, name in unsited:
             if fn.key not in self.entered:
                 self._enter(program.callee(fn, {})[0], _BARE, condition, (f"<registry {name}>", label(fn)))
+        self._join_memo_sites()
         self.kept = KeptRun(tuple(self.steps), self.store, self.occurrences, self.entered, frozenset(self.overflow),
                             self.counter, self.written, self.triggers)
         return self
+
+    def _join_memo_sites(self) -> None:
+        """Each memoizing function's mark (`_built_mark`) replaced, wherever the run put it, by the
+        disjunction of the conditions of its calls: the result is built if any of them is made."""
+        for key, sites in sorted(self.memo_sites.items()):
+            mark, built, memo = _built_mark_of(key), disj(*sites), {}
+            for found in self.occurrences.values():
+                found[:] = [replace(o, condition=replaced(o.condition, mark, built, memo),
+                                    cases=tuple((replaced(w, mark, built, memo), v) for w, v in o.cases))
+                            for o in found]
+            for writes in self.store.values():
+                writes[:] = [replace(a, condition=replaced(a.condition, mark, built, memo),
+                                     cases=tuple((replaced(w, mark, built, memo), v) for w, v in a.cases))
+                             for a in writes]
 
     def keep(self) -> KeptRun | None:
         """The run as the next extraction can reuse it: the kept run with the triggers `apply` composed
@@ -251,7 +268,20 @@ class Run:
                 for number, callee in enumerate(call.callees):
                     if callee.label in path:
                         continue  # recursion: the cycle adds nothing a first pass did not
-                    self._enter(callee, (walk.memo_key, index, number), reached, path + (callee.label,), caught)
+                    where = reached
+                    if self.program.memoizes(callee.key):
+                        # `model_config_of(server_args)` builds once and keeps the result on the record: walked
+                        # at its first call, under "some call built it", the calls' conditions joined at the end.
+                        sites = self.memo_sites.setdefault(callee.key, [])
+                        sites.append(reached)
+                        if len(sites) > 1:
+                            continue
+                        # What a `try` around this first call catches leaves the result unbuilt: a later
+                        # call builds it again, and raises there.
+                        self._enter(callee, (walk.memo_key, index, number), _built_mark(callee),
+                                    path + (callee.label,))
+                        continue
+                    self._enter(callee, (walk.memo_key, index, number), where, path + (callee.label,), caught)
         if call.writes:
             instance.after[call.order] = self.versions()
 
@@ -292,8 +322,9 @@ class Run:
             if version:
                 return resolved_term(term.name, version, term.transforms)
             return replace(term, after=0) if term.after else term
-        if term.fields:
-            # Read where the function read them (its entry, or after the call that rewrote them), not
+        if term.fields and not term.text.isidentifier():
+            # (A bare name is a local whose value the walk lost, `page_size` of a pass that may rewrite
+            # it: no field of that name to pin.) Read where the function read them (its entry, or after the call that rewrote them), not
             # at the event: a write declared later in the function does not change what a test before it saw.
             pins = tuple((name, versions[name]) for name in term.fields if versions.get(name))
             if pins:
@@ -459,6 +490,16 @@ class KeptRun:
     counter: int
     written: int
     triggers: dict[tuple[RuleKey, str], Formula]  # filled as `Run.apply` composes them
+
+
+def _built_mark(callee: Callee) -> Formula:
+    return _built_mark_of(callee.key)
+
+
+def _built_mark_of(key: str) -> Atom:
+    """Stands for "some call of the memoizing function `key` was made" until the run has seen them all."""
+    text = f"built({key})"
+    return Atom(Term(TermKind.OPAQUE, text, text))
 
 
 _NOT_EXCEPTIONS = frozenset({"SystemExit", "KeyboardInterrupt", "GeneratorExit", "BaseException"})

@@ -21,7 +21,7 @@ from ..core.model import Formula, Lit
 _CODEGEN = cst.Module(body=[])
 
 # Calls that return a view of the server arguments: `cfg = resolving_view(server_args)`.
-VIEW_FUNCTIONS = frozenset({"resolving_view", "resolved_view", "_resolved", "ResolvedView", "ResolvingConfig"})
+VIEW_FUNCTIONS = frozenset({"resolving_view", "resolved_view", "_resolved", "ResolvedView", "ResolvingConfig", "record_of"})
 # Parameter names that hold the server arguments by convention.
 ALIAS_PARAMS = frozenset({"server_args", "args", "cfg", "view", "sargs"})
 MAX_CHOICES = 64
@@ -153,6 +153,7 @@ class Scope:
     constants: Mapping[str, Lit]  # module-level names bound to literals
     enums: Container[str] = field(default=frozenset(), compare=False, hash=False)  # `E.MEMBER` reads as "MEMBER"
     methods: Container[str] = frozenset()  # methods and properties of ServerArgs: `self.x` of these is no field
+    fields: Container[str] = field(default=frozenset(), compare=False, hash=False)  # the server-argument fields
     # Constants of the ServerArgs class (`server_args.LANGUAGE_MODEL_ONLY_ARCHITECTURES`), by name.
     record_constants: Mapping[str, Lit] = field(default_factory=dict, compare=False, hash=False)
     # Inlines a call to a one-`return` predicate: gives (returned expression, its scope, its locals).
@@ -325,7 +326,7 @@ _SKIPPED_FIELDS = frozenset({"lpar", "rpar", "comma", "semicolon", "leading_line
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _child_fields(kind: type) -> tuple[str, ...]:
+def child_field_names(kind: type) -> tuple[str, ...]:
     names = _CHILD_FIELDS.get(kind)
     if names is None:
         names = tuple(
@@ -349,7 +350,7 @@ def iter_expression(node: cst.CSTNode):
             continue
         if kind is cst.Lambda:
             continue
-        for name in _child_fields(kind):
+        for name in child_field_names(kind):
             value = getattr(n, name)
             if value is None or type(value) is str:
                 continue
@@ -421,3 +422,12 @@ def bind(node: cst.BaseExpression, env: Env, scope: Scope | None = None, reading
             guards.append(cond)
         options.append((conj(*guards), Bound(node, local, scope)))
     return Choice(tuple(options))
+
+
+LOCAL_PREFIX = "local_"  # `page_size`, a local whose value the walk lost, is `local_page_size` in a term
+
+
+def local_text(name: str, scope: Scope) -> str:
+    """How a local whose value is not followed is written in a term: its name, unless a field has that
+    name (the local `page_size` of a pass is not the flag, and the run pins fields by their names)."""
+    return f"{LOCAL_PREFIX}{name}" if name in scope.fields else name

@@ -77,7 +77,8 @@ def _fixes(ruleset, report, argv: list[str], flags: Flags, groups, env: dict[str
 
     tokens, assignments = split_command(argv)
     plain = [f"{name}={value}" for name, value in assignments.items()] + tokens
-    facts = launch_facts(parse_command(plain, ruleset.catalog), platform, model, host, ruleset.library, env)
+    facts = launch_facts(parse_command(plain, ruleset.catalog), platform, model, host, ruleset.library, env,
+                         ruleset.envs)
     definite = {f.rule.id for f in report.definite}
 
     def fixes(rule: Rule) -> list[str]:

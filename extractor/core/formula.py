@@ -285,6 +285,47 @@ def atoms(f: Formula) -> Iterator[Atom]:
             stack.extend(reversed(g.args))
 
 
+def distinct_atoms(f: Formula, limit: int) -> list[Atom] | None:
+    """The distinct atoms left to right, each shared part read once; None as soon as there are more
+    than `limit` (a residual trigger with many unknowns is not enumerated: no need to list them all)."""
+    found: dict[Atom, None] = {}
+    seen: set[int] = set()
+    stack = [f]
+    while stack:
+        g = stack.pop()
+        if isinstance(g, Atom):
+            if g not in found:
+                found[g] = None
+                if len(found) > limit:
+                    return None
+        elif id(g) not in seen:
+            seen.add(id(g))
+            if isinstance(g, Not):
+                stack.append(g.arg)
+            elif isinstance(g, (And, Or)):
+                stack.extend(reversed(g.args))
+    return list(found)
+
+
+def replaced(f: Formula, atom: Atom, by: Formula, memo: dict[Formula, Formula] | None = None) -> Formula:
+    """The formula with every occurrence of `atom` replaced by the formula `by`, simplified."""
+    memo = {} if memo is None else memo
+    found = memo.get(f)
+    if found is None:
+        if isinstance(f, Atom):
+            found = by if f == atom else f
+        elif isinstance(f, Not):
+            found = neg(replaced(f.arg, atom, by, memo))
+        elif isinstance(f, And):
+            found = conj(*(replaced(a, atom, by, memo) for a in f.args))
+        elif isinstance(f, Or):
+            found = disj(*(replaced(a, atom, by, memo) for a in f.args))
+        else:
+            found = f
+        memo[f] = found
+    return found
+
+
 def terms(f: Formula) -> Iterator[Term]:
     for atom in atoms(f):
         yield atom.term

@@ -12,7 +12,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..core.formula import (CONVENTION, OneOf, Spellings, apply_transforms, atoms, conj, disj, evaluate, neg, parse_pinned,
+from ..core.formula import (CONVENTION, OneOf, Spellings, apply_transforms, atoms, conj, disj, distinct_atoms, evaluate, neg,
+                            parse_pinned,
+                            pinned_in, pinned_name,
                             render, render_flags)
 from ..core.model import And, Atom, Const, Formula, Not, Or, Rule, Term, TermKind, Write
 from .environment import EnvVar, env_default, parse_env
@@ -65,8 +67,8 @@ class Context:
         residual = self._residual(f)
         if isinstance(residual, Const):
             return residual.value
-        left = list(dict.fromkeys(atoms(residual)))
-        if len(left) > MAX_ENUMERATED_ATOMS:
+        left = distinct_atoms(residual, MAX_ENUMERATED_ATOMS)
+        if left is None:
             return None
         table = truth_table(residual, left)
         full = (1 << (1 << len(left))) - 1
@@ -129,7 +131,15 @@ class Context:
         # With the fields `model_config_of(...)` is built from (`--is-embedding`), which the term's
         # text does not name.
         names = (*term.fields, *MODEL_CONFIG_FIELDS)
-        return {name: self.values[name] for name in names if self.values.get(name, UNKNOWN) is not UNKNOWN}
+        found = {name: self.values[name] for name in names if self.values.get(name, UNKNOWN) is not UNKNOWN}
+        for name, version in pinned_in(term.text):  # `model_path__v2`: the field as the run resolved it
+            try:
+                values = self.resolved(name, version)
+            except Unknown:
+                continue
+            if len(values) == 1:
+                found[pinned_name(name, version)] = values[0]
+        return found
 
     def resolved(self, name: str, version: int) -> tuple[object, ...]:
         """The values a field may hold after its first `version` writes of the run; Unknown when one of

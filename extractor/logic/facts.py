@@ -20,6 +20,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..core.errors import UsageError
+from .environment import EnvVar, env_default, parse_env
 from .expressions import BINARY_OPERATORS, Unknown, boolean_operation, comparison_chain
 from .helpers import MAX_STEPS, Definition, Helpers, Outside, Raised, Reader, World, bind_arguments
 
@@ -171,6 +172,31 @@ SYMMETRIC_KV_ARCHITECTURES = frozenset({
 
 # Server arguments `ModelConfig.from_server_args` builds the model's config from, beyond config.json.
 MODEL_CONFIG_FIELDS = ("is_embedding",)
+
+
+# Modules a term's text names as SGLang's modules import them (`import copy`, `import torch`).
+_WORLD_MODULES = frozenset({"copy", "json", "os", "torch", "importlib"})
+# SGLang's loaders of a checkpoint's config (`hf_transformers.config.get_config`, transformers' own).
+_CONFIG_LOADERS = frozenset({"get_config"})
+# Where `get_hf_text_config` finds the language model's config of a multimodal checkpoint, first first.
+_TEXT_CONFIG_KEYS = ("llm_config", "language_config", "text_config")
+
+
+def _text_config(config: _Config) -> _Config:
+    """The config of the language model (`get_hf_text_config`): a thinker's text config, else the first
+    sub-config by SGLang's priority, else the config itself."""
+    data = config.data
+    archs = data.get("architectures") or [""]
+    if isinstance(archs[0], str) and archs[0].startswith("Llava") and archs[0].endswith("ForCausalLM"):
+        return config
+    thinker = data.get("thinker_config")
+    if isinstance(thinker, dict):
+        text = thinker.get("text_config")
+        return _Config(text if isinstance(text, dict) else thinker)
+    for key in _TEXT_CONFIG_KEYS:
+        if isinstance(data.get(key), dict):
+            return _Config(data[key])
+    return config
 
 
 class _PlainDecoderSpec:
@@ -341,6 +367,7 @@ class Facts:
     host: LaunchHost | None = None
     helpers: Helpers | None = None  # the source's helpers terms call (`get_device()`), read over these facts
     env: Mapping[str, str] = field(default_factory=dict)  # the launch's environment; a name not in it is unset
+    envs: Mapping[str, EnvVar] | None = None  # environ.py's declarations (`envs.X.get()`), when at hand
     _cache: dict[str, object] = field(default_factory=dict, init=False, repr=False)
 
     @property
@@ -490,8 +517,8 @@ class _Evaluator:
             return {"True": True, "False": False, "None": None}[name]
         if name in self.fields:
             return self.fields[name]
-        if name == "torch" and self.facts.platform is not None:
-            return Outside("torch")  # `torch.cuda.is_available()` in a term: what the profile's torch answers
+        if name in _WORLD_MODULES and (name != "torch" or self.facts.platform is not None):
+            return Outside(name)  # `torch.cuda.is_available()`, `copy.deepcopy(...)` in a term: as imported
         helpers = self.facts.helpers
         if helpers is not None and name in helpers.names:
             return self._bound(helpers.names[name])
@@ -548,6 +575,40 @@ class _Evaluator:
             self.facts._cache[memo] = found
         return found
 
+    def _declared_env(self, func: ast.Attribute) -> object:
+        """`envs.NAME.get()` / `.is_set()`: the launch's value parsed as environ.py declares it, its
+        default when unset; None when the call is no such read."""
+        owner = func.value
+        if func.attr not in ("get", "is_set") or not isinstance(owner, ast.Attribute) \
+                or not isinstance(owner.value, ast.Name) or owner.value.id != "envs":
+            return None
+        name = owner.attr
+        var = (self.facts.envs or {}).get(name)
+        text = self.facts.env.get(name)
+        if text is None and var is not None and var.alias:
+            text = self.facts.env.get(var.alias)
+        if func.attr == "is_set":
+            return text is not None
+        if var is None:
+            raise Unknown(name)  # no declaration at hand: no parser, no default
+        return env_default(var) if text is None else parse_env(var, text)
+
+    def _loaded_config(self, node: ast.Call) -> _Config:
+        """`get_config(model_path, ..., model_override_args={})`: the checkpoint's config.json, when the
+        path is the launch's own `--model-path` and nothing overrides the config."""
+        model = self.facts.model
+        assert model is not None
+        if model.architecture_only or not node.args or isinstance(node.args[0], ast.Starred):
+            raise Unknown("config")
+        path = self.eval(node.args[0])
+        launched = {v for k, v in self.fields.items() if k == "model_path" or k.startswith("model_path__v")}
+        if not isinstance(path, str) or path not in launched:
+            raise Unknown("config of another path")
+        for keyword in node.keywords:
+            if keyword.arg == "model_override_args" and self.eval(keyword.value) not in ({}, None, "{}"):
+                raise Unknown("overridden config")
+        return _Config(model.config)
+
     def call_outside(self, path: str, node: ast.Call) -> object:
         """A call into a module outside the package (`torch.cuda.is_available()`, `os.getenv(...)`): the
         environment's or the world's answer, else unknown."""
@@ -557,6 +618,13 @@ class _Evaluator:
         world = self.facts.world
         if path in ("os.getenv", "os.environ.get") and 1 <= len(args) <= 2 and isinstance(args[0], str):
             return self.facts.env.get(args[0], args[1] if len(args) == 2 else None)
+        if path in ("copy.deepcopy", "copy.copy") and len(args) == 1:
+            return args[0]  # what is read of the copy is what the original holds
+        if path == "json.loads" and len(args) == 1 and isinstance(args[0], str):
+            try:
+                return json.loads(args[0])
+            except ValueError:
+                raise Raised("JSONDecodeError") from None
         if path.endswith("find_spec") and len(args) == 1 and isinstance(args[0], str):
             return Outside(f"spec.{args[0]}") if world.installed(args[0]) else None
         exact = f"{path}({', '.join(repr(a) for a in args)})"
@@ -636,6 +704,13 @@ class _Evaluator:
                     return platform.facts[key]
             if name == "hasattr" and len(node.args) == 2 and not node.keywords:
                 return self._hasattr(self.eval(node.args[0]), self.eval(node.args[1]))
+            if name in _CONFIG_LOADERS and self.facts.model is not None:
+                return self._loaded_config(node)
+            if name == "get_hf_text_config" and len(node.args) == 1 and not node.keywords:
+                config = self.eval(node.args[0])
+                if isinstance(config, _Config):
+                    return _text_config(config)
+                raise Unknown(name)
             target = self.name(name)
             if isinstance(target, Definition):
                 return self.call_helper(target, node)
@@ -643,6 +718,9 @@ class _Evaluator:
                 return self.call_outside(target.path, node)
             raise Unknown(name)
         if isinstance(func, ast.Attribute):
+            declared = self._declared_env(func)
+            if declared is not None:
+                return declared
             test = ast.unparse(func)
             if test in _PATH_TESTS and self.facts.host is not None and len(node.args) == 1 and not node.keywords:
                 path = self.eval(node.args[0])
@@ -667,6 +745,8 @@ class _Evaluator:
                 return owner.fact(func.attr)
             if isinstance(owner, Outside):
                 return self.call_outside(f"{owner.path}.{func.attr}", node)
+            if owner == {} and func.attr == "get" and 1 <= len(node.args) <= 2 and not node.keywords:
+                return self.eval(node.args[1]) if len(node.args) == 2 else None  # whatever the key
             method = self.attribute(owner, func.attr)
             if isinstance(method, _Method):
                 args = [self.eval(a) for a in node.args]

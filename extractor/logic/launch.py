@@ -10,6 +10,7 @@ import difflib
 import json
 import re
 import shlex
+from decimal import Decimal
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -160,6 +161,8 @@ def value_type(flag: Flag) -> str:
         return "int" if isinstance(first, int) and not isinstance(first, bool) else "float" if isinstance(first, float) else "str"
     if text in ("bool", "int", "float", "str"):
         return text
+    if text.rsplit(".", 1)[-1] == "human_readable_int":
+        return "human_readable_int"
     if re.match(r"(?:typing\.)?(?:Dict|dict)\b", text) or "json" in text:
         return "json"
     return "str"
@@ -177,11 +180,31 @@ def _typed(value: object, flag: Flag) -> object:
     return value
 
 
+_SI = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+_IEC = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+_SUFFIXED = re.compile(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)")
+
+
+def human_readable_int(text: str) -> int:
+    """SGLang's `human_readable_int` argparse type: an integer, with an SI (`128k`, `1.5M`) or IEC
+    (`128Ki`) suffix; ValueError otherwise (argparse then says the value is invalid)."""
+    text = text.strip()
+    found = _SUFFIXED.fullmatch(text)
+    if found is None:
+        return int(text)
+    number, suffix = found.groups()
+    if suffix in _IEC:
+        if "." in number:
+            raise ValueError(number)
+        return int(number) * _IEC[suffix]
+    return int(Decimal(number) * _SI[suffix])
+
+
 def _convert(flag: Flag, option: str, text: str) -> tuple[object, str | None]:
     kind = value_type(flag)
     try:
-        value: object = {"int": int, "float": float}.get(kind, str)(text)
-    except ValueError:
+        value: object = {"int": int, "float": float, "human_readable_int": human_readable_int}.get(kind, str)(text)
+    except (ValueError, ArithmeticError):
         return UNKNOWN, f"argument {option}: invalid {kind} value: {text!r}"
     if kind == "json":
         parser = (flag.type or "").rsplit(".", 1)[-1]

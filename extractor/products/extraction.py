@@ -100,7 +100,7 @@ def _helpers(program: Program, rules: list[Rule], resolution: tuple[Write, ...])
             for r in rules]
     uses += [(called.of([w.when, *(c for c, _ in w.cases)], [v for _, v in w.cases]), modules(by_id[w.rule]))
              for w in resolution if w.rule in by_id]
-    return helper_library(places_of_names(uses), program.denotes, program.module)
+    return helper_library(places_of_names(uses), program.denotes, program.module, program.mutated_anywhere)
 
 
 def _file_info(tree: SourceTree, path: str) -> FileInfo:
@@ -182,7 +182,7 @@ def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stag
     flags = build_catalog(modules, scans)
     if later is not None and scans != later.get("catalog"):
         later["catalog"] = scans  # else the very dict read: a delta of the bundle leaves it out
-    program = Program(tree, modules, store)
+    program = Program(tree, modules, store, frozenset(f.name for f in flags))
     with deep_recursion():
         read = list(_summaries(program, modules, keep_going, problems))
         run = Run(program, later.get("registering") if later is not None else None)

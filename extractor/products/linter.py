@@ -156,7 +156,7 @@ def check(
     command = parse_command(argv, ruleset.catalog)
     assumed = {assumption_key(k): v for k, v in (assume or {}).items()}
     environment = {**(os.environ if use_env else {}), **command.env, **(env or {})}
-    facts = launch_facts(command, platform, model, host, ruleset.library, environment)
+    facts = launch_facts(command, platform, model, host, ruleset.library, environment, ruleset.envs)
     context = launch_context(ruleset, command, env, use_env, assumed, facts)
     rules = list(ruleset.rules)
     used: set[str] = set()
@@ -195,7 +195,7 @@ def check(
 
 def launch_facts(command: CommandLine, platform: Platform | None = None, model: ModelFacts | None = None,
                  host: LaunchHost | None = None, helpers: Helpers | None = None,
-                 env: Mapping[str, str] | None = None) -> Facts | None:
+                 env: Mapping[str, str] | None = None, envs: Mapping[str, EnvVar] | None = None) -> Facts | None:
     """The platform, model and host facts of a launch: as given, the model else read from a
     `--model-path` folder's config.json; with the source's helpers and the launch's environment,
     which helpers read (`logic.helpers`)."""
@@ -203,7 +203,7 @@ def launch_facts(command: CommandLine, platform: Platform | None = None, model: 
         model = local_model(command.given.get("model_path"))
     if platform is None and model is None and host is None and not helpers:
         return None
-    return Facts(platform, model, host, helpers or None, dict(env or {}))
+    return Facts(platform, model, host, helpers or None, dict(env or {}), envs)
 
 
 def told_errors(errors: Sequence[ArgError], release: str, history: FlagHistory | None = None) -> list[ArgError]:

@@ -293,6 +293,7 @@ def domains(ruleset: RuleSet) -> dict[str, list[object]]:
         default = ruleset.defaults.get(flag.name, UNKNOWN)
         start = [] if default is UNKNOWN else [default]
         kind = value_type(flag)
+        kind = "int" if kind == "human_readable_int" else kind  # `128k` parses to an int
         literals = seen.get(flag.name, [])
         if flag.choices:
             values = start + list(flag.choices)

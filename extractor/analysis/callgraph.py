@@ -40,6 +40,8 @@ MAX_INLINE = 6  # nested predicate inlining
 MAX_RETURNS = 24  # a helper read as the values it returns has at most this many `return`s
 # What follows a name changed in place: `.append(`-like calls, or an item assigned (`[key] = `).
 # `getattr(server_args, "_model_config", None)`: a result kept on the record (`Program.memoizes`).
+# `if hasattr(self, "model_config"): return self.model_config` (0.5.10-0.5.18's ServerArgs.get_model_config).
+_MEMO_HAS = re.compile(r"hasattr\(\s*(\w+)\s*,\s*[\"'](\w+)[\"']\s*\)")
 _MEMO_READ = re.compile(r"(\w+)\s*=\s*getattr\(\s*(\w+)\s*,\s*[\"'](_\w+)[\"']\s*,\s*None\s*\)")
 _CHANGED_IN_PLACE = re.compile(r"\s*(\.\s*(append|add|extend|update|insert|remove|discard|pop|clear|setdefault)\s*\(|"
                                r"\[[^\]]*\]\s*=[^=])")
@@ -927,7 +929,8 @@ class Program:
 
     def memoizes(self, key: str) -> bool:
         """Does the function keep its result on the arguments' record and return it when called again
-        (`memo = getattr(server_args, "_model_config", None)` ... `return memo` ... `server_args._model_config = x`)?"""
+        (`memo = getattr(server_args, "_model_config", None)` ... `return memo` ... `server_args._model_config = x`,
+        or `if hasattr(self, "model_config"): return self.model_config` ... `self.model_config = x`)?"""
         found = self._memoizing.get(key)
         if found is None:
             fn = self.loaded_function(key)
@@ -937,7 +940,10 @@ class Program:
                 text = "\n".join(module.lines[fn.line - 1: fn.end_line])
                 found = any(re.search(rf"\breturn\s+{re.escape(kept)}\b", text)
                             and re.search(rf"\b{re.escape(owner)}\.{re.escape(name)}\s*=[^=]", text)
-                            for kept, owner, name in _MEMO_READ.findall(text))
+                            for kept, owner, name in _MEMO_READ.findall(text)) \
+                    or any(re.search(rf"\breturn\s+{re.escape(owner)}\.{re.escape(name)}\b", text)
+                           and re.search(rf"\b{re.escape(owner)}\.{re.escape(name)}\s*=[^=]", text)
+                           for owner, name in _MEMO_HAS.findall(text))
             self._memoizing[key] = found
         return found
 

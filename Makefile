@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 RELEASE ?= 0.5.23
 OUT ?= out
 
-.PHONY: setup run test bench docs site verify flag-history clean
+.PHONY: setup browser run test bench docs site verify flag-history clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,20 @@ setup: $(VENV)/.installed
 run: setup
 	$(PY) -m extractor extract --release $(RELEASE) -o $(OUT)
 
-test: setup
+# The docs-site browser test drives Debian's Chromium (Playwright's own browser download is not used):
+# installed here when it is missing, with the system's package manager (as root), else a one-line error.
+CHROMIUM := /usr/bin/chromium
+browser:
+	@test -x $(CHROMIUM) || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "make: installing Debian's chromium for the browser test"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "make: $(CHROMIUM) is missing; install Debian's chromium (apt-get install chromium) as root" >&2; exit 2; \
+	  fi; }
+
+test: setup browser
 	$(PY) -m pytest -q
 
 docs: setup

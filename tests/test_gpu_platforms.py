@@ -181,7 +181,7 @@ def supports_cp_graphs(server_args):
     return True
 ''',
     "sglang/srt/arg_groups/moe_hook.py": '''
-from sglang.srt.arg_groups.overrides import resolving_view, run_post_process_pass
+from sglang.srt.arg_groups.overrides import declare_resolution, resolving_view, run_post_process_pass
 
 RUNNER_ALIASES = {"cutlass_fp8": "triton"}
 
@@ -200,6 +200,11 @@ def handle_moe(server_args):
     cfg = resolving_view(server_args)
     if cfg.moe_runner_backend == "cutlass_fp8":
         assert cfg.quantization is None, "The cutlass_fp8 runner takes no quantization."
+    if cfg.quantization == "fp4":
+        for key, value in (("page_size", 64), ("moe_runner_backend", "cutlass_fp4")):
+            declare_resolution(server_args, "moe", **{key: value})
+    if cfg.page_size == 64 and cfg.moe_runner_backend == "cutlass_fp4" and cfg.enable_prefill_cp:
+        raise ValueError("Prefill CP takes no FP4 MoE.")
 ''',
     "sglang/srt/runtime_context.py": '''
 def get_platform():
@@ -281,6 +286,7 @@ STRICT_CP = "--strict-cp: {error}"
 CUTLASS = "The cutlass_fp8 runner takes no quantization."
 UNSUPPORTED_CP = "Unsupported CP strategy."
 FA3_PAGE = "FA3 takes page size 1."
+FP4_CP = "Prefill CP takes no FP4 MoE."
 
 # (launch command, platform profile or None, the first error the fixture raises there, or None)
 CASES = [
@@ -296,6 +302,9 @@ CASES = [
     pytest.param(["--page-size", "16"], "H100", FA3_PAGE, id="default backend from a method, Hopper"),
     pytest.param(["--page-size", "16"], "B200", None, id="default backend from a method, Blackwell"),
     pytest.param(["--page-size", "16", "--attention-backend", "triton"], "H100", None, id="backend typed"),
+    # Declarations passed as `**{key: value}` in a loop over literal pairs.
+    pytest.param(["--quantization", "fp4", "--enable-prefill-cp"], "H100", FP4_CP, id="declared by a dict display"),
+    pytest.param(["--quantization", "fp4"], "H100", None, id="declared, the guard's other test false"),
     # A raise the caller catches (`except ValueError: return False`) is no launch error.
     pytest.param(["--enable-prefill-cp", "--cp-strategy", "ring"], "H100", None, id="caught by the caller"),
     pytest.param(["--strict-cp", "--cp-strategy", "ring"], "H100", UNSUPPORTED_CP, id="raised again: the callee's raise"),

@@ -728,6 +728,15 @@ class _Walker:
                     env = {**env, FIELD_KEY + arg.keyword.value: bind(arg.value, before, reading=self.scope)}
                 elif arg.star == "**" and type(arg.value) is cst.Name and arg.value.value in self.staged:
                     env = self.write_staged(arg.value.value, ctx, env)
+                elif arg.star == "**" and type(arg.value) is cst.Dict:
+                    # `**{key: value}` with the key a literal, or a loop's literal item: one write per entry.
+                    for element in arg.value.elements:
+                        key = bound_string(element.key, before) if type(element) is cst.DictElement else None
+                        if key is None:
+                            continue
+                        self.write(key, normalize(element.value, self.scope, before)[0], ctx, nest, line,
+                                   end_line, element.value, before)
+                        env = {**env, FIELD_KEY + key: bind(element.value, before, reading=self.scope)}
             return env
         elif (written := env_call(node)) is not None and written[1] == "set" and len(node.args) == 1:
             # `envs.X.set("python")`: later `envs.X.get()` in this function reads it, `is_set()` holds.

@@ -97,6 +97,12 @@ def handle_speculative(server_args):
         algo = Algorithm.from_string(cfg.speculative_algorithm)
     if algo is not None:
         algo.handle_server_args(server_args)
+    if cfg.speculative_algorithm is not None:
+        from sglang.srt.speculative.spec_info import Algorithm, CustomAlgo
+
+        parsed = Algorithm.from_string(cfg.speculative_algorithm)
+        if isinstance(parsed, CustomAlgo) and cfg.mode == "fast":
+            raise ValueError("A registered algorithm runs in safe mode only.")
 
 
 def _handle_spark(server_args):
@@ -113,6 +119,10 @@ def _handle_eagle(server_args):
     "sglang/srt/speculative/__init__.py": "",
     "sglang/srt/speculative/spec_info.py": '''
 from enum import Enum, auto
+
+
+class CustomAlgo:
+    """An algorithm a plugin registers under a name of its own."""
 
 
 class Algorithm(Enum):
@@ -308,3 +318,13 @@ def test_paths_are_decided_on_the_launch_host(ruleset, tmp_path: Path) -> None:
     assert not check(ruleset, argv, platform=CPU, host=LaunchHost(tmp_path)).findings
     missing = check(ruleset, ["--model-path", "m", "--ssl-keyfile", "nope.pem"], platform=CPU, host=LaunchHost(tmp_path))
     assert [f.rule.message for f in missing.definite] == [KEYFILE]
+
+
+def test_a_member_name_parses_to_no_registered_class(ruleset) -> None:
+    """`isinstance(Algorithm.from_string(x), CustomAlgo)`: a member's name parses to the member, never to
+    another class's instance; another name may be a registered algorithm (not decided)."""
+    custom = "A registered algorithm runs in safe mode only."
+    member = check(ruleset, ["--model-path", "m", "--speculative-algorithm", "SPARK", "--device", "npu"])
+    assert custom not in {f.rule.message for f in member.findings}
+    other = check(ruleset, ["--model-path", "m", "--speculative-algorithm", "MINE", "--device", "npu"])
+    assert custom in {f.rule.message for f in other.findings if f.certainty == "possible"}

@@ -159,6 +159,10 @@ class _Enums:
         """What `E.MEMBER` compares equal to: the value of a `str` Enum, else the member's name."""
         return self.program.enum_member(self.info, name, member)
 
+    def members(self, name: str) -> tuple[str, ...]:
+        """The names of the Enum's members (a plain Enum is parsed from them), () when not known."""
+        return self.program.enum_members(self.info, name)
+
 
 class _Constants(Mapping):
     """The literal constants a function sees: its module's, and names it imports (at module level or in
@@ -640,6 +644,8 @@ class Program:
             return canonical(self.is_enum(info, args[1]))
         if kind == "member":
             return canonical(self.enum_member(info, args[1], args[2]))
+        if kind == "members":
+            return canonical(self.enum_members(info, args[1]))
         if kind == "imported":
             return canonical(self.imported_constant(info, args[1]))
         if kind == "constant":
@@ -837,6 +843,21 @@ class Program:
         (`SpeculativeAlgorithm.from_string("EAGLE")`), so the name is what a flag holds."""
         return self._ask(("member", info.key, name, member), lambda: self._enum_member(info, name, member),
                          revive=_revived)
+
+    def enum_members(self, info: FunctionInfo, name: str) -> tuple[str, ...]:
+        """The member names an Enum class declares (`EAGLE = auto()`), in order; () when not found."""
+        return self._ask(("members", info.key, name), lambda: self._enum_members(info, name), revive=tuple)
+
+    def _enum_members(self, info: FunctionInfo, name: str) -> tuple[str, ...]:
+        module = self.modules[info.module]
+        target = self.local_imports(info).get(name) or module.imports.get(name) or f"{info.module}.{name}"
+        dotted, _, cls = target.rpartition(".")
+        with self._loading(True):
+            found = self.module(dotted)
+        if found is None or cls not in found.classes or not found.classes[cls].is_enum:
+            return ()
+        return tuple(t.id for stmt in found.declared_class(cls).body if isinstance(stmt, ast.Assign)
+                     for t in stmt.targets if isinstance(t, ast.Name) and t.id.isupper())
 
     def _enum_member(self, info: FunctionInfo, name: str, member: str) -> object:
         module = self.modules[info.module]

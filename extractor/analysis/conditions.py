@@ -265,8 +265,7 @@ def _value_term(name: str, value: Value, scope: Scope) -> Term | Lit:
         # read as part of the condition around it: `not a or b`).
         text = value.text if value.text.isidentifier() and value.text != name else local_text(name, scope)
         return classify(text, value.fields)
-    text = local_text(name, scope)
-    return Term(TermKind.OPAQUE, text, text, value_fields(value, scope))
+    return Term(TermKind.OPAQUE, name, name, value_fields(value, scope))
 
 
 # --- formulas ----------------------------------------------------------------------------------
@@ -330,6 +329,9 @@ def to_formula(node: cst.BaseExpression, scope: Scope, env: Env) -> Formula:
             return to_formula(*inlined)
     if type(node) in (cst.Dict, cst.List, cst.Tuple, cst.Set):
         return Const(bool(node.elements))  # a display is truthy exactly when it has elements
+    registered = _registered_instance(node, scope, env)
+    if registered is not None:
+        return registered
     term = to_term(node, scope, env)
     if isinstance(term, Lit):
         return Const(bool(term.value))
@@ -338,6 +340,32 @@ def to_formula(node: cst.BaseExpression, scope: Scope, env: Env) -> Formula:
         if returned is not None:  # a helper with several returns: true when what it returns is
             return disj(*(conj(when, to_formula(expr, s, e)) for when, expr, s, e in returned))
     return Atom(term)
+
+
+def _registered_instance(node: cst.BaseExpression, scope: Scope, env: Env) -> Formula | None:
+    """`isinstance(SpeculativeAlgorithm.from_string(x), CustomSpecAlgo)`: a name of one of the Enum's
+    members (or None) parses to that member, never to an instance of another class; only another
+    name may be a registered one (left opaque)."""
+    if type(node) is not cst.Call or dotted_name(node.func) != "isinstance" or len(node.args) != 2:
+        return None
+    call, call_scope, call_env = _resolved(node.args[0].value, scope, env)  # `algo = E.from_string(cfg.x)`
+    parsed = _enum_parsed(call, call_scope)
+    kind = dotted_name(node.args[1].value)
+    if parsed is None or kind is None or kind in scope.enums or type(call) is not cst.Call:
+        return None
+    owner = (dotted_name(call.func) or "").split(".")[0]  # type: ignore[attr-defined]
+    members = getattr(call_scope.enums, "members", lambda name: ())(owner)
+    if not members:
+        return None
+    registered = Atom(opaque(node, scope, env))
+    found = []
+    for when, value in operand_cases(parsed, call_scope, call_env, True):  # the flag as each path left it
+        if isinstance(value, Lit):
+            member = value.value is None or (isinstance(value.value, str) and value.value in members)
+            found.append(conj(when, FALSE if member else registered))
+        else:
+            found.append(conj(when, neg(Atom(value, "in", Lit((None, *members)))), registered))
+    return disj(*found)
 
 
 def _none_receiver(node: cst.Call, env: Env) -> bool:

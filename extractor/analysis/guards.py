@@ -10,8 +10,8 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from ..core.formula import conj, disj, fields_read, literal_source, neg
-from ..core.model import FALSE, TRUE, Atom, Formula, RuleKind
+from ..core.formula import atoms, conj, disj, fields_read, literal_source, neg, replaced
+from ..core.model import FALSE, TRUE, Atom, Formula, RuleKind, Term, TermKind
 from .conditions import to_formula
 from .lines import Span, iter_statements
 from .normalize import classify, normalize, term_source, value_fields
@@ -51,6 +51,7 @@ from .scope import (
     env_call,
     field_of,
     is_alias,
+    local_text,
     iter_expression,
     with_entry,
 )
@@ -702,6 +703,8 @@ class _Walker:
 
     def write(self, name: str, value: str, ctx: Formula, nest, line: int, end_line: int,
               node: cst.BaseExpression | None = None, env: Env | None = None) -> None:
+        if type(node) is cst.Name:
+            ctx = _without_change_test(ctx, name, {node.value, local_text(node.value, self.scope)})
         self.order += 1
         self.summary.writes.append(WriteEvent(name, value, line, end_line, ctx, nest, self.order, self.anchor(),
                                               node, env or {}))
@@ -958,3 +961,18 @@ def _empty_iterable(node: cst.BaseExpression, scope: Scope, env: Env) -> bool:
         return True
     found = constant_of(node, scope, env)
     return found is not None and found.value == ()
+
+
+def _without_change_test(ctx: Formula, field: str, local: set[str]) -> Formula:
+    """`if page_size != view.page_size: return {"page_size": page_size}`: writing the value the field
+    holds changes nothing, so the write needs no such test (left opaque when the local's value is too
+    path-dependent to spell out, it would leave the write undecided)."""
+    dropped = ctx
+    for atom in set(atoms(ctx)):
+        if atom.op != "!=":
+            continue
+        sides = (atom.term, atom.other)
+        if any(isinstance(t, Term) and t.kind is TermKind.FIELD and t.name == field and not t.transforms for t in sides) \
+                and any(isinstance(t, Term) and t.kind is TermKind.OPAQUE and t.text in local for t in sides):
+            dropped = replaced(dropped, atom, TRUE)
+    return dropped

@@ -12,17 +12,14 @@ runs it on that machine.
 
 from __future__ import annotations
 
-import textwrap
 
 import pytest
 
 from extractor.analysis.helpers import helper_library
 from extractor.logic.facts import Facts, find_platform
 from extractor.logic.helpers import Helpers
-from extractor.products.extraction import extract
 from extractor.products.linter import check
-from extractor.products.rulesets import ruleset_of
-from extractor.sources.trees import path_tree
+from tests.packages import OVERRIDES, package_ruleset
 
 PACKAGE = {
     "sglang/__init__.py": "",
@@ -75,24 +72,7 @@ class ServerArgs:
         parser.add_argument("--page-size", type=int, default=ServerArgs.page_size)
 ''',
     "sglang/srt/arg_groups/__init__.py": "",
-    "sglang/srt/arg_groups/overrides.py": '''
-def resolving_view(server_args):
-    return server_args
-
-
-def declare_resolution(server_args, source, **fields):
-    stash = getattr(server_args, "_resolved_overrides", None)
-    if stash is None:
-        stash = []
-        server_args._resolved_overrides = stash
-    stash.append((source, dict(fields)))
-
-
-def run_post_process_pass(server_args, fn):
-    declared = fn(server_args)
-    if declared:
-        declare_resolution(server_args, fn.__qualname__, **declared)
-''',
+    "sglang/srt/arg_groups/overrides.py": OVERRIDES,
     "sglang/srt/arg_groups/pipeline.py": '''
 from sglang.srt.arg_groups.attention_hook import handle_attention
 from sglang.srt.arg_groups.cp_hook import handle_cp
@@ -314,13 +294,7 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def ruleset(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("gpu")
-    for name, text in PACKAGE.items():
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text), encoding="utf-8")
-    tree = path_tree(folder)
-    return ruleset_of(extract(tree), tree)
+    return package_ruleset(tmp_path_factory.mktemp("gpu"), PACKAGE)
 
 
 @pytest.mark.parametrize("argv, platform, first", CASES)

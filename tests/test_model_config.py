@@ -13,16 +13,13 @@ raises on it, worked out by reading it as Python runs it.
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from extractor.logic.facts import ModelFacts, find_platform
-from extractor.products.extraction import extract
 from extractor.products.linter import check
-from extractor.products.rulesets import ruleset_of
-from extractor.sources.trees import path_tree
+from tests.packages import OVERRIDES, package_ruleset
 
 PACKAGE = {
     "sglang/__init__.py": "",
@@ -60,14 +57,7 @@ class ServerArgs:
         parser.add_argument("--json-model-override-args", type=str, default=ServerArgs.json_model_override_args)
 ''',
     "sglang/srt/arg_groups/__init__.py": "",
-    "sglang/srt/arg_groups/overrides.py": '''
-def resolving_view(server_args):
-    return server_args
-
-
-def record_of(view):
-    return view
-''',
+    "sglang/srt/arg_groups/overrides.py": OVERRIDES,
     "sglang/srt/arg_groups/model_override_base.py": '''
 from sglang.srt.arg_groups.overrides import record_of, resolving_view
 
@@ -258,13 +248,7 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def ruleset(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("model_config")
-    for name, text in PACKAGE.items():
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text), encoding="utf-8")
-    tree = path_tree(folder)
-    return ruleset_of(extract(tree), tree)
+    return package_ruleset(tmp_path_factory.mktemp("model_config"), PACKAGE)
 
 
 @pytest.mark.parametrize("argv, config, env, first", CASES)

@@ -47,40 +47,26 @@ _CHANGED_IN_PLACE = re.compile(r"\s*(\.\s*(append|add|extend|update|insert|remov
                                r"\[[^\]]*\]\s*=[^=])")
 
 
-class _Methods:
-    """The methods and properties of ServerArgs (`self.x` of one is no field), asked name by name: a
-    walk holds while the names it read are what they were, whatever else the class gained."""
+class _AskedNames:
+    """Names asked one by one, each question kept for the walk that asks it (`_ask`): the methods and
+    properties of ServerArgs (`self.x` of one is no field), the fields of the flag catalog (a local
+    named like one is written apart). A walk holds while the names it read are what they were,
+    whatever else the class or the catalog gained."""
 
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, question: str, names: frozenset[str]) -> None:
         self.program = program
+        self.question = question
+        self.names = names
 
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):
             return False
         program = self.program
         if program._script is not None:  # a walk made again: the answer it was given then
-            return program._ask(("method", name), lambda: name in program.server_args_methods)
+            return program._ask((self.question, name), lambda: name in self.names)
         # `_ask` without its frame: the answer asks nothing more (asked for every `self.x` a walk reads)
-        found = name in program.server_args_methods
-        program._asked(("method", name), found)
-        return found
-
-
-class _FieldNames:
-    """The server-argument fields (the flag catalog's names), asked name by name as `_Methods` is: a
-    local named like one is written apart in a term's text (`normalize.local_text`)."""
-
-    def __init__(self, program: Program) -> None:
-        self.program = program
-
-    def __contains__(self, name: object) -> bool:
-        if not isinstance(name, str):
-            return False
-        program = self.program
-        if program._script is not None:
-            return program._ask(("field-name", name), lambda: name in program.field_names)
-        found = name in program.field_names
-        program._asked(("field-name", name), found)
+        found = name in self.names
+        program._asked((self.question, name), found)
         return found
 
 
@@ -262,7 +248,9 @@ class Program:
                                    for name in self.modules[dotted].classes if name.rsplit(".", 1)[-1] == "ServerArgs"),
                                   None)
         # Every walk asks of the names it reads through the record: a method? a class constant?
-        self._methods, self._record, self._fields = _Methods(self), _RecordConstants(self), _FieldNames(self)
+        self._methods = _AskedNames(self, "method", self.server_args_methods)
+        self._fields = _AskedNames(self, "field-name", self.field_names)
+        self._record = _RecordConstants(self)
 
     def _record_constants(self) -> dict[str, Lit]:
         """Upper-case constants of the ServerArgs class bound to literals or collections of them."""

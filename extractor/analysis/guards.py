@@ -44,7 +44,7 @@ from .scope import (
     Unknown,
     bind,
     bound_string,
-    child_field_names,
+    expression_children,
     code,
     constant_of,
     dotted_name,
@@ -797,7 +797,7 @@ class _Walker:
                 continue
             if kind is cst.Call:
                 yield n, when
-            for child in reversed(list(_expression_children(n))):
+            for child in reversed(list(expression_children(n))):
                 stack.append((child, when))
 
 
@@ -931,24 +931,6 @@ def _unpacked(target: cst.Tuple | cst.List, value: cst.BaseExpression) -> list[c
         value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return [cst.Subscript(value=whole, slice=[cst.SubscriptElement(slice=cst.Index(value=cst.Integer(str(i))))])
             for i in range(len(elements))]
-
-
-def _expression_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The direct parts of an expression `iter_expression` would enter next, in source order."""
-    kind = type(node)
-    if kind is cst.Attribute or kind is cst.Arg:
-        yield node.value  # type: ignore[attr-defined]
-        return
-    if kind is cst.Lambda:
-        return
-    for name in child_field_names(kind):
-        value = getattr(node, name)
-        if value is None or type(value) is str:
-            continue
-        if type(value) is list or type(value) is tuple:
-            yield from (v for v in value if isinstance(v, cst.CSTNode))
-        elif isinstance(value, cst.CSTNode):
-            yield value
 
 
 def _has_call(node: cst.CSTNode) -> bool:

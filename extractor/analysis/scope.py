@@ -337,6 +337,25 @@ def child_field_names(kind: type) -> tuple[str, ...]:
     return names
 
 
+def expression_children(node: cst.CSTNode):
+    """The direct parts of an expression that hold variables, in source order (what `iter_expression`
+    enters next, written out there again: it runs for every test of every walk)."""
+    kind = type(node)
+    if kind is cst.Attribute or kind is cst.Arg:
+        yield node.value  # type: ignore[attr-defined]
+        return
+    if kind is cst.Lambda:
+        return
+    for name in child_field_names(kind):
+        value = getattr(node, name)
+        if value is None or type(value) is str:
+            continue
+        if type(value) is list or type(value) is tuple:
+            yield from (v for v in value if isinstance(v, cst.CSTNode))
+        elif isinstance(value, cst.CSTNode):
+            yield value
+
+
 def iter_expression(node: cst.CSTNode):
     """The nodes of an expression that hold variables: attribute names, keywords and lambdas left out."""
     # `type(x) is` and plain-type tests: isinstance against libcst's abstract classes is slow.

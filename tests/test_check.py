@@ -199,6 +199,9 @@ def test_env_defaults_follow_the_rules_file(rules_file, tmp_path) -> None:
     document["source"] = {"kind": "path", "label": "gone", "path": str(tmp_path / "gone")}
     moved.write_text(json.dumps(document), encoding="utf-8")
     (tmp_path / "flags.json").write_text(rules_file.with_name("flags.json").read_text(encoding="utf-8"), encoding="utf-8")
+    assert STRICT not in outcome(load_rules(moved), argv)  # the rules file carries the env defaults itself
+    del document["environment"]  # a document written before the environment section, source gone
+    moved.write_text(json.dumps(document), encoding="utf-8")
     assert outcome(load_rules(moved), argv)[STRICT] == "possible"  # no environ.py: the env var is unknown
 
 

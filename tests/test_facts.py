@@ -113,3 +113,24 @@ def test_device_memory_sizes(text: str, mib: float) -> None:
 def test_device_memory_rejects_what_is_no_size(text: str) -> None:
     with pytest.raises(UsageError, match="--device-memory expects a size"):
         memory_mib(text)
+
+
+def test_a_config_read_from_another_local_folder(tmp_path) -> None:
+    """`get_config(speculative_draft_model_path, ...)` of a draft folder on the command line reads that
+    folder's config.json; a path that is no local folder (a Hub id) stays unknown."""
+    import json
+
+    from extractor.logic.facts import Facts, ModelFacts, _Evaluator, _parse
+
+    target, draft = tmp_path / "target", tmp_path / "draft"
+    for folder, arch in ((target, "DeepseekV3ForCausalLM"), (draft, "Gemma4AssistantForCausalLM")):
+        folder.mkdir()
+        (folder / "config.json").write_text(json.dumps({"architectures": [arch]}), encoding="utf-8")
+    facts = Facts(model=ModelFacts.from_folder(target))
+    text = 'getattr(get_config(speculative_draft_model_path__v2, trust_remote_code=False), "architectures", None)'
+    read = _Evaluator(facts, {"speculative_draft_model_path__v2": str(draft)}).eval(_parse(text).body)
+    assert read == ["Gemma4AssistantForCausalLM"]
+    own = _Evaluator(facts, {"model_path": str(target)}).eval(_parse("get_config(model_path).architectures").body)
+    assert own == ["DeepseekV3ForCausalLM"]
+    with pytest.raises(Unknown):
+        _Evaluator(facts, {"speculative_draft_model_path__v2": "org/draft"}).eval(_parse(text).body)

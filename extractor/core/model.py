@@ -254,6 +254,16 @@ class Write:
     cases: tuple[tuple[Formula, Lit | Term], ...]
 
 
+@dataclass(frozen=True)
+class EnvVar:
+    """An `envs.NAME` declaration of environ.py: its parser and default when it is a literal."""
+
+    kind: str  # bool, int, float, str, tuple, json
+    default: object = None
+    default_known: bool = True
+    alias: str | None = None  # deprecated name read when NAME is unset
+
+
 @dataclass(frozen=True, slots=True)
 class Helper:
     """A function or module constant of the analysed source that terms call (`get_device()`), kept as

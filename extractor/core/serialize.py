@@ -14,6 +14,7 @@ from .formula import CONVENTION, Spellings, fields_read, render, render_flags
 from .model import (
     Alias,
     And,
+    EnvVar,
     Atom,
     Const,
     Example,
@@ -35,7 +36,7 @@ from .model import (
     Write,
 )
 
-SCHEMA_VERSION = "1.2.0"  # 1.1.0: rules carry `order`, adjustments `assigns`; unmessaged asserts are rules; 1.2.0: `helpers`
+SCHEMA_VERSION = "1.2.0"  # 1.1.0: rules carry `order`, adjustments `assigns`; unmessaged asserts are rules; 1.2.0: `helpers`, `environment`
 RULES_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/rules.schema.json"
 FLAGS_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/flags.schema.json"
 
@@ -290,6 +291,24 @@ def write_json(write: Write, cache: dict | None = None, spellings: Spellings = C
 def write_from_json(data: dict, intern: dict | None = None) -> Write:
     return Write(data["field"], data["version"], data["order"], data["rule"], formula_from_json(data["when"], intern),
                  tuple((formula_from_json(c["when"], intern), _operand_from_json(c["value"])) for c in data["cases"]))
+
+
+def environment_json(declared: Mapping[str, EnvVar]) -> dict:
+    """rules.json's `environment`: environ.py's `envs.NAME` declarations, by name."""
+    return {name: {"kind": var.kind, "default": var.default, "default_known": var.default_known, "alias": var.alias}
+            for name, var in sorted(declared.items())}
+
+
+def environment_of(rules_document: dict, where: str = "rules.json") -> dict[str, EnvVar] | None:
+    """The `environment` of a read rules.json; None for documents written before it existed."""
+    data = rules_document.get("environment")
+    if data is None:
+        return None
+    try:
+        return {str(name): EnvVar(str(v["kind"]), v.get("default"), bool(v.get("default_known", True)), v.get("alias"))
+                for name, v in data.items()}
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise DocumentError(f"{where}: malformed environment record ({error.__class__.__name__}: {error})") from None
 
 
 def helpers_json(library: HelperLibrary) -> dict:

@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..core.model import EnvVar
 from .expressions import Unknown
 
 
-@dataclass(frozen=True)
-class EnvVar:
-    """An `envs.NAME` declaration of environ.py: its parser and default when it is a literal."""
-
-    kind: str  # bool, int, float, str, tuple, json
-    default: object = None
-    default_known: bool = True
-    alias: str | None = None  # deprecated name read when NAME is unset
 
 
 def parse_env(var: EnvVar, text: str) -> object:

@@ -374,6 +374,19 @@ class Facts:
     def world(self) -> World:
         return self.platform.world if self.platform is not None else World()
 
+    def folder_config(self, path: str) -> Mapping[str, object] | None:
+        """The config.json of a local model folder the launch names (the model's own, or a draft's),
+        read once; None for what is no such folder here (a Hub id)."""
+        key = f"folder {path}"
+        if key not in self._cache:
+            own = self.model if self.model is not None and self.model.local_folder else None
+            if own is not None and Path(own.source) == Path(path).expanduser() / "config.json":
+                self._cache[key] = own.config
+            else:
+                found = local_model(path)
+                self._cache[key] = found.config if found is not None else None
+        return self._cache[key]  # type: ignore[return-value]
+
     def value(self, text: str, fields: Mapping[str, object] | None = None) -> object:
         """The value of a platform or model term's source, or Unknown."""
         if text in self._cache:
@@ -601,13 +614,18 @@ class _Evaluator:
         if model.architecture_only or not node.args or isinstance(node.args[0], ast.Starred):
             raise Unknown("config")
         path = self.eval(node.args[0])
-        launched = {v for k, v in self.fields.items() if k == "model_path" or k.startswith("model_path__v")}
-        if not isinstance(path, str) or path not in launched:
-            raise Unknown("config of another path")
+        if not isinstance(path, str):
+            raise Unknown("config path")
         for keyword in node.keywords:
             if keyword.arg == "model_override_args" and self.eval(keyword.value) not in ({}, None, "{}"):
                 raise Unknown("overridden config")
-        return _Config(model.config)
+        launched = {v for k, v in self.fields.items() if k == "model_path" or k.startswith("model_path__v")}
+        if path in launched:
+            return _Config(model.config)
+        found = self.facts.folder_config(path)  # a draft model's folder on the command line, say
+        if found is None:
+            raise Unknown("config of another path")
+        return _Config(found)
 
     def call_outside(self, path: str, node: ast.Call) -> object:
         """A call into a module outside the package (`torch.cuda.is_available()`, `os.getenv(...)`): the

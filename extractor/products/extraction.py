@@ -13,11 +13,13 @@ from ..analysis.reuse import MemoryStore, StaleReuse
 from ..analysis.run import Run
 from ..analysis.catalog import build_catalog
 from ..analysis.modules import FunctionFacts, ModuleSummary, Outline, deep_recursion, dotted_module, summarize
+from ..analysis.environ import env_defaults
 from ..analysis.helpers import CalledNames, helper_library, places_of_names
 from ..analysis.rules import rules_of
 from ..core.collector import long_lived
 from ..core.errors import ParseError, SourceError
 from ..core.model import Flag, HelperLibrary, Notice, Rule, SourceProblem, Write
+from ..logic.environment import EnvVar
 from ..sources.layout import Layout, find_layout
 from ..sources.trees import SourceInfo, SourceTree
 from .relations import Relations, relations, with_related
@@ -44,6 +46,7 @@ class Extraction:
     relations: Relations | None = None  # how the rules relate; the graph exports are built from it
     resolution: tuple[Write, ...] = ()  # the writes that `resolved(...)` terms of the rules read
     helpers: HelperLibrary = HelperLibrary()  # what platform, model and opaque terms call, as source
+    environment: Mapping[str, EnvVar] = field(default_factory=dict)  # environ.py's `envs.NAME` declarations
     # What the next extraction of a similar source can reuse (`analysis.reuse`): walks and function facts.
     kept: MemoryStore | None = field(default=None, compare=False, repr=False)
     reused: tuple[int, int] = (0, 0)  # (walks reused from the store, walks made)
@@ -216,6 +219,7 @@ def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stag
         relations=related,
         resolution=resolution,
         helpers=helpers,
+        environment=env_defaults(tree),
         kept=MemoryStore(program.kept(), program.facts(), {**later, "witnesses": memo, "run": run.keep()},
                          program.outlines())
         if later is not None else None,

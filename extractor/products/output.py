@@ -25,6 +25,7 @@ from ..core.serialize import (
     SCHEMA_VERSION,
     dump_bytes,
     dump_pieces,
+    environment_json,
     flag_json,
     helpers_json,
     problem_json,
@@ -239,6 +240,7 @@ def rules_document(ex: Extraction, extra: dict | None = None) -> dict:
         "rules": [rule_json(r, cache, spellings) for r in ex.rules],
         "resolution": [write_json(w, cache, spellings) for w in ex.resolution],
         "helpers": helpers_json(ex.helpers),
+        "environment": environment_json(ex.environment),
     }
     document.update(extra or {})
     return document

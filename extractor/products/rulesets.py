@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..analysis.environ import env_defaults
 from ..core.errors import SourceError
-from ..core.serialize import helpers_of, read_rule_documents, records_of, resolution_of
+from ..core.serialize import environment_of, helpers_of, read_rule_documents, records_of, resolution_of
 from ..logic.environment import EnvVar
 from .index import index_key, indexed
 from .linter import RuleSet
@@ -41,7 +41,9 @@ def parse_rules(path: str | Path) -> RuleSet:
         rules_path = Path(path) / "rules.json" if Path(path).is_dir() else Path(path)
         raise FileNotFoundError(f"{rules_path.with_name('flags.json')}: no flag catalog beside {rules_path.name}")
     source = rules.get("source")
-    envs = _local_envs(source) if isinstance(source, dict) else None
+    envs = environment_of(rules, str(path))  # written beside the rules since 1.2.0; older documents: read from the source
+    if envs is None and isinstance(source, dict):
+        envs = _local_envs(source)
     return ruleset_from_documents(rules, flags, envs, where=str(path))
 
 
@@ -91,7 +93,8 @@ def _release_ruleset(tree) -> RuleSet:
     from .cached import extract_documents
 
     rules, flags, _ = extract_documents(tree)
-    return ruleset_from_documents(rules, flags, env_defaults(tree))
+    envs = environment_of(rules)
+    return ruleset_from_documents(rules, flags, envs if envs is not None else env_defaults(tree))
 
 
 def _source_at_hand(source: Mapping) -> bool:

@@ -37,7 +37,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
     reused, walked = ex.reused
     if reused:  # what the nearest cached extraction spared (see README "Performance")
         print(f"{ex.info.label}: {reused} of {reused + walked} function walks reused from the cache"
-              f"{', and the run' if ex.run_reused else ''}")
+              f"{', and the launch-order run over them' if ex.run_reused else ''}")
     for problem in ex.problems:
         print(f"error: {problem.file}:{problem.line}:{problem.column}: {problem.message}", file=sys.stderr)
     return EXIT_PARTIAL if ex.problems else EXIT_OK

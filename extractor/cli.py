@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 import traceback
@@ -20,6 +21,9 @@ from .core.errors import (
     UsageError,
 )
 from .products.cache import start_process
+
+# OSErrors that say the machine refuses a write (full disk, read-only or forbidden folder, file too big).
+_ENVIRONMENT_ERRORS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,7 +54,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args)
     except UsageError as error:
-        parser.print_usage(sys.stderr)
         print(f"sglang-constraints: error: {error}", file=sys.stderr)
         return EXIT_INPUT
     except ParseError as error:
@@ -70,10 +73,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("sglang-constraints: interrupted", file=sys.stderr)
         return 130
+    except OSError as error:
+        if error.errno not in _ENVIRONMENT_ERRORS:
+            return _internal(error, args.debug)
+        # A full disk, a read-only or forbidden folder met while writing: the machine's, not a bug.
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"sglang-constraints: error: {where}{error.strerror or error}", file=sys.stderr)
+        return EXIT_INPUT
     except Exception as error:  # a bug: say so in one line, full traceback with --debug
-        if args.debug:
-            traceback.print_exc()
-        else:
-            print(f"sglang-constraints: internal error: {error.__class__.__name__}: {error} (rerun with --debug)",
-                  file=sys.stderr)
-        return EXIT_INTERNAL
+        return _internal(error, args.debug)
+
+
+def _internal(error: BaseException, debug: bool) -> int:
+    if debug:
+        traceback.print_exc()
+    else:
+        print(f"sglang-constraints: internal error: {error.__class__.__name__}: {error} (rerun with --debug)",
+              file=sys.stderr)
+    return EXIT_INTERNAL

@@ -131,7 +131,7 @@ def open_rules(args: argparse.Namespace) -> RuleSet:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from ..logic.facts import LaunchHost, ModelFacts, find_platform, memory_mib, with_device_memory
-    from ..logic.launch import ENV_ASSIGNMENT
+    from ..logic.launch import ENV_ASSIGNMENT, launch_kind
     from ..products.linter import check, report_json, report_text
     from ..products.pages import by_function
     from ..products.rulesets import load_rules, release_rules
@@ -145,6 +145,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     if not launch and not args.file:
         raise UsageError("give the launch arguments after --, e.g. check --release 0.5.23 -- --model-path m, "
                          "or --file PATH")
+    if launch and launch_kind(launch) == "none":
+        raise UsageError("no launch command found in the given text (nothing runs sglang.launch_server, "
+                         "`sglang serve` or starts with launch options)")
     if any(not ENV_ASSIGNMENT.match(item) for item in args.env):
         raise UsageError("--env expects NAME=VALUE")
     env = dict(item.split("=", 1) for item in args.env)
@@ -168,6 +171,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     failed = False
     documents, texts, reports = [], [], []
     for place, argv in commands:
+        if launch_kind(argv) == "help":  # argparse prints the help and exits 0: there is no launch
+            note = "the launch asks for SGLang's help (--help) and exits: nothing to check"
+            if args.format == "json":
+                documents.append({**({"file": place[0], "line": place[1]} if place else {}), "note": note})
+            elif args.format == "text":
+                texts.append(f"{place[0]}:{place[1]}: {_short(argv)}\n" + _indent(note) if place else note)
+            continue
         report = check(ruleset, list(argv), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
                        platform=platform, model=model, host=host)
         failed |= bool(report.definite or report.argument_errors)

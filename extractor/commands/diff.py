@@ -44,8 +44,11 @@ def run_diff(args) -> int:
     from ..products.cache import write_pickled
     from ..products.diff import Memo, diff_document, find_changes, known_memo, memo_path, parse_kinds, render_markdown
     from ..products.diff import render_text
-    from ..products.output import validate, write_atomic
+    from ..products.output import require_writable, validate, write_atomic
     from ..products.sides import load_side, resolve_spec
+
+    if args.output:
+        require_writable(Path(args.output), "--output", folder=False)
 
     try:
         selected = parse_kinds(args.fail_on)

@@ -49,6 +49,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     text = " ".join(args.text)
     if text == "-":
         text = sys.stdin.read()
+    if not text.strip():  # before any release is loaded: nothing to look for
+        raise UsageError("explain: give the error text (a message, a log line or a traceback), or - to read it from stdin")
     loaded = list(_rule_sets(args))
     by_label = {label: ruleset for label, ruleset in loaded}
 

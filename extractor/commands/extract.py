@@ -22,8 +22,9 @@ def add_parser(commands) -> None:
 
 def cmd_extract(args: argparse.Namespace) -> int:
     from ..products.extraction import no_collections
-    from ..products.output import encoded_documents, output_dir, write_encoded
+    from ..products.output import encoded_documents, output_dir, require_writable, write_encoded
 
+    require_writable(Path(args.output), "--output")
     ex = run_extract(args)
     folder = output_dir(Path(args.output), ex.info.label)
     with no_collections():  # the parsed trees are still alive: a full collection would scan them all

@@ -40,7 +40,9 @@ def cmd_flag_history(args) -> int:
     # Imported when the command runs: the catalog needs libcst, which the other commands' start should not pay for.
     from ..products.flag_history import flag_history_document
     from ..products.history import release_specs
-    from ..products.output import write_documents
+    from ..products.output import require_writable, write_documents
+
+    require_writable(Path(args.output), "--output", folder=False)
 
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")

@@ -61,8 +61,9 @@ def range_specs(args: argparse.Namespace, releases: str | None = None) -> list[S
 def cmd_history(args) -> int:
     from ..products.diff import counts
     from ..products.history import history_document, run_history, timeline_markdown
-    from ..products.output import write_documents
+    from ..products.output import require_writable, write_documents
 
+    require_writable(Path(args.output), "--output")
     specs = range_specs(args)
     history = run_history(specs, include=args.include, jobs=args.jobs, use_cache=not args.no_cache,
                           compare=args.compare)

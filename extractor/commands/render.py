@@ -25,7 +25,10 @@ def cmd_render(args: argparse.Namespace) -> int:
     from ..products.fixes import example_fixes
     from ..products.pages import DEFAULT_SOURCE_URL, by_function, render_site  # imported when pages are written
     from ..products.rulesets import load_rules, ruleset_of
+    from ..products.output import require_writable
     from ..products.words import Flags
+
+    require_writable(Path(args.output), "--output")
 
     args.source_url = args.source_url or DEFAULT_SOURCE_URL
     if args.path and args.path.endswith(".json") and not (args.release or args.git):

@@ -34,7 +34,10 @@ def cmd_site(args: argparse.Namespace) -> int:
     from ..products.cached import load_cached
     from ..products.history import run_history
     from ..products.pages import DEFAULT_SOURCE_URL
+    from ..products.output import require_writable
     from ..products.site import history_site, write_site
+
+    require_writable(Path(args.output), "--output")
 
     args.source_url = args.source_url or DEFAULT_SOURCE_URL
     try:
@@ -79,14 +82,28 @@ def require_mkdocs() -> None:
 
 def build(folder: Path) -> int:
     """`mkdocs build --strict` of the project in `folder`, with this interpreter; its output shown only
-    when it fails."""
+    when it fails. The site is built beside `public/` and swapped in whole: an interrupted or failed
+    build leaves the previous one."""
+    from ..products.output import folder_made_aside
+    from ..products.site import PUBLIC
+
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # Material's notice about MkDocs 2 is not ours to show
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet",
-                           "--config-file", str(folder / "mkdocs.yml")],
-                          env=env, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        lines = [line for line in (done.stderr + done.stdout).splitlines() if line.strip()]
+    try:
+        with folder_made_aside(folder / PUBLIC) as made:
+            done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet",
+                                   "--config-file", str(folder / "mkdocs.yml"), "--site-dir", str(made)],
+                                  env=env, capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                raise _BuildFailed(done)
+    except _BuildFailed as failed:
+        lines = [line for line in (failed.done.stderr + failed.done.stdout).splitlines() if line.strip()]
         sys.stderr.write("\n".join(lines[-20:]) + "\n")
-        print(f"sglang-constraints: error: mkdocs build failed (exit {done.returncode})", file=sys.stderr)
+        print(f"sglang-constraints: error: mkdocs build failed (exit {failed.done.returncode})", file=sys.stderr)
         return EXIT_INTERNAL
     return EXIT_OK
+
+
+class _BuildFailed(Exception):
+    def __init__(self, done: subprocess.CompletedProcess) -> None:
+        super().__init__(done.returncode)
+        self.done = done

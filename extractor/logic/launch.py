@@ -9,7 +9,6 @@ from __future__ import annotations
 import difflib
 import json
 import re
-import shlex
 from decimal import Decimal
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from ..core.formula import Spellings, flag_name
 from ..core.model import Alias, Flag
 from .expressions import UNKNOWN, Unknown, safe_eval
+from .shell import shell_words, simple_commands
 
 ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
@@ -246,45 +246,15 @@ class CommandLine:
 # Where SGLang's own arguments start in a pasted command: after the launcher it names.
 _LAUNCHER = re.compile(r"(?:.*[/.])?launch_server(?:\.py)?$")
 _SHELL_OPERATORS = frozenset({"|", "||", "&&", ";", "&", ">", ">>", "<", "<<", "2>", "2>>", "&>", "2>&1", ">&", "|&"})
-_CONTINUED_COMMENT = re.compile(r"\\\s+#[^'\"]*$")
-PLACEHOLDER = re.compile(r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)")
-
-
-def shell_words(text: str) -> list[str]:
-    """A pasted command as a shell splits it: line continuations joined, `# comments` dropped (also
-    after a continuation, where people put them), operators (`|`, `2>&1`, `;`) as words of their own."""
-    lines = []
-    for line in text.splitlines():
-        stripped = _CONTINUED_COMMENT.sub("\\\\", line.rstrip())  # `--tp 2 \  # why`: still continued
-        if stripped.lstrip().startswith("#"):
-            continue  # a comment line between continued lines
-        lines.append(stripped[:-1] if stripped.endswith("\\") else stripped)
-    lexer = shlex.shlex(" ".join(lines), posix=True, punctuation_chars="|&;<>")
-    lexer.whitespace_split = True
-    lexer.commenters = "#"
-    words = list(lexer)
-    merged: list[str] = []
-    for word in words:  # `2>&1`: shlex gives "2" then ">&" then "1"
-        if merged and word in (">", ">>", ">&") and merged[-1].isdigit():
-            merged[-1] += word
-        elif merged and merged[-1].endswith(">&") and word.isdigit():
-            merged[-1] += word
-        else:
-            merged.append(word)
-    return merged
+PLACEHOLDER = re.compile(r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|\()|`")
 
 
 def split_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
-    """Launch arguments from a pasted command: what comes before SGLang's launcher (`docker run ...
-    IMAGE`, `env`, `nohup`, `NAME=VALUE`, `python -m`) dropped, its env assignments kept; what
-    comes after a shell operator (`| tee log`, `2>&1`, `&& ...`) dropped."""
-    tokens = list(argv)
-    if len(tokens) == 1 and (" " in tokens[0] or "\n" in tokens[0]):
-        try:
-            tokens = shell_words(tokens[0])
-        except ValueError:  # an unbalanced quote: split as the user typed it
-            tokens = tokens[0].replace("\\\n", " ").split()
-    tokens = [t for t in tokens if t.strip()]
+    """Launch arguments from a pasted command: of the simple commands a pasted text holds (`cd x &&
+    ...; ... | tee log`), the one that runs SGLang's launcher, without its redirections; what comes
+    before the launcher (`docker run ... IMAGE`, `env`, `nohup`, `NAME=VALUE`, `python -m`) dropped,
+    its env assignments kept."""
+    tokens = _launch_words(argv)
     env: dict[str, str] = {}
     launcher = next((i for i, t in enumerate(tokens) if _LAUNCHER.match(t) or
                      t == "serve" and i > 0 and tokens[i - 1].rsplit("/", 1)[-1] == "sglang"), None)
@@ -321,6 +291,39 @@ def split_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
         tokens = tokens[i:]
     end = next((i for i, t in enumerate(tokens) if t in _SHELL_OPERATORS or t.startswith(("2>", ">", "|"))), len(tokens))
     return tokens[:end], env
+
+
+def _pasted(argv: Sequence[str]) -> bool:
+    return len(argv) == 1 and (" " in argv[0] or "\n" in argv[0])
+
+
+def _launch_words(argv: Sequence[str]) -> list[str]:
+    """The words of the simple command that runs the launcher (a pasted text is read as a shell reads
+    it); the words as given otherwise (exec-form lists, arguments after `--`)."""
+    if not _pasted(argv):
+        return [t for t in argv if t.strip()]
+    try:
+        commands = simple_commands(shell_words(argv[0]))
+    except ValueError:  # an unbalanced quote: split as the user typed it
+        commands = [argv[0].replace("\\\n", " ").split()]
+    return next((c for c in commands if _runs_launcher(c)), commands[0] if commands else [])
+
+
+def _runs_launcher(words: Sequence[str]) -> bool:
+    return any(_LAUNCHER.match(w) or w == "serve" and i > 0 and words[i - 1].rsplit("/", 1)[-1] == "sglang"
+               for i, w in enumerate(words))
+
+
+def launch_kind(argv: Sequence[str]) -> str:
+    """"launch"; "help" when SGLang would print its help and exit (`--help`, `-h`); "none" for a
+    pasted text in which no command runs the launcher or starts with launch options."""
+    words = _launch_words(argv)
+    if _pasted(argv) and not _runs_launcher(words):
+        rest = [w for w in words if not (w in ("env", "nohup", "exec") or ENV_ASSIGNMENT.match(w))]
+        if not rest or not rest[0].startswith("-"):
+            return "none"
+    tokens, _ = split_command(argv)
+    return "help" if any(t in ("-h", "--help") for t in tokens) else "launch"
 
 
 def config_arguments(tokens: list[str], catalog: Catalog, read: Callable[[str], str]) -> tuple[list[str], str | None]:

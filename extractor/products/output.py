@@ -5,9 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -15,7 +17,7 @@ from typing import TYPE_CHECKING, Callable
 import fastjsonschema
 
 from .. import __version__
-from ..core.errors import InvalidDocument
+from ..core.errors import InvalidDocument, UsageError
 from ..core.formula import Spellings, atoms
 from ..core.model import RuleKind, TermKind
 from ..core.parallel import shared_map
@@ -300,6 +302,48 @@ def write_atomic(path: Path, text: str | bytes | list[bytes], durable: bool = Tr
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def require_writable(target: Path, option: str, folder: bool = True) -> None:
+    """Before any work: can the output (a folder, or a file when `folder` is false) be made where it
+    is asked for? Tried for real, with a probe file in the nearest folder that exists (permission
+    bits do not tell a read-only mount, nor what root may do). UsageError in one line if not."""
+    place = target.resolve()
+    while not place.exists() and place != place.parent:
+        place = place.parent
+    if place == target.resolve() and place.is_dir() != folder:
+        raise UsageError(f"{option} {target}: {'is a file, not a folder' if folder else 'is a folder, not a file'}")
+    if not place.is_dir():
+        raise UsageError(f"{option} {target}: {place} is a file, not a folder")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".probe.", suffix=".tmp", dir=place)
+    except OSError as error:
+        raise UsageError(f"{option} {target}: cannot write in {place} ({error.strerror or error})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+@contextmanager
+def folder_made_aside(target: Path) -> Iterator[Path]:
+    """A fresh folder beside `target` to make a whole output in; swapped in for `target` when the
+    block ends normally, removed otherwise (Ctrl-C, a failure): readers see the old folder or the
+    new one, never a half-made one. The old one is moved aside first and dropped after the swap;
+    a run killed between the two renames leaves it as `.NAME.old`, put back by the next run."""
+    parent, old = target.parent, target.parent / f".{target.name}.old"
+    parent.mkdir(parents=True, exist_ok=True)
+    if old.is_dir() and not target.exists():
+        old.rename(target)  # an earlier run was killed mid-swap
+    made = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent))
+    try:
+        yield made
+        shutil.rmtree(old, ignore_errors=True)
+        if target.exists():
+            target.rename(old)
+        made.rename(target)
+    except BaseException:
+        shutil.rmtree(made, ignore_errors=True)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def output_dir(out_root: Path, label: str) -> Path:

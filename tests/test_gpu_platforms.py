@@ -78,6 +78,7 @@ from sglang.srt.arg_groups.attention_hook import handle_attention
 from sglang.srt.arg_groups.cp_hook import handle_cp
 from sglang.srt.arg_groups.moe_hook import handle_moe
 from sglang.srt.arg_groups.serving_hook import handle_missing_default_values
+from sglang.srt.layers.quantization import check_quantization
 
 
 def run_resolution_pipeline(server_args):
@@ -85,6 +86,7 @@ def run_resolution_pipeline(server_args):
     handle_attention(server_args)
     handle_cp(server_args)
     handle_moe(server_args)
+    check_quantization(server_args)
 ''',
     "sglang/srt/arg_groups/serving_hook.py": '''
 from sglang.srt.arg_groups.overrides import declare_resolution, resolving_view
@@ -160,6 +162,45 @@ def supports_cp_graphs(server_args):
         return False
     return True
 ''',
+    # A registry filled at import time under platform tests, read whole by a guard (0.5.23's
+    # QUANTIZATION_METHODS and ModelConfig._verify_quantization).
+    "sglang/srt/layers/quantization.py": '''
+from typing import Dict, Type
+
+from sglang.srt.arg_groups.overrides import resolving_view
+from sglang.srt.utils.common import is_cpu, is_cuda, is_npu
+
+
+class Fp8Config:
+    pass
+
+
+class Fp4Config:
+    pass
+
+
+class GptqConfig:
+    pass
+
+
+BASE_METHODS: Dict[str, Type] = {"fp8": Fp8Config, "fp4": Fp4Config}
+
+if is_cpu() or is_cuda():
+    BASE_METHODS.update({"mxfp4": Fp4Config})
+if is_npu():
+    BASE_METHODS.update({"gptq": GptqConfig})
+elif is_cpu():
+    BASE_METHODS["gptq"] = GptqConfig
+
+METHODS = {**BASE_METHODS}
+
+
+def check_quantization(server_args):
+    cfg = resolving_view(server_args)
+    supported = [*METHODS]
+    if cfg.quantization is not None and cfg.quantization not in supported:
+        raise ValueError(f"Unknown quantization method: {cfg.quantization}.")
+''',
     "sglang/srt/arg_groups/moe_hook.py": '''
 from sglang.srt.arg_groups.overrides import declare_resolution, resolving_view, run_post_process_pass
 
@@ -233,6 +274,10 @@ def is_npu() -> bool:
     return torch.npu.is_available()
 
 
+def is_cuda() -> bool:
+    return hasattr(torch, "cuda") and torch.cuda.is_available()
+
+
 @lru_cache(maxsize=1)
 def is_habana_available() -> bool:
     return find_spec("habana_frameworks") is not None
@@ -267,6 +312,7 @@ CUTLASS = "The cutlass_fp8 runner takes no quantization."
 UNSUPPORTED_CP = "Unsupported CP strategy."
 FA3_PAGE = "FA3 takes page size 1."
 FP4_CP = "Prefill CP takes no FP4 MoE."
+UNKNOWN_QUANTIZATION = "Unknown quantization method: {cfg.quantization}."
 
 # (launch command, platform profile or None, the first error the fixture raises there, or None)
 CASES = [
@@ -289,6 +335,15 @@ CASES = [
     pytest.param(["--enable-prefill-cp", "--cp-strategy", "ring"], "H100", None, id="caught by the caller"),
     pytest.param(["--strict-cp", "--cp-strategy", "ring"], "H100", UNSUPPORTED_CP, id="raised again: the callee's raise"),
     pytest.param(["--strict-cp", "--cp-strategy", "zigzag"], "H100", None, id="caught raise that does not fire"),
+    # What the registry holds depends on the machine: its import-time statements run over the profile.
+    pytest.param(["--quantization", "mxfp4"], "H100", None, id="registered on CUDA"),
+    pytest.param(["--quantization", "gptq"], "H100", UNKNOWN_QUANTIZATION, id="not registered on CUDA"),
+    pytest.param(["--quantization", "mxfp4"], "ascend", UNKNOWN_QUANTIZATION, id="not registered on an NPU"),
+    pytest.param(["--quantization", "gptq"], "ascend", None, id="registered on an NPU"),
+    pytest.param(["--quantization", "mxfp4", "--device", "cpu"], "cpu", UNKNOWN_QUANTIZATION,
+                 id="CPU without the CPU engine"),
+    pytest.param(["--quantization", "gptq", "--device", "cpu"], "cpu-engine", None,
+                 id="CPU engine: registered by a subscript assignment"),
 ]
 
 
@@ -302,6 +357,16 @@ def test_first_error_on_the_machine(ruleset, argv, platform, first) -> None:
     report = check(ruleset, ["--model-path", "m", *argv], platform=find_platform(platform))
     definite = [f.rule.message for f in report.definite]
     assert (definite[0] if definite else None) == first, [(f.rule.message, f.certainty, f.unknown) for f in report.findings]
+
+
+def test_a_registry_made_at_import_is_kept_as_its_statements(ruleset) -> None:
+    library = Helpers(ruleset.helpers)
+    assert library.names["METHODS"] == "sglang.srt.layers.quantization:METHODS"
+    made = library.definition("sglang.srt.layers.quantization:BASE_METHODS")
+    assert made is not None and made.made_at_import
+    assert dict(made.names)["Fp8Config"] == "class:sglang.srt.layers.quantization.Fp8Config"
+    without = check(ruleset, ["--model-path", "m", "--quantization", "gptq", "--device", "cpu"])
+    assert UNKNOWN_QUANTIZATION not in {f.rule.message for f in without.definite}  # no profile: unknown
 
 
 def test_without_a_profile_the_machine_is_unknown(ruleset) -> None:
@@ -362,3 +427,19 @@ def test_a_raise_the_caller_swallows_is_no_rule_of_the_launch(ruleset) -> None:
     (rule,) = [r for r in ruleset.rules if r.message == UNSUPPORTED_CP]
     assert rule.reachable  # through `--strict-cp`'s handler, which raises again
     assert not any("supports_cp_graphs" in step for step in rule.call_path)
+
+
+@pytest.mark.parametrize("source, kept", [
+    pytest.param("M = {'a': 1}\nif t():\n    M.update({'b': 2})\nelse:\n    M['c'] = 3\nN = {**M}\n",
+                 "M = {'a': 1}\nif t():\n    M.update({'b': 2})\nelse:\n    M['c'] = 3", id="if blocks kept"),
+    pytest.param("M = {'a': 1}\nfor k in ks():\n    M[k] = 1\n", None, id="a loop: not read"),
+    pytest.param("M = {'a': 1}\nM.pop('a')\n", None, id="a removal: not read"),
+    pytest.param("M = {'a': 1}\ntry:\n    M.update(x())\nexcept ImportError:\n    pass\n", None, id="a try: not read"),
+])
+def test_what_a_registry_made_at_import_keeps(source: str, kept: str | None) -> None:
+    import ast
+
+    from extractor.analysis.helpers import _made_at_import
+
+    made = _made_at_import(ast.parse(source).body, "M")
+    assert (None if made is None else ast.unparse(ast.Module(made, []))) == kept

@@ -770,26 +770,38 @@ class Program:
         return self._ask(("visible", dotted), lambda: self.modules.get(dotted), lambda found: found is not None,
                          lambda there: self._loaded(dotted) if there else None)
 
+    def changed_by_functions(self, module: ModuleSummary, name: str) -> bool:
+        """Is the name changed in place by a used function of its module, not only by statements run at
+        import time (`if is_cpu(): METHODS.update(...)`, which the helpers keep as the name's making)?"""
+        _, registrars = self._changes_in_place(module, name)
+        return any(self._used(module, registrar) for registrar in registrars)
+
     def _changed_in_place(self, module: ModuleSummary, name: str) -> bool:
-        """`NAME.append(...)`-like calls or `NAME[key] = ...` in the module's text: each place the name
-        starts a word is tried (a pattern per name would be compiled in every process). A change inside
-        a function counts only if the function is used: called, or a decorator, in its module or in a
+        """`NAME.append(...)`-like calls or `NAME[key] = ...` in the module's text. A change inside a
+        function counts only if the function is used: called, or a decorator, in its module or in a
         read file (`register_model_config_factory`, which only a plugin calls, leaves its registry empty
         in a launch of the package itself)."""
+        at_import, registrars = self._changes_in_place(module, name)
+        return at_import or any(self._used(module, registrar) for registrar in registrars)
+
+    def _changes_in_place(self, module: ModuleSummary, name: str) -> tuple[bool, list[str]]:
+        """(changed at import time, the functions that change it), each place the name starts a word
+        tried (a pattern per name would be compiled in every process)."""
         if self.tree is None:
-            return True
+            return True, []
         text = self.tree.read_text(module.path)
-        registrars: set[str] = set()
+        at_import, registrars = False, set()
         start = text.find(name)
         while start >= 0:
             if (start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_")) \
                     and _CHANGED_IN_PLACE.match(text, start + len(name)):
                 owner = module.functions.outermost(text.count("\n", 0, start) + 1)
                 if owner is None:
-                    return True  # at import time
-                registrars.add(owner)
+                    at_import = True
+                else:
+                    registrars.add(owner)
             start = text.find(name, start + 1)
-        return any(self._used(module, registrar) for registrar in sorted(registrars))
+        return at_import, sorted(registrars)
 
     def _used(self, module: ModuleSummary, function: str) -> bool:
         """Is a module-level function called or applied as a decorator anywhere but its own lines, in its
@@ -912,14 +924,15 @@ class Program:
     def denotes(self, dotted: str, name: str) -> str | None:
         """What a top-level name of a module denotes, for the helpers terms call (`analysis.helpers`):
         "module:name" of a function (or of a name a package module may bind: a constant), "import:dotted"
-        of something imported from outside the package; None for a class, or a name neither defined
-        nor imported here (it may be a constant the module binds). Loads modules."""
+        of something imported from outside the package, "class:dotted" of a class of the package (a value
+        that is no None, whatever else it is); None for a name neither defined nor imported here (it may
+        be a constant the module binds). Loads modules."""
         with self._loading(True):
             module = self.module(dotted)
             if module is None:
                 return None
             if name in module.classes:
-                return None
+                return f"class:{dotted}.{name}"
             if name in module.functions:
                 return f"{dotted}:{name}"
             target = module.imports.get(name)
@@ -927,7 +940,8 @@ class Program:
                 return None
             resolved = self._resolve_dotted(target)
             if resolved is not None:
-                return resolved[1] if resolved[0] == "function" else None if resolved[0] == "class" else f"import:{target}"
+                return resolved[1] if resolved[0] == "function" else f"class:{target}" if resolved[0] == "class" \
+                    else f"import:{target}"
             head, _, rest = target.rpartition(".")
             if head and self.module(head) is not None:
                 return f"{head}:{rest}"  # a constant of a package module

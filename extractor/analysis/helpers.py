@@ -26,6 +26,7 @@ MAX_HELPERS = 400  # definitions kept per extraction, at most
 MAX_DEPTH = 6  # helpers calling helpers, at most this deep from a term
 
 _BUILTINS = frozenset(dir(builtins))
+_NOT_KEPT = ("import:", "class:")  # keys that name something without a definition to keep
 _TERM_KINDS = (TermKind.PLATFORM, TermKind.MODEL, TermKind.OPAQUE)
 
 
@@ -42,6 +43,8 @@ def called_names(text: str) -> frozenset[str]:
             found.add(node.func.id)
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id.isupper():
             found.add(node.value.id)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id.isupper():
+            found.add(node.id)  # `q not in [*QUANTIZATION_METHODS]`: a module constant read whole
     return frozenset(found - _BUILTINS)
 
 
@@ -101,10 +104,11 @@ class _Finder:
     """Definitions found through a program's modules (`resolve(module, name)` -> key of a function or
     constant, `module(dotted)` -> its summary)."""
 
-    def __init__(self, denotes, module, mutated) -> None:
+    def __init__(self, denotes, module, mutated, changed_by_functions) -> None:
         self.denotes = denotes
         self.module = module
         self.mutated = mutated  # (module summary, name) -> changed in place (a registry is no constant)
+        self.changed_by_functions = changed_by_functions  # ... by a used function, not only at import
         self.kept: dict[str, Helper | None] = {}  # key -> definition, None when it cannot be read
 
     def resolve(self, dotted: str, name: str) -> str | None:
@@ -129,7 +133,7 @@ class _Finder:
         bound = []
         for name in names:
             target = self.resolve(module.dotted, name)
-            if target is not None and (target.startswith("import:") or self.define(target, depth + 1)):
+            if target is not None and (target.startswith(_NOT_KEPT) or self.define(target, depth + 1)):
                 bound.append((name, target))
         self.kept[key] = Helper(key, source, tuple(sorted(bound)))
         return True
@@ -148,9 +152,76 @@ class _Finder:
             text = ast.unparse(plain)
             return text, sorted(_free_names(node)), module
         value = _constant_value(module, name)
-        if value is None or self.mutated(module, name) or f"global {name}" in module.text:
-            return None  # a registry filled in place, or a name a function rebinds: no constant
-        return ast.unparse(value), sorted(_names_read(value)), module
+        if value is None or f"global {name}" in module.text:
+            return None  # a name bound more than once, or one a function rebinds: no constant
+        if not self.mutated(module, name):
+            return ast.unparse(value), sorted(_names_read(value)), module
+        if self.changed_by_functions(module, name):
+            return None  # a registry its functions fill: what it holds depends on what ran
+        made = _made_at_import(module.declarations.body, name)
+        if made is None:
+            return None
+        return ast.unparse(ast.Module(made, [])), sorted(_names_read(ast.Module(made, [])) - {name}), module
+
+
+_MAKING_CALLS = frozenset({"update", "append", "add", "extend"})
+
+
+def _made_at_import(body: list[ast.stmt], name: str) -> list[ast.stmt] | None:
+    """The module statements that make a collection filled at import time, in their `if` blocks:
+
+        BASE = {"fp8": Fp8Config, ...}
+        if is_cpu() or is_cuda():
+            BASE.update({"mxfp4": Mxfp4Config})
+
+    kept as the name's definition, for `logic.helpers` to run over the platform's facts. None when
+    it is changed another way (in a loop, a `try`, by `pop`), which would not be read right."""
+    kept: list[ast.stmt] = []
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(stmt, ast.If):
+            inside, orelse = _made_at_import(stmt.body, name), _made_at_import(stmt.orelse, name)
+            if inside is None or orelse is None:
+                return None
+            if inside or orelse:
+                kept.append(ast.If(stmt.test, inside or [ast.Pass()], orelse))
+        elif _makes(stmt, name):
+            kept.append(stmt)
+        elif any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(stmt)) and not _only_reads(stmt, name):
+            return None
+    return kept
+
+
+def _makes(stmt: ast.stmt, name: str) -> bool:
+    """`NAME = ...`, `NAME[key] = ...`, `NAME.update(...)` (and append, add, extend)."""
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and (isinstance(stmt, ast.AnnAssign) or len(stmt.targets) == 1):
+        if stmt.value is None:
+            return False
+        target = stmt.target if isinstance(stmt, ast.AnnAssign) else stmt.targets[0]
+        return isinstance(target, ast.Name) and target.id == name or (
+            isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id == name)
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        func = stmt.value.func
+        return isinstance(func, ast.Attribute) and func.attr in _MAKING_CALLS and isinstance(func.value, ast.Name) \
+            and func.value.id == name
+    return False
+
+
+def _only_reads(stmt: ast.stmt, name: str) -> bool:
+    """A statement that reads the name without changing it (`OTHER = {**NAME}`)."""
+    if isinstance(stmt, (ast.If, ast.For, ast.While, ast.Try, ast.With)):
+        return False  # a block: what it does to the name is not looked into
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            return False
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name \
+                and isinstance(getattr(node, "ctx", None), ast.Load) and node.attr not in ("keys", "values", "items", "get"):
+            return False  # a method that may change it
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name \
+                and not isinstance(node.ctx, ast.Load):
+            return False
+    return True
 
 
 def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
@@ -166,13 +237,24 @@ def _constant_value(module: ModuleSummary, name: str) -> ast.expr | None:
     for stmt in module_statements(module.declarations.body):
         if isinstance(stmt, ast.Assign):
             for target in stmt.targets:
-                for node in ast.walk(target):
-                    if isinstance(node, ast.Name) and node.id == name:
+                for node in _bound_names(target):  # `NAME[key] = v` fills it, rebinds nothing
+                    if node.id == name:
                         found.append(stmt.value if isinstance(target, ast.Name) else None)  # type: ignore[arg-type]
         elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and isinstance(stmt.target, ast.Name) \
                 and stmt.target.id == name:
             found.append(stmt.value if isinstance(stmt, ast.AnnAssign) else None)  # type: ignore[arg-type]
     return found[0] if len(found) == 1 and found[0] is not None else None
+
+
+def _bound_names(target: ast.expr) -> Iterator[ast.Name]:
+    """The names an assignment target binds: itself, or the items of a tuple or list it unpacks."""
+    if isinstance(target, ast.Name):
+        yield target
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _bound_names(element)
+    elif isinstance(target, ast.Starred):
+        yield from _bound_names(target.value)
 
 
 def _names_read(node: ast.AST) -> set[str]:
@@ -198,23 +280,24 @@ def _free_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - bound - _BUILTINS
 
 
-def helper_library(places: Mapping[str, Iterable[str]], denotes, module, mutated=lambda module, name: False
-                   ) -> HelperLibrary:
+def helper_library(places: Mapping[str, Iterable[str]], denotes, module, mutated=lambda module, name: False,
+                   changed_by_functions=lambda module, name: True) -> HelperLibrary:
     """The definitions behind the called names, each looked up in the modules its terms were read in
     (`places`: name -> dotted modules: of the rules whose terms call it, and their call paths).
 
     `denotes(dotted, name)`: the key a top-level name of that module denotes ("module:name" of a
     function, "import:dotted" of an imported module), or None (`Program.denotes`); `module(dotted)`:
-    its summary; `mutated(summary, name)`: the name is changed in place (`Program.mutated_anywhere`).
+    its summary; `mutated(summary, name)`: the name is changed in place (`Program.mutated_anywhere`);
+    `changed_by_functions(summary, name)`: by a used function, not only at import time.
     """
-    finder = _Finder(denotes, module, mutated)
+    finder = _Finder(denotes, module, mutated, changed_by_functions)
     entries = []
     for name in sorted(places):
         keys = {key for key in (finder.resolve(dotted, name) for dotted in sorted(places[name])) if key is not None}
         if len(keys) != 1:
             continue  # nowhere, or different functions in different modules: left unknown
         key = keys.pop()
-        if not key.startswith("import:") and finder.define(key, 0):
+        if not key.startswith(_NOT_KEPT) and finder.define(key, 0):
             entries.append((name, key))
     helpers = tuple(sorted((h for h in finder.kept.values() if h is not None), key=lambda h: h.key))
     kept = {h.key for h in helpers}
@@ -224,5 +307,5 @@ def helper_library(places: Mapping[str, Iterable[str]], denotes, module, mutated
 def _bound_to(helpers: tuple[Helper, ...], kept: set[str]) -> Iterator[Helper]:
     """Each helper with only the names whose definitions were kept (a cycle's member may have failed)."""
     for helper in helpers:
-        names = tuple(n for n in helper.names if n[1].startswith("import:") or n[1] in kept)
+        names = tuple(n for n in helper.names if n[1].startswith(_NOT_KEPT) or n[1] in kept)
         yield helper if names == helper.names else Helper(helper.key, helper.source, names)

@@ -11,6 +11,7 @@ no model code: a value the config or profile does not give stays unknown.
 from __future__ import annotations
 
 import ast
+import copy
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -22,7 +23,7 @@ from pathlib import Path
 from ..core.errors import UsageError
 from .environment import EnvVar, env_default, parse_env
 from .expressions import BINARY_OPERATORS, Unknown, boolean_operation, comparison_chain
-from .helpers import MAX_STEPS, Definition, Helpers, Outside, Raised, Reader, World, bind_arguments
+from .helpers import MAX_STEPS, Definition, Helpers, Outside, PackageClass, Raised, Reader, World, bind_arguments
 
 
 
@@ -458,12 +459,27 @@ class _Evaluator:
         if isinstance(node, ast.Name):
             return self.name(node.id)
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-            items = [ev(e) for e in node.elts]
+            items = []
+            for element in node.elts:
+                if isinstance(element, ast.Starred):  # `[*METHODS]`: a collection's items (a dict's keys)
+                    spread = ev(element.value)
+                    if not isinstance(spread, (tuple, list, set, frozenset, dict, str)):
+                        raise Unknown("unpacking")
+                    items.extend(spread)
+                else:
+                    items.append(ev(element))
             return tuple(items) if isinstance(node, ast.Tuple) else set(items) if isinstance(node, ast.Set) else items
         if isinstance(node, ast.Dict):
-            if any(k is None for k in node.keys):
-                raise Unknown("dict unpacking")
-            return {ev(k): ev(v) for k, v in zip(node.keys, node.values)}  # type: ignore[arg-type]
+            found: dict = {}
+            for k, v in zip(node.keys, node.values):
+                if k is None:  # `{**BASE}`
+                    spread = ev(v)
+                    if not isinstance(spread, dict):
+                        raise Unknown("dict unpacking")
+                    found.update(spread)
+                else:
+                    found[ev(k)] = ev(v)
+            return found
         if isinstance(node, ast.Attribute):
             return self.attribute(ev(node.value), node.attr)
         if isinstance(node, ast.Subscript):
@@ -542,6 +558,8 @@ class _Evaluator:
         of a module constant (read once per launch)."""
         if key.startswith("import:"):
             return Outside(key[len("import:"):])
+        if key.startswith("class:"):
+            return PackageClass(key[len("class:"):])
         helpers = self.facts.helpers
         definition = helpers.definition(key) if helpers is not None else None
         if definition is None:
@@ -551,13 +569,25 @@ class _Evaluator:
         memo = f"constant {key}"
         if memo not in self.facts._cache:
             try:
-                self.facts._cache[memo] = self._inside(definition, {}).eval(definition.node)
+                self.facts._cache[memo] = self._constant(definition)
             except (Unknown, Raised, RecursionError):
                 self.facts._cache[memo] = _UNKNOWN_VALUE
         found = self.facts._cache[memo]
         if found is _UNKNOWN_VALUE:
             raise Unknown(key)
-        return found
+        # A copy of a collection: a helper that fills what it was given must not fill the constant.
+        return copy.copy(found) if isinstance(found, (dict, list, set)) else found
+
+    def _constant(self, definition: Definition) -> object:
+        inside = self._inside(definition, {})
+        if not definition.made_at_import:
+            return inside.eval(definition.node)
+        # `BASE = {...}` then `if is_cpu(): BASE.update({...})`: the statements run over the facts.
+        Reader(inside.eval, inside.locals, self.facts.world, self.budget).run(definition.node.body)  # type: ignore[union-attr]
+        name = definition.key.rpartition(":")[2]
+        if name not in inside.locals:
+            raise Unknown(definition.key)
+        return inside.locals[name]
 
     def _inside(self, definition: Definition, frame: dict[str, object]) -> _Evaluator:
         return _Evaluator(self.facts, {}, definition.names, frame, self.budget)
@@ -836,7 +866,7 @@ class _Method:
             raise Unknown(self.name) from None
 
 
-_OPAQUE_VALUES = (_Config, _ModelConfig, _Platform, Outside, Definition)
+_OPAQUE_VALUES = (_Config, _ModelConfig, _Platform, Outside, Definition, PackageClass)
 
 
 def _compare(left: object, op: ast.cmpop, right: object) -> bool:

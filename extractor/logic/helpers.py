@@ -18,6 +18,8 @@ from functools import lru_cache
 from ..core.model import HelperLibrary
 from .expressions import Unknown
 
+# Calls that fill a collection in place, by the types they apply to.
+_FILLS: dict[str, tuple[type, ...]] = {"update": (dict, set), "append": (list,), "add": (set,), "extend": (list,)}
 MAX_STEPS = 2000  # statements read per term, at most: a loop the facts do not end is unknown
 _LOGGING = frozenset({"logger", "logging", "warnings", "print"})  # calls whose only effect is output
 _STANDARD = frozenset({"os.path", "os.environ", "importlib.util", "os.getenv", "platform.machine",
@@ -104,17 +106,35 @@ class Outside:
         return f"Outside({self.path})"
 
 
+class PackageClass:
+    """A class of the analysed package, as a value (`{"fp8": Fp8Config}`): never None, always true;
+    nothing else of it is known."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __repr__(self) -> str:
+        return f"PackageClass({self.path})"
+
+
 @dataclass(frozen=True)
 class Definition:
-    """A helper parsed: a function's node, or a constant's expression, and the names of its module."""
+    """A helper parsed: a function's node, a constant's expression, or the module statements that
+    make a collection at import time (`ast.Module`), and the names of its module."""
 
     key: str
-    node: ast.FunctionDef | ast.expr
+    node: ast.FunctionDef | ast.Module | ast.expr
     names: Mapping[str, str]
 
     @property
     def is_function(self) -> bool:
         return isinstance(self.node, ast.FunctionDef)
+
+    @property
+    def made_at_import(self) -> bool:
+        return isinstance(self.node, ast.Module)
 
 
 class Helpers:
@@ -141,7 +161,7 @@ def _parse(key: str, source: str, names: dict[str, str]) -> Definition | None:
 
 
 @lru_cache(maxsize=1024)
-def _syntax(source: str) -> ast.FunctionDef | ast.expr | None:
+def _syntax(source: str) -> ast.FunctionDef | ast.Module | ast.expr | None:
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -150,6 +170,8 @@ def _syntax(source: str) -> ast.FunctionDef | ast.expr | None:
         return tree.body[0]
     if len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr):
         return tree.body[0].value
+    if tree.body and not any(isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for stmt in tree.body):
+        return tree  # statements that make a collection at import time
     return None
 
 
@@ -195,7 +217,7 @@ class Reader:
                 raise Unknown("augmented assignment")
             self.bind(stmt.target, self.evaluate(ast.BinOp(ast.Name(stmt.target.id, ast.Load()), stmt.op, stmt.value)))
         elif isinstance(stmt, ast.Expr):
-            if not _only_output(stmt.value):
+            if not _only_output(stmt.value) and not self.fill(stmt.value):
                 raise Unknown("a call for its effect")
         elif isinstance(stmt, ast.Raise):
             raise Raised(_raised_kind(stmt))
@@ -215,9 +237,32 @@ class Reader:
         elif not isinstance(stmt, ast.Pass):
             raise Unknown(type(stmt).__name__)
 
+    def fill(self, call: ast.expr) -> bool:
+        """`items.update({...})`, `.append(x)`, `.add(x)`, `.extend(xs)` on a collection this body made:
+        done on it; False for any other call."""
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+                and call.func.attr in _FILLS and len(call.args) == 1 and not call.keywords):
+            return False
+        owner = self.frame.get(call.func.value.id)
+        if not isinstance(owner, _FILLS[call.func.attr]) or isinstance(call.args[0], ast.Starred):
+            return False
+        argument = self.evaluate(call.args[0])
+        try:
+            getattr(owner, call.func.attr)(argument)
+        except (TypeError, ValueError):
+            raise Unknown(call.func.attr) from None
+        return True
+
     def bind(self, target: ast.expr, value: object) -> None:
         if isinstance(target, ast.Name):
             self.frame[target.id] = value
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+                and isinstance(self.frame.get(target.value.id), dict):
+            key = self.evaluate(target.slice)
+            try:
+                self.frame[target.value.id][key] = value  # type: ignore[index]
+            except TypeError:
+                raise Unknown("subscript assignment") from None
         elif isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in target.elts):
             if isinstance(value, Outside) or not isinstance(value, (tuple, list, str)):
                 raise Unknown("unpacking")

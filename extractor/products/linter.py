@@ -304,8 +304,8 @@ def report_json(report: Report, fixes: Callable[[Rule], list[str]]) -> dict:
 # What to pass for each kind of missing fact (the quiet text report's summary lines).
 _WAITING = {
     "platform": "depend on the GPU or platform: pass --platform NAME (e.g. cuda-sm90, H100, rocm-mi300, cpu)",
-    "model": "depend on the model: pass --model-path DIR (a folder with its config.json), --model-config FILE "
-             "or --model-arch NAME",
+    "model": "depend on the model: give the launch a --model-path that is a local folder with its "
+             "config.json, or check --model-config FILE or --model-arch NAME",
     "environment": "depend on environment variables: pass --env NAME=VALUE or --use-env",
     "files": "depend on files the command names: run check with --local where the launch runs",
     "code": "depend on values only the running code computes (helpers, run-time state)",

@@ -41,6 +41,7 @@ class ServerArgs:
     moe_runner_backend: str = "auto"
     quantization: Optional[str] = None
     page_size: int = 1
+    sampling_backend: str = "auto"
 
     def __post_init__(self):
         """Resolution runs in resolve_once."""
@@ -70,6 +71,7 @@ class ServerArgs:
         parser.add_argument("--moe-runner-backend", type=str, default=ServerArgs.moe_runner_backend)
         parser.add_argument("--quantization", type=str, default=ServerArgs.quantization)
         parser.add_argument("--page-size", type=int, default=ServerArgs.page_size)
+        parser.add_argument("--sampling-backend", type=str, default=ServerArgs.sampling_backend)
 ''',
     "sglang/srt/arg_groups/__init__.py": "",
     "sglang/srt/arg_groups/overrides.py": OVERRIDES,
@@ -77,6 +79,7 @@ class ServerArgs:
 from sglang.srt.arg_groups.attention_hook import handle_attention
 from sglang.srt.arg_groups.cp_hook import handle_cp
 from sglang.srt.arg_groups.moe_hook import handle_moe
+from sglang.srt.arg_groups.sampling_hook import handle_sampling
 from sglang.srt.arg_groups.serving_hook import handle_missing_default_values
 from sglang.srt.layers.quantization import check_quantization
 
@@ -86,6 +89,7 @@ def run_resolution_pipeline(server_args):
     handle_attention(server_args)
     handle_cp(server_args)
     handle_moe(server_args)
+    handle_sampling(server_args)
     check_quantization(server_args)
 ''',
     "sglang/srt/arg_groups/serving_hook.py": '''
@@ -227,6 +231,47 @@ def handle_moe(server_args):
     if cfg.page_size == 64 and cfg.moe_runner_backend == "cutlass_fp4" and cfg.enable_prefill_cp:
         raise ValueError("Prefill CP takes no FP4 MoE.")
 ''',
+    # A pass whose local takes seven values over three blocks of branches (0.5.23's
+    # `_moe_runner_backend_quant_constraints`), returned when it differs from the field.
+    "sglang/srt/arg_groups/sampling_hook.py": '''
+from sglang.srt.arg_groups.overrides import resolving_view, run_post_process_pass
+
+
+def _sampler_by_setup(view) -> dict:
+    backend = view.sampling_backend
+    if view.quantization == "fp4":
+        wide = view.page_size == 64
+        if backend == "auto":
+            backend = "wide" if wide else "trtllm"
+        elif backend not in ["trtllm", "routed"] and not (backend == "wide" and wide):
+            raise ValueError("FP4 sampling runs on trtllm or routed.")
+    if view.quantization == "fp8":
+        allowed = ["trtllm", "flashinfer"]
+        if view.device == "npu":
+            allowed.append("ascend")
+        if view.page_size == 64:
+            default = "megamoe"
+        else:
+            default = "triton" if view.device == "npu" else "flashinfer"
+        if backend == "auto":
+            backend = default
+        elif backend not in allowed:
+            backend = default
+    if backend == "auto" and view.quantization == "int4":
+        backend = "cutlass"
+    if backend != view.sampling_backend:
+        return {"sampling_backend": backend}
+    return {}
+
+
+def handle_sampling(server_args):
+    run_post_process_pass(server_args, _sampler_by_setup)
+    cfg = resolving_view(server_args)
+    if cfg.sampling_backend == "cutlass" and cfg.page_size != 1:
+        raise ValueError("The cutlass sampler takes page size 1.")
+    if cfg.sampling_backend.startswith("lora") and not cfg.enable_prefill_cp:
+        raise ValueError("LoRA samplers need prefill CP.")
+''',
     "sglang/srt/runtime_context.py": '''
 def get_platform():
     return _PLATFORM
@@ -312,6 +357,8 @@ CUTLASS = "The cutlass_fp8 runner takes no quantization."
 UNSUPPORTED_CP = "Unsupported CP strategy."
 FA3_PAGE = "FA3 takes page size 1."
 FP4_CP = "Prefill CP takes no FP4 MoE."
+CUTLASS_PAGE = "The cutlass sampler takes page size 1."
+LORA_SAMPLER = "LoRA samplers need prefill CP."
 UNKNOWN_QUANTIZATION = "Unknown quantization method: {cfg.quantization}."
 
 # (launch command, platform profile or None, the first error the fixture raises there, or None)
@@ -335,6 +382,13 @@ CASES = [
     pytest.param(["--enable-prefill-cp", "--cp-strategy", "ring"], "H100", None, id="caught by the caller"),
     pytest.param(["--strict-cp", "--cp-strategy", "ring"], "H100", UNSUPPORTED_CP, id="raised again: the callee's raise"),
     pytest.param(["--strict-cp", "--cp-strategy", "zigzag"], "H100", None, id="caught raise that does not fire"),
+    # A local with seven values over three blocks: each value with when, not one unknown.
+    pytest.param(["--sampling-backend", "lora_x"], "H100", LORA_SAMPLER, id="returned unchanged"),
+    pytest.param(["--sampling-backend", "lora_x", "--quantization", "fp8"], "H100", None, id="rewritten first"),
+    pytest.param(["--quantization", "int4", "--page-size", "16", "--attention-backend", "triton"], "H100", CUTLASS_PAGE,
+                 id="the third block's value"),
+    pytest.param(["--quantization", "fp8", "--page-size", "64", "--attention-backend", "triton"], "H100", None,
+                 id="the second block's value"),
     # What the registry holds depends on the machine: its import-time statements run over the profile.
     pytest.param(["--quantization", "mxfp4"], "H100", None, id="registered on CUDA"),
     pytest.param(["--quantization", "gptq"], "H100", UNKNOWN_QUANTIZATION, id="not registered on CUDA"),

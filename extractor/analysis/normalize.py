@@ -9,13 +9,14 @@ import io
 import re
 import tokenize
 from collections.abc import Callable
+from dataclasses import replace
 from functools import lru_cache
 
 import libcst as cst
 
 from ..core.formula import literal_source
 from ..core.model import Term, TermKind
-from .scope import FIELD_KEY, Bound, Choice, Env, Scope, Value, code, constant_of, field_of, local_text
+from .scope import FIELD_KEY, Bound, Choice, Env, Rewritten, Scope, Value, code, constant_of, field_of, local_text
 
 _ENV_PATTERNS = (
     re.compile(r"^envs\.([A-Za-z_][A-Za-z0-9_]*)\b"),
@@ -382,8 +383,15 @@ def term_source(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[str, 
 
 
 def opaque(node: cst.BaseExpression, scope: Scope, env: Env) -> Term:
-    """An expression kept as (parenthesized, normalized) source text, classified by what it reads."""
-    return classify(*term_source(node, scope, env))
+    """An expression kept as (parenthesized, normalized) source text, classified by what it reads.
+
+    Read after a call that may rewrite a field it reads (`run_post_process_pass(sa, fn)` then
+    `cfg.backend.startswith("lora")` in the same function), it reads the fields as the store holds
+    them after the latest such call (`Term.after`), as a plain field read does."""
+    term = classify(*term_source(node, scope, env))
+    after = max((value.call for name in term.fields if isinstance(value := env.get(FIELD_KEY + name), Rewritten)),
+                default=0)
+    return replace(term, after=after) if after else term
 
 
 # --- terms -------------------------------------------------------------------------------------

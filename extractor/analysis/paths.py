@@ -150,7 +150,9 @@ def merge_branches(before: Env, then_env: Env, else_env: Env, test: Formula) -> 
     return merged
 
 
-MAX_CHOICE_OPTIONS = 6
+# Values a local keeps apart, each with when, before it is taken as unknown: 0.5.23's MoE runner pass
+# gives its local seven over three blocks of branches (six lost it, and 31 guards read it).
+MAX_CHOICE_OPTIONS = 12
 
 
 def merged_entries(a: Value | None, b: Value | None, test: Formula) -> Entries | None:

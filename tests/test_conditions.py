@@ -212,6 +212,20 @@ CONDITIONS = [
     pytest.param(
         """
         def check(server_args):
+            cfg = resolving_view(server_args)
+            problems = []
+            if cfg.a:
+                problems.append("a")
+                problems.extend(more_of(cfg))
+            if problems:
+                raise ValueError("problems: " + ", ".join(problems))
+        """,
+        {'problems: {", ".join(problems)}': "a"},
+        id="problems-extended-after-append",
+    ),
+    pytest.param(
+        """
+        def check(server_args):
             if server_args.mode in (
                 "a",  # a comment inside the test
                 "b",

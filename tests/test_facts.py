@@ -89,6 +89,19 @@ def test_model_config_attributes_a_plain_decoder_decides(tmp_path: Path) -> None
         Facts(model=ModelFacts.from_folder(_folder(tmp_path / "v4", v4))).value(experts)
 
 
+def test_checkpoint_heads_only_where_their_architectures_load_them(tmp_path: Path) -> None:
+    """ModelConfig loads a joint head config for Qwen3.5 checkpoints and a pointer head for Qwen3.5 text
+    backbones (or Kev adapters get_config renames): for other architectures both stay None."""
+    llama = Facts(model=ModelFacts.from_folder(_folder(tmp_path / "llama", LLAMA)))
+    assert llama.value("model_config_of(server_args).joint_head_config is not None") is False
+    assert llama.value("model_config_of(server_args).pointer_head") is None
+    for arch, name in (("Qwen3_5ForConditionalGeneration", "joint_head_config"), ("Qwen3_5TextModel", "pointer_head"),
+                       ("Qwen3_5ForCausalLM", "pointer_head")):
+        qwen = Facts(model=ModelFacts.from_folder(_folder(tmp_path / arch, {"architectures": [arch]})))
+        with pytest.raises(Unknown):  # read from files beside the checkpoint
+            qwen.value(f"model_config_of(server_args).{name}")
+
+
 def test_paths_are_looked_up_only_on_the_launch_host(tmp_path: Path) -> None:
     (tmp_path / "key.pem").write_text("k", encoding="utf-8")
     (tmp_path / "certs").mkdir()

@@ -104,6 +104,7 @@ def handle_missing_default_values(server_args):
     if cfg.device is None:
         declare_resolution(server_args, "defaults", device=get_device())
     declare_resolution(server_args, "defaults", device=cfg.device.split(":")[0])
+    assert 4096 % cfg.page_size == 0, "The page size must divide 4096."
 ''',
     "sglang/srt/arg_groups/attention_hook.py": '''
 from sglang.srt.arg_groups.overrides import declare_resolution, resolving_view
@@ -357,6 +358,7 @@ CUTLASS = "The cutlass_fp8 runner takes no quantization."
 UNSUPPORTED_CP = "Unsupported CP strategy."
 FA3_PAGE = "FA3 takes page size 1."
 FP4_CP = "Prefill CP takes no FP4 MoE."
+PAGE_DIVIDES = "The page size must divide 4096."
 CUTLASS_PAGE = "The cutlass sampler takes page size 1."
 LORA_SAMPLER = "LoRA samplers need prefill CP."
 UNKNOWN_QUANTIZATION = "Unknown quantization method: {cfg.quantization}."
@@ -389,6 +391,9 @@ CASES = [
                  id="the third block's value"),
     pytest.param(["--quantization", "fp8", "--page-size", "64", "--attention-backend", "triton"], "H100", None,
                  id="the second block's value"),
+    # Python fails evaluating the check itself: the launch stops there all the same.
+    pytest.param(["--page-size", "0"], "H100", PAGE_DIVIDES, id="modulo by zero"),
+    pytest.param(["--page-size", "3", "--attention-backend", "triton"], "H100", PAGE_DIVIDES, id="the check as written"),
     # What the registry holds depends on the machine: its import-time statements run over the profile.
     pytest.param(["--quantization", "mxfp4"], "H100", None, id="registered on CUDA"),
     pytest.param(["--quantization", "gptq"], "H100", UNKNOWN_QUANTIZATION, id="not registered on CUDA"),
@@ -411,6 +416,18 @@ def test_first_error_on_the_machine(ruleset, argv, platform, first) -> None:
     report = check(ruleset, ["--model-path", "m", *argv], platform=find_platform(platform))
     definite = [f.rule.message for f in report.definite]
     assert (definite[0] if definite else None) == first, [(f.rule.message, f.certainty, f.unknown) for f in report.findings]
+
+
+def test_a_check_python_fails_to_evaluate_says_so(ruleset) -> None:
+    from extractor.products.linter import report_json, report_text
+
+    report = check(ruleset, ["--model-path", "m", "--page-size", "0"], platform=find_platform("H100"))
+    first = report.definite[0]
+    assert first.rule.message == PAGE_DIVIDES and first.fails_with == "ZeroDivisionError"
+    assert "SGLang fails evaluating this check itself: ZeroDivisionError" in report_text(report, lambda rule: [])
+    assert report_json(report, lambda rule: [])["errors"][0]["fails_with"] == "ZeroDivisionError"
+    plain = check(ruleset, ["--model-path", "m", "--page-size", "3"], platform=find_platform("H100"))
+    assert plain.definite[0].rule.message == PAGE_DIVIDES and plain.definite[0].fails_with is None
 
 
 def test_a_registry_made_at_import_is_kept_as_its_statements(ruleset) -> None:

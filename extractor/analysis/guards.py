@@ -757,6 +757,8 @@ class _Walker:
                 return {**env, owner: Bound(less, env)}
             if owner in env and method in GROWING_METHODS:
                 fields = tuple(sorted(set(value_fields(env[owner], self.scope)) | set(normalize(node, self.scope, env)[1])))
+                if isinstance(env[owner], NonEmpty):  # `errors.extend(more)`: still holding what it held
+                    return {**env, owner: NonEmpty(owner, fields)}
                 return {**env, owner: Unknown(owner, fields)}
         return env
 

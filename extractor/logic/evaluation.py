@@ -39,6 +39,8 @@ class Context:
     memo: dict = field(default_factory=dict, init=False, repr=False)  # truths of subformulas under these values
 
     _residuals: dict = field(default_factory=dict, init=False, repr=False)  # formulas with known atoms folded
+    # Formulas `decided` true because Python fails evaluating them (`x % 0`), by the exception's name.
+    failing: dict = field(default_factory=dict, init=False, repr=False)
 
     def inherit(self, base: Context, reads: Callable[[Formula], frozenset[str]], changed: frozenset[str]) -> None:
         """Take `base`'s truth (and folded form) of every subformula that reads none of the `changed`
@@ -72,7 +74,22 @@ class Context:
             return None
         table = truth_table(residual, left)
         full = (1 << (1 << len(left))) - 1
+        if table not in (0, full) and (failures := [self.raises(atom) for atom in left]) and all(failures):
+            self.failing[f] = failures[0]
+            return True  # Python fails on the first of them it reaches (`x % 0`): the launch stops here
         return True if table == full else False if table == 0 else None
+
+    def raises(self, atom: Atom) -> str | None:
+        """The exception Python raises evaluating the atom on the launch's values (`tp_size % nnodes`
+        with `--nnodes 0`: "ZeroDivisionError"), every value it reads known; None if it does not."""
+        for term in (atom.term, atom.other):
+            if isinstance(term, Term):
+                try:
+                    self.value_of(term)
+                except LookupError as error:
+                    if isinstance(error.__cause__, ArithmeticError):
+                        return type(error.__cause__).__name__
+        return None
 
     def _residual(self, f: Formula) -> Formula:
         """The formula with each atom the launch decides replaced by its truth, simplified."""

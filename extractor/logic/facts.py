@@ -252,6 +252,10 @@ class _ModelConfig:
             return quant.get("quant_method") if isinstance(quant, dict) else None
         if name == "decision_config" and archs and archs != ["Qwen3_5Model"]:
             return None  # only a bare Qwen3.5 backbone loads a decision head config
+        if name == "joint_head_config" and archs and archs not in (["Qwen3_5ForConditionalGeneration"], ["Qwen3_5Model"]):
+            return None  # only a Qwen3.5 checkpoint (or a backbone its decision config renames) loads one
+        if name == "pointer_head" and archs and archs not in (["Qwen3_5TextModel"], ["Qwen3_5ForCausalLM"]):
+            return None  # a Kev backbone, or a Kev adapter whose architectures get_config sets to these
         if name == "is_embedding_gemma" and not self.architecture_only:
             return self._is_embedding_gemma()
         if name == "has_asymmetric_kv" and not self.architecture_only \

@@ -114,6 +114,8 @@ class Finding:
     unknown: tuple[str, ...] = ()  # conditions the command line does not decide
     changed_by: tuple[str, ...] = ()  # adjustments that may rewrite a field the rule reads
     needs: tuple[str, ...] = ()  # what would decide it: platform, model, environment, code (`MISSING_KINDS`)
+    # The exception SGLang raises evaluating the check itself, instead of its message (`x % 0`).
+    fails_with: str | None = None
 
     @property
     def waits_for(self) -> str:
@@ -183,7 +185,8 @@ def check(
         certainty = "definite" if truth else "possible"
         undecided = () if truth else evaluator.undecided(rule)
         needs = tuple(k for k in MISSING_KINDS if any(kind == k for _, kind in undecided))
-        findings.append(Finding(rule, certainty, tuple(text for text, _ in undecided), changed, needs))
+        findings.append(Finding(rule, certainty, tuple(text for text, _ in undecided), changed, needs,
+                                context.failing.get(rule.effective)))
     # In execution order: the first definite error is where the launch stops.
     findings.sort(key=lambda f: (f.certainty != "definite", _position(f.rule), f.rule.location.file,
                                  f.rule.location.line, f.rule.id))
@@ -284,6 +287,7 @@ def report_json(report: Report, fixes: Callable[[Rule], list[str]]) -> dict:
                 "unknown": list(f.unknown),
                 "needs": list(f.needs),
                 "changed_by": list(f.changed_by),
+                **({"fails_with": f.fails_with} if f.fails_with else {}),
             }
             for index, f in enumerate(report.findings)
         ],
@@ -332,6 +336,8 @@ def report_text(report: Report, fixes: Callable[[Rule], list[str]], show_possibl
         rule = finding.rule
         lines.append(f"{'error' if finding.certainty == 'definite' else 'warning'}[{finding.certainty}] "
                      f"{rule.location.file}:{rule.location.line}: {shown_message(rule)}")
+        if finding.fails_with:
+            lines.append(f"  SGLang fails evaluating this check itself: {finding.fails_with}")
         if finding.certainty == "definite" and len(definite) > 1:
             lines.append("  the launch stops here" if index == 0 else "  then, once that is fixed")
         fix = fixes(rule)

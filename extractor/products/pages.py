@@ -139,7 +139,7 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
             out += ["Read off the condition (not checked on a command line):", ""]
         out += [f"{i}. " + _capital(way_text(way, markdown=True)) + "." for i, way in enumerate(ways, 1)]
     else:
-        out.append("No change of flags alone avoids it; see the conditions outside the command line above.")
+        out.append("No flag change that avoids it could be read off its condition: the message says what SGLang asks for.")
     out.append("")
 
     if rule.example is not None:

@@ -169,3 +169,21 @@ def test_an_interrupted_site_build_keeps_the_previous_site(tmp_path: Path, monke
     monkeypatch.setattr(site_command.subprocess, "run", failing)
     assert site_command.build(tmp_path) == 4
     assert (public / "index.html").read_text() == "previous" and [p.name for p in tmp_path.iterdir()] == ["public"]
+
+
+def test_progress_notes_go_to_a_terminal_only(monkeypatch, capsys) -> None:
+    import io
+
+    from extractor.core.progress import progress
+
+    progress("fetching")  # captured stderr is no terminal: nothing
+    assert capsys.readouterr().err == ""
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    progress("sglang 0.5.23: fetching it")
+    assert terminal.getvalue() == "sglang-constraints: sglang 0.5.23: fetching it\n"

@@ -421,6 +421,21 @@ def test_git_tree_reads_an_old_commit(repo: Path) -> None:
     assert git_tree(repo, "HEAD").digest(["sglang/srt/x.py"]) != tree.digest(["sglang/srt/x.py"])
 
 
+def test_a_git_tree_stops_its_reader_when_its_block_ends(repo: Path) -> None:
+    """One `git cat-file` process per tree while it is read, stopped when the `with` block ends (not
+    left to the garbage collector); a read after that starts another."""
+    with git_tree(repo, "HEAD") as tree:
+        assert tree.read_text("sglang/srt/x.py") == "VALUE = 2\n"
+        process = tree._process
+        assert process is not None and process.poll() is None
+    assert tree._process is None and process.returncode is not None
+    assert tree.read_text("sglang/srt/x.py") == "VALUE = 2\n"  # read before: kept, no new process
+    assert tree._process is None
+    assert tree.read_text("sglang/__init__.py") == "" and tree._process is not None  # a new one
+    tree.close()
+    assert tree._process is None
+
+
 @pytest.mark.parametrize("rev", ["no-such-branch", "-v", "HEAD~9"])
 def test_git_tree_bad_revision(repo: Path, rev: str) -> None:
     with pytest.raises(SourceError) as caught:

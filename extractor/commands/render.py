@@ -35,8 +35,8 @@ def cmd_render(args: argparse.Namespace) -> int:
         ruleset = load_rules(args.path)
     else:
         jobs = jobs_of(args)
-        tree = open_source(args)  # its environ.py gives env defaults, as the witnesses were checked with
-        ruleset = ruleset_of(extract(tree, include=args.include, keep_going=args.keep_going, jobs=jobs), tree)
+        with open_source(args) as tree:  # its environ.py gives env defaults, as the witnesses were checked with
+            ruleset = ruleset_of(extract(tree, include=args.include, keep_going=args.keep_going, jobs=jobs), tree)
     rules, flag_list, source = ruleset.rules, ruleset.flags, ruleset.source
     try:
         args.source_url.format(commit="c", path="p", line=1, end_line=1)

@@ -58,10 +58,12 @@ def run_extract(args: argparse.Namespace) -> Extraction:
     if getattr(args, "no_cache", False):
         from ..products.extraction import extract
 
-        return extract(open_source(args), include=args.include, keep_going=args.keep_going, jobs=jobs)
+        with open_source(args) as tree:
+            return extract(tree, include=args.include, keep_going=args.keep_going, jobs=jobs)
     from ..products.kept_walks import extract_reusing
 
-    ex = extract_reusing(open_source(args), args.include, args.keep_going, jobs=jobs)
+    with open_source(args) as tree:
+        ex = extract_reusing(tree, args.include, args.keep_going, jobs=jobs)
     from ..products.cache import prune_cache
 
     prune_cache()

@@ -71,16 +71,15 @@ def git_specs(repo: str, revs: str, include: Sequence[str] | None = None) -> lis
     start, dots, end = revs.partition("..")
     if not dots or not start or not end:
         raise SourceError(f"{revs}: give a range A..B")
-    tip = git_tree(repo, end)
-    first = git_tree(repo, start)
-    prefix = tip.info.prefix
-    if include:
-        paths = [f":(glob){prefix}{pattern}" for pattern in include]
-    else:
-        # The layout's read set over time: server_args.py and everything under arg_groups/.
-        read = set(find_layout(tip.paths(), None).files) | {SERVER_ARGS, ARG_GROUPS}
-        paths = sorted(prefix + p for p in read)
-    commits = [first.info.commit or start] + git_log(repo, f"{first.info.commit}..{tip.info.commit}", paths)
+    with git_tree(repo, end) as tip, git_tree(repo, start) as first:
+        prefix = tip.info.prefix
+        if include:
+            paths = [f":(glob){prefix}{pattern}" for pattern in include]
+        else:
+            # The layout's read set over time: server_args.py and everything under arg_groups/.
+            read = set(find_layout(tip.paths(), None).files) | {SERVER_ARGS, ARG_GROUPS}
+            paths = sorted(prefix + p for p in read)
+        commits = [first.info.commit or start] + git_log(repo, f"{first.info.commit}..{tip.info.commit}", paths)
     return [Spec("git", commit, repo=repo) for commit in dict.fromkeys(commits)]
 
 
@@ -120,8 +119,8 @@ def outline(rules: Mapping, flags: Mapping) -> dict:
 def extract_one(spec: Spec, include: Sequence[str] | None, folder: Path) -> Extracted:
     """Extract a source into the cache `folder` (or find it there); only the small outline crosses back."""
     try:
-        rules, flags, key = extract_documents(open_spec(spec), include, keep_going=True, folder=folder, prune=False,
-                                              jobs=1)
+        with open_spec(spec) as tree:
+            rules, flags, key = extract_documents(tree, include, keep_going=True, folder=folder, prune=False, jobs=1)
     except (SourceError, LayoutError, ParseError, OSError) as error:
         return Extracted(spec, error=str(error))
     _remember(key, (rules, flags))  # the next step diffs it, most likely in this process
@@ -387,8 +386,8 @@ def _cached_one(spec: Spec, include: Sequence[str] | None, folder: Path) -> Extr
     if spec.kind == "release" and spec.value not in cached_releases():
         return None
     try:
-        tree = open_spec(spec)
-        key = found_key(tree, include, keep_going=True, folder=folder)
+        with open_spec(spec) as tree:
+            key = found_key(tree, include, keep_going=True, folder=folder)
     except (SourceError, LayoutError, OSError):
         return None  # the worker reports it
     if key is None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..analysis.environ import env_defaults
 from ..core.errors import SourceError
+from ..core.progress import progress
 from ..core.serialize import environment_of, helpers_of, read_rule_documents, records_of, resolution_of
 from ..logic.environment import EnvVar
 from .index import index_key, indexed
@@ -86,6 +87,7 @@ def release_rules(version: str, index_url: str | None = None) -> RuleSet:
         key = cached[2] if cached is not None else None
     if key is not None:  # the index of the cached documents: keyed by the extraction's own key
         return indexed(index_key(key.encode(), b"release"), lambda: _release_ruleset(tree))
+    progress(f"sglang {tree.info.label}: extracting its rules (once, about 20 s; kept in the cache)")
     return _release_ruleset(tree)
 
 
@@ -119,6 +121,7 @@ def _local_envs(source: Mapping) -> dict[str, EnvVar] | None:
             return env_defaults(release_tree(str(source["release"])))
         if source.get("kind") == "path":
             return env_defaults(path_tree(str(source["path"])))
-        return env_defaults(git_tree(str(source["repo"]), str(source["commit"])))
+        with git_tree(str(source["repo"]), str(source["commit"])) as tree:
+            return env_defaults(tree)
     except (SourceError, OSError, KeyError):
         return None

@@ -60,8 +60,8 @@ def resolve_spec(text: str, git: str | None = None, index_url: str | None = None
         return Spec("path", str(path))
     if git:
         try:
-            git_tree(git, text)
-            return Spec("git", text, repo=git)
+            with git_tree(git, text):  # the revision exists
+                return Spec("git", text, repo=git)
         except SourceError:
             if not _is_version(text):
                 raise
@@ -98,8 +98,8 @@ def load_documents(spec: Spec, include: Sequence[str] | None = None, keep_going:
         except DocumentError as error:
             raise SourceError(str(error)) from None
         return rules, flags, None
-    rules, flags, key = extract_documents(open_spec(spec), include, keep_going, use_cache)
-    return rules, flags, key
+    with open_spec(spec) as tree:
+        return extract_documents(tree, include, keep_going, use_cache)
 
 
 def load_snapshot(spec: Spec, include: Sequence[str] | None = None, use_cache: bool = True) -> Snapshot:
@@ -109,7 +109,14 @@ def load_snapshot(spec: Spec, include: Sequence[str] | None = None, use_cache: b
 def load_side(spec: Spec, include: Sequence[str] | None = None, use_cache: bool = True) -> tuple[Snapshot, str | None]:
     """The snapshot of one side and its extraction key (None for given documents or without the
     cache): the compact snapshot when the extraction is cached, else read from the documents."""
-    tree = None if spec.kind == "documents" else open_spec(spec)
+    if spec.kind == "documents":
+        return _side_of(spec, None, include, use_cache)
+    with open_spec(spec) as tree:
+        return _side_of(spec, tree, include, use_cache)
+
+
+def _side_of(spec: Spec, tree: SourceTree | None, include: Sequence[str] | None, use_cache: bool
+             ) -> tuple[Snapshot, str | None]:
     if tree is not None and use_cache:
         key = documents_key(tree, include)
         found = read_pickled(snapshot_path(key)) if key is not None else None

@@ -30,6 +30,7 @@ import platformdirs
 from packaging.version import InvalidVersion, Version
 
 from ..core.errors import SourceError
+from ..core.progress import progress
 
 DEFAULT_INDEX_URL = "https://pypi.org/simple"
 HTTP_TIMEOUT = 60.0
@@ -132,6 +133,15 @@ class SourceTree(abc.ABC):
     @abc.abstractmethod
     def _read(self, path: str) -> bytes: ...
 
+    def close(self) -> None:
+        """Release what reading holds (a git tree's `git cat-file` process); a later read opens it again."""
+
+    def __enter__(self) -> SourceTree:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 class _DirectoryTree(SourceTree):
     """Files read from a folder on disk (a local path or an unpacked release)."""
@@ -166,6 +176,7 @@ class _GitTree(SourceTree):
                         ["git", "-C", str(self._repo), "cat-file", "--batch"],
                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                     )
+                    # `close()` (a `with` block) stops it; the finalizer only backs that up.
                     weakref.finalize(self, _stop, self._process)
                 process = self._process
                 assert process.stdin is not None and process.stdout is not None
@@ -179,6 +190,12 @@ class _GitTree(SourceTree):
             except (OSError, ValueError) as exc:
                 raise SourceError(f"{self._repo}: {path}: git cat-file failed: {_reason(exc)}") from None
         return data
+
+    def close(self) -> None:
+        with self._lock:
+            process, self._process = self._process, None
+        if process is not None:
+            _stop(process)
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -229,6 +246,7 @@ def release_tree(version: str, *, index_url: str | None = None, cache_dir: Path 
     info = _load_info(tree_dir)
     if info is None:
         index = (index_url or os.environ.get("PIP_INDEX_URL") or DEFAULT_INDEX_URL).rstrip("/")
+        progress(f"sglang {release}: fetching it from {index} (once; kept in {root})")
         dist = _choose(_index_files(index, release), release, index)
         archive = _fetch(dist, root / "archives", release)
         info = _unpack_release(archive, dist, release, tree_dir)

@@ -27,7 +27,7 @@ from extractor.core.collector import collect_less_until_exit  # noqa: E402
 from extractor.products.extraction import extract, no_collections  # noqa: E402
 from extractor.products.output import extract_documents, write_documents  # noqa: E402
 from extractor.sources.layout import find_layout  # noqa: E402
-from extractor.sources.trees import SourceTree, path_tree, release_tree  # noqa: E402
+from extractor.sources.trees import SourceTree, cache_root, path_tree, release_tree  # noqa: E402
 
 RELEASES = ("0.5.18", "0.5.23")
 HISTORY_RANGE = "0.5.10..0.5.23"
@@ -312,10 +312,10 @@ TARGET_FOLDER_CPU_S = 3.0
 TARGET_EXPLAIN_CPU_S = 0.5
 
 
-def child_cpu(argv: list[str]) -> float:
+def child_cpu(argv: list[str], env: dict[str, str] | None = None) -> float:
     """CPU seconds of one run of the command line tool (user + system of the child), its output dropped."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, "-m", "extractor", *argv], capture_output=True, cwd=ROOT)
+    subprocess.run([sys.executable, "-m", "extractor", *argv], capture_output=True, cwd=ROOT, env=env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return round(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 2)
 
@@ -338,6 +338,21 @@ def measure_latencies() -> dict:
         return {name: min(child_cpu(argv) for _ in range(3)) for name, argv in runs.items()}
 
 
+def measure_first_runs() -> dict:
+    """What the first use of a release costs: `check` of the seed and `explain` of its error, each in
+    a fresh cache holding only the release's unpacked files (the download, network-bound, left out):
+    the extraction and the index they build."""
+    release = RELEASES[-1]
+    source = cache_root() / "trees" / release
+    found = {}
+    for name, argv in (("check_first_cpu_s", ["check", "--release", release, "--", *SEED_COMMAND]),
+                       ("explain_first_cpu_s", ["explain", "--release", release, f"ValueError: {SEED_ERROR}"])):
+        with tempfile.TemporaryDirectory() as cache:
+            shutil.copytree(source, Path(cache, "trees", release))
+            found[name] = child_cpu(argv, {**os.environ, "SGLANG_CONSTRAINTS_CACHE": cache})
+    return found
+
+
 def verdict(ok: bool) -> str:
     return "pass" if ok else "FAIL"
 
@@ -354,6 +369,7 @@ def main() -> int:
         cached_diff = measure_cached_diff(Path(repo), Path(cache))
     history = None if os.environ.get("BENCH_SKIP_HISTORY") else measure_history()
     latencies = measure_latencies()
+    first_runs = measure_first_runs()
     machine = {
         "python": platform.python_version(),
         "libcst": importlib.metadata.version("libcst"),
@@ -389,6 +405,8 @@ def main() -> int:
     print(f"latency on cached {RELEASES[-1]} (CPU s, best of 3): check of one command {latencies['check_one_cpu_s']} "
           f"(target {TARGET_CHECK_CPU_S}), of a folder of 50 {latencies['check_folder_50_cpu_s']} "
           f"(target {TARGET_FOLDER_CPU_S}), explain {latencies['explain_cpu_s']} (target {TARGET_EXPLAIN_CPU_S})")
+    print(f"first use of {RELEASES[-1]} in a fresh cache (CPU s; its files unpacked, nothing extracted): check "
+          f"{first_runs['check_first_cpu_s']}, explain {first_runs['explain_first_cpu_s']}")
     one_function = commits[-1]["incremental_over_cold"]
     ratio = next(r["extract_over_libcst"] for r in rows if r["source"] == RELEASES[-1])
     targets = {
@@ -410,7 +428,8 @@ def main() -> int:
           f"(over the parse of the layout's files alone: {layout_ratio}x; over their parse with Python's default "
           f"collector: {default_ratio}x)")
     results = {"machine": machine, "repeats": REPEATS, "sources": rows, "git_commits": commits,
-               "cached_diff": cached_diff, "targets": targets, "history": history, "latencies": latencies}
+               "cached_diff": cached_diff, "targets": targets, "history": history, "latencies": latencies,
+               "first_runs": first_runs}
     (ROOT / "bench" / "results.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
     return 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -38,9 +39,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(BaseException):
+    """SIGTERM (a CI timeout, `kill`), raised where the process is so that `with` blocks and `finally`
+    clauses clean up as for Ctrl-C: outputs made aside are dropped, readers stopped."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def run() -> int:
     """The installed command (and `python -m extractor`): `main` in a process of its own."""
     start_process()
+    signal.signal(signal.SIGTERM, _terminate)
     return main()
 
 
@@ -73,6 +84,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("sglang-constraints: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("sglang-constraints: terminated", file=sys.stderr)
+        return 143
     except OSError as error:
         if error.errno not in _ENVIRONMENT_ERRORS:
             return _internal(error, args.debug)

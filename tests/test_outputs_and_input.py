@@ -187,3 +187,29 @@ def test_progress_notes_go_to_a_terminal_only(monkeypatch, capsys) -> None:
     monkeypatch.setattr("sys.stderr", terminal)
     progress("sglang 0.5.23: fetching it")
     assert terminal.getvalue() == "sglang-constraints: sglang 0.5.23: fetching it\n"
+
+
+def test_sigterm_cleans_up_as_ctrl_c_does(tmp_path: Path) -> None:
+    """The command's handler turns SIGTERM into an exception: the folder made aside is dropped and
+    the previous output stays, as for Ctrl-C."""
+    import sys
+
+    target = tmp_path / "public"
+    target.mkdir()
+    (target / "index.html").write_text("previous")
+    script = f"""
+import os, signal, sys
+from pathlib import Path
+from extractor.cli import Terminated, _terminate
+from extractor.products.output import folder_made_aside
+signal.signal(signal.SIGTERM, _terminate)
+try:
+    with folder_made_aside(Path({str(target)!r})) as made:
+        (made / "index.html").write_text("half")
+        os.kill(os.getpid(), signal.SIGTERM)
+except Terminated:
+    sys.exit(143)
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).parents[1], check=False)
+    assert done.returncode == 143
+    assert (target / "index.html").read_text() == "previous" and [p.name for p in tmp_path.iterdir()] == ["public"]

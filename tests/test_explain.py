@@ -120,3 +120,21 @@ def test_real_release(capsys) -> None:
     assert main(["explain", "--release", "0.5.23", text]) == 0
     out = capsys.readouterr().out
     assert "this message exists in: 0.5.23" in out and "Pass `--disaggregation-mode decode`" in out
+
+
+def test_a_traceback_names_its_rule_by_the_innermost_sglang_frame() -> None:
+    """A message-less assert matches no message; the traceback's innermost SGLang frame names it, in
+    the release where that place is the rule's."""
+    bare = Rule("a1", RuleKind.ASSERT, "AssertionError", "", True, Location("sglang/srt/arg_groups/parallel_hook.py",
+                                                                             326, 327), "f", Snippet(326, 327, "assert"), FALSE)
+    other = rule("--dcp-size {dcp_size} must divide --tp-size {tp_size}.", rule_id="r2", line=40)
+    traceback = ('Traceback (most recent call last):\n'
+                 '  File "/usr/lib/python3/site-packages/sglang/srt/server_args.py", line 900, in resolve_once\n'
+                 '    run_resolution_pipeline(self)\n'
+                 '  File "/usr/lib/python3/site-packages/sglang/srt/arg_groups/parallel_hook.py", line 327, in check\n'
+                 '    assert cfg.tp_size % cfg.pp_size == 0\n'
+                 'AssertionError\n')
+    found = candidates(traceback, [("0.5.23", [other, bare]), ("0.5.22", [other])])
+    assert [c.rule.id for c in found] == ["a1"] and found[0].releases == ["0.5.23"]
+    answer, code = explain_text(traceback, [("0.5.23", [other, bare])], lambda c: "PAGE")
+    assert code == 0 and answer.startswith("Raised at rule a1 at sglang/srt/arg_groups/parallel_hook.py:326")

@@ -118,8 +118,22 @@ def _strip_noise(text: str) -> str:
     return text.strip().strip("'\"")
 
 
+# A traceback frame: `File "/usr/lib/python3/site-packages/sglang/srt/arg_groups/parallel_hook.py", line 326`.
+_FRAME = re.compile(r'File "(?:[^"]*/)?(sglang/[^"]+\.py)", line (\d+)')
+_AT_FRAME = 1_000_000.0  # a rule at the traceback's innermost SGLang frame outranks any message match
+
+
+def raised_at(text: str) -> tuple[str, int] | None:
+    """The innermost SGLang frame of a pasted traceback (file, line), or None."""
+    frames = _FRAME.findall(text)
+    return (frames[-1][0], int(frames[-1][1])) if frames else None
+
+
 def candidates(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]]) -> list[Candidate]:
-    """Every matching rule, best first; one candidate per message, listing the releases that have it."""
+    """Every matching rule, best first; one candidate per message, listing the releases that have it.
+    A traceback's innermost SGLang frame names the rule by its place (a message-less assert too);
+    places are a release's own, so only the releases where that place is the rule's count."""
+    frame = raised_at(text)
     text = text[-_MAX_TEXT:]
     found: dict[tuple[str, str], Candidate] = {}
     for label, rules in rule_sets:
@@ -131,6 +145,10 @@ def candidates(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]]) -> li
             same = (rule.message, rule.location.file)
             nth[same] = nth.get(same, -1) + 1
             result = match(text, rule)
+            at_frame = frame is not None and rule.location.file == frame[0] \
+                and rule.location.line <= frame[1] <= rule.location.end_line
+            if at_frame:
+                result = (_AT_FRAME + (result[0] if result else 0.0), True, result[2] if result else {})
             if result is None:
                 continue
             score, exact, values = result
@@ -155,7 +173,7 @@ def explain_text(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]], pag
     if len(found) > 1:
         lines.append(f"{len(found)} rules match; best first:")
         for i, c in enumerate(found, 1):
-            kind = "message" if c.exact else "partial"
+            kind = "traceback" if c.score >= _AT_FRAME else "message" if c.exact else "partial"
             lines.append(f"  {i}. [{kind}] {c.rule.location.file}:{c.rule.location.line} ({c.rule.id}) "
                          f"in {', '.join(c.releases)}: {_short(c.rule.message)}")
         if len(ties) > 1:
@@ -169,7 +187,8 @@ def explain_text(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]], pag
 
 
 def _summary(c: Candidate) -> str:
-    lines = [f"{'Matches' if c.exact else 'Partly matches'} rule {c.rule.id} at {c.rule.location.file}:{c.rule.location.line}; "
+    how = "Raised at" if c.score >= _AT_FRAME else "Matches" if c.exact else "Partly matches"
+    lines = [f"{how} rule {c.rule.id} at {c.rule.location.file}:{c.rule.location.line}; "
              f"this message exists in: {', '.join(c.releases)}."]
     for name, value in c.values.items():
         lines.append(f"  {{{name}}} = {value}")

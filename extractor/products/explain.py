@@ -135,15 +135,13 @@ def candidates(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]]) -> li
     places are a release's own, so only the releases where that place is the rule's count."""
     frame = raised_at(text)
     text = text[-_MAX_TEXT:]
-    found: dict[tuple[str, str], Candidate] = {}
+    found: dict[str, Candidate] = {}
     for label, rules in rule_sets:
-        # The same message twice in one file is two rules; across releases, the n-th of them is the same one.
-        nth: dict[tuple[str, str], int] = {}
+        # One candidate per rule id: ids hold across releases, line moves and moves between files
+        # (0.5.18's server_args.py and 0.5.23's arg_groups/), so a message is shown once.
         for rule in sorted(rules, key=lambda r: (r.location.file, r.location.line, r.id)):
             if rule.kind is RuleKind.ADJUSTMENT:
                 continue
-            same = (rule.message, rule.location.file)
-            nth[same] = nth.get(same, -1) + 1
             result = match(text, rule)
             at_frame = frame is not None and rule.location.file == frame[0] \
                 and rule.location.line <= frame[1] <= rule.location.end_line
@@ -152,12 +150,14 @@ def candidates(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]]) -> li
             if result is None:
                 continue
             score, exact, values = result
-            key = (*same, nth[same])
-            if key in found:
-                if label not in found[key].releases:
-                    found[key].releases.append(label)
+            seen = found.get(rule.id)
+            if seen is None:
+                found[rule.id] = Candidate(rule, label, score, exact, values, [label])
                 continue
-            found[key] = Candidate(rule, label, score, exact, values, [label])
+            if label not in seen.releases:
+                seen.releases.append(label)
+            if score > seen.score:  # the traceback's place is this release's
+                seen.rule, seen.label, seen.score, seen.exact, seen.values = rule, label, score, exact, values
     return sorted(found.values(), key=lambda c: (not c.exact, -c.score, c.rule.location.file, c.rule.location.line))
 
 

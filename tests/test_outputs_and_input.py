@@ -124,6 +124,7 @@ def test_an_output_file_that_is_a_folder_is_refused(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("x")
     with pytest.raises(UsageError, match="is a file, not a folder"):
         require_writable(tmp_path / "f", "--output")
+    require_writable(tmp_path / "f", "--output", folder=False)  # an existing file, replaced
     require_writable(tmp_path / "new" / "deeper", "--output")  # made later, under a writable folder
     assert not (tmp_path / "new").exists() and [p.name for p in tmp_path.iterdir()] == ["f"]
 
@@ -213,3 +214,36 @@ except Terminated:
     done = subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).parents[1], check=False)
     assert done.returncode == 143
     assert (target / "index.html").read_text() == "previous" and [p.name for p in tmp_path.iterdir()] == ["public"]
+
+
+def test_a_full_disk_leaves_the_previous_output(rules_file, tmp_path: Path) -> None:  # noqa: F811
+    """A file size limit (`RLIMIT_FSIZE`) as a full disk: `diff -o` fails in one line with exit 2, the
+    previous report stays whole and no temporary file is left beside it."""
+    import json
+    import resource
+    import shutil
+    import signal
+    import sys
+
+    newer = tmp_path / "newer"
+    newer.mkdir()
+    shutil.copy(rules_file.parent / "flags.json", newer / "flags.json")
+    document = json.loads(rules_file.read_text(encoding="utf-8"))
+    document["rules"] = document["rules"][1:]  # one rule fewer: a report of some size
+    (newer / "rules.json").write_text(json.dumps(document), encoding="utf-8")
+    report = tmp_path / "out" / "diff.txt"
+    report.parent.mkdir()
+    report.write_text("previous report\n")
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16, 16))
+
+    done = subprocess.run([sys.executable, "-m", "extractor", "diff", str(rules_file), str(newer / "rules.json"),
+                           "-o", str(report)], cwd=Path(__file__).parents[1], capture_output=True, text=True,
+                          preexec_fn=small_files, env={**os.environ, "SGLANG_CONSTRAINTS_CACHE": str(tmp_path / "cache")},
+                          check=False)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sglang-constraints: error:") and "too large" in lines[0].lower()
+    assert report.read_text() == "previous report\n" and [p.name for p in report.parent.iterdir()] == ["diff.txt"]

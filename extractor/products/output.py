@@ -309,12 +309,15 @@ def require_writable(target: Path, option: str, folder: bool = True) -> None:
     is asked for? Tried for real, with a probe file in the nearest folder that exists (permission
     bits do not tell a read-only mount, nor what root may do). UsageError in one line if not."""
     place = target.resolve()
-    while not place.exists() and place != place.parent:
-        place = place.parent
-    if place == target.resolve() and place.is_dir() != folder:
-        raise UsageError(f"{option} {target}: {'is a file, not a folder' if folder else 'is a folder, not a file'}")
-    if not place.is_dir():
-        raise UsageError(f"{option} {target}: {place} is a file, not a folder")
+    if place.exists():
+        if place.is_dir() != folder:
+            raise UsageError(f"{option} {target}: {'is a file, not a folder' if folder else 'is a folder, not a file'}")
+        place = place if folder else place.parent
+    else:
+        while not place.exists() and place != place.parent:
+            place = place.parent
+        if not place.is_dir():
+            raise UsageError(f"{option} {target}: {place} is a file, not a folder")
     try:
         fd, probe = tempfile.mkstemp(prefix=".probe.", suffix=".tmp", dir=place)
     except OSError as error:

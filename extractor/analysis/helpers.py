@@ -161,7 +161,8 @@ class _Finder:
         made = _made_at_import(module.declarations.body, name)
         if made is None:
             return None
-        return ast.unparse(ast.Module(made, [])), sorted(_names_read(ast.Module(made, [])) - {name}), module
+        program = ast.Module(made, [])
+        return ast.unparse(program), sorted(_names_read(program) - {name}), module
 
 
 _MAKING_CALLS = frozenset({"update", "append", "add", "extend"})

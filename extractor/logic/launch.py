@@ -256,8 +256,7 @@ def split_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     its env assignments kept."""
     tokens = _launch_words(argv)
     env: dict[str, str] = {}
-    launcher = next((i for i, t in enumerate(tokens) if _LAUNCHER.match(t) or
-                     t == "serve" and i > 0 and tokens[i - 1].rsplit("/", 1)[-1] == "sglang"), None)
+    launcher = _launcher_at(tokens)
     if launcher is not None:
         for i, token in enumerate(tokens[:launcher]):
             if ENV_ASSIGNMENT.match(token) and not token.startswith("-"):
@@ -309,9 +308,14 @@ def _launch_words(argv: Sequence[str]) -> list[str]:
     return next((c for c in commands if _runs_launcher(c)), commands[0] if commands else [])
 
 
+def _launcher_at(words: Sequence[str]) -> int | None:
+    """Where SGLang's launcher is named (`-m sglang.launch_server`, `launch_server.py`, `sglang serve`)."""
+    return next((i for i, w in enumerate(words) if _LAUNCHER.match(w) or
+                 w == "serve" and i > 0 and words[i - 1].rsplit("/", 1)[-1] == "sglang"), None)
+
+
 def _runs_launcher(words: Sequence[str]) -> bool:
-    return any(_LAUNCHER.match(w) or w == "serve" and i > 0 and words[i - 1].rsplit("/", 1)[-1] == "sglang"
-               for i, w in enumerate(words))
+    return _launcher_at(words) is not None
 
 
 def launch_kind(argv: Sequence[str]) -> str:

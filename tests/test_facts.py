@@ -49,6 +49,26 @@ def test_model_facts_from_a_folder(tmp_path: Path) -> None:
     assert local_model(str(tmp_path / "missing")) is None  # a hub id, not a folder: no facts
 
 
+def test_files_of_the_checkpoints_own_folder(tmp_path: Path) -> None:
+    """SGLang looks for files next to config.json (`hf_quant_config.json`); the folder `check` read
+    the config from answers them; a path elsewhere stays unknown without `--local`."""
+    folder = _folder(tmp_path / "llama-fp8", LLAMA)
+    (folder / "hf_quant_config.json").write_text("{}", encoding="utf-8")
+    facts = Facts(model=ModelFacts.from_folder(folder))
+    fields = {"model_path": str(folder)}
+    assert facts.value('os.path.exists(os.path.join(model_path, "hf_quant_config.json"))', fields) is True
+    assert facts.value('os.path.isfile(os.path.join(model_path, "quant_model_description.json"))', fields) is False
+    assert facts.value('Path(model_path, "hf_quant_config.json").is_file()', fields) is True
+    assert facts.value("os.path.exists(model_path)", fields) is True
+    with pytest.raises(Unknown):  # values are kept per launch: another launch, other facts
+        Facts(model=ModelFacts.from_folder(folder)).value("os.path.exists(model_path)",
+                                                          {"model_path": str(tmp_path / "elsewhere")})
+    with pytest.raises(Unknown):  # a config named by architecture has no folder
+        Facts(model=ModelFacts.from_architecture("LlamaForCausalLM")).value("os.path.exists(model_path)", fields)
+    on_host = Facts(model=ModelFacts.from_folder(folder), host=LaunchHost(tmp_path))
+    assert on_host.value("os.path.exists(model_path)", {"model_path": "elsewhere"}) is False
+
+
 def test_symmetric_kv_only_where_the_config_and_architecture_say_so(tmp_path: Path) -> None:
     term = "model_config_of(server_args).has_asymmetric_kv"
     assert Facts(model=ModelFacts.from_folder(_folder(tmp_path / "a", LLAMA))).value(term) is False

@@ -91,12 +91,29 @@ def run_resolution_pipeline(server_args):
     "sglang/srt/configs/model_config.py": '''
 import copy
 import json
+import logging
+import os
+from pathlib import Path
 
 from sglang.srt.arg_groups.overrides import resolving_view
 from sglang.srt.environ import envs
-from sglang.srt.utils.hf_transformers_utils import get_config, get_context_length, get_hf_text_config
+from sglang.srt.layers.quantization import QUANTIZATION_METHODS
+from sglang.srt.utils.hf_transformers_utils import (
+    download_quant_config,
+    get_config,
+    get_context_length,
+    get_hf_text_config,
+)
 
+logger = logging.getLogger(__name__)
 _MODEL_CONFIG_FACTORIES = {}
+REQUANTIZATION_METHODS = ["online_fp4"]
+
+
+def _quant_config_to_dict(cfg):
+    if cfg is None or isinstance(cfg, dict):
+        return cfg
+    return cfg.to_dict()
 
 
 def register_model_config_factory(server_args_type, factory):
@@ -115,8 +132,9 @@ def get_index_head_dim(config) -> int:
 
 class ModelConfig:
     def __init__(self, model_path, context_length=None, model_override_args="{}", quantization=None,
-                 quantize_and_serve=False):
+                 quantize_and_serve=False, is_draft_model=False):
         self.model_path = model_path
+        self.is_draft_model = is_draft_model
         self.quantization = quantization
         self.quantize_and_serve = quantize_and_serve
         self._validate_quantize_and_serve()
@@ -125,6 +143,7 @@ class ModelConfig:
         self.hf_text_config = get_hf_text_config(self.hf_config)
         self.index_head_dim = get_index_head_dim(self.hf_text_config) if is_dsa(self.hf_text_config) else None
         self._derive_context_length(context_length)
+        self._verify_quantization()
 
     @staticmethod
     def from_server_args(server_args, model_path=None):
@@ -147,6 +166,95 @@ class ModelConfig:
         if self.quantization not in ["modelopt", "modelopt_fp4"]:
             raise ValueError("quantize_and_serve needs a ModelOpt quantization.")
 
+    def _parse_quant_hf_config(self):
+        quant_cfg = _quant_config_to_dict(getattr(self.hf_config, "quantization_config", None))
+        if quant_cfg is not None:
+            if "quant_method" not in quant_cfg:
+                parsed = self._parse_modelopt_quant_config({"quantization": quant_cfg})
+                if parsed:
+                    quant_cfg.update(parsed)
+        if quant_cfg is None:
+            quant_cfg = getattr(self.hf_config, "compression_config", None)
+        if quant_cfg is None:
+            if not os.path.exists(self.model_path):
+                try:
+                    quant_cfg = download_quant_config(self.model_path)
+                except Exception as e:
+                    logger.warning("no quant config for %s: %s", self.model_path, e)
+            elif os.path.exists(os.path.join(self.model_path, "hf_quant_config.json")):
+                with open(os.path.join(self.model_path, "hf_quant_config.json")) as f:
+                    quant_cfg = self._parse_modelopt_quant_config(json.load(f))
+        return quant_cfg
+
+    def _parse_modelopt_quant_config(self, quant_config_dict):
+        algo = quant_config_dict.get("quantization", {}).get("quant_algo")
+        if algo is None:
+            return None
+        return {"quant_method": "modelopt_fp8" if algo == "FP8" else "modelopt_fp4"}
+
+    def _find_quant_sidecar_config(self):
+        if self.is_draft_model:
+            return None
+        quant_config_file = Path(self.model_path, "quant_sidecar.json")
+        quant_cfg = None
+        if quant_config_file.is_file():
+            with open(quant_config_file) as f:
+                quant_cfg = json.load(f)
+            quant_cfg["quant_method"] = "sidecar"
+        return quant_cfg
+
+    def _verify_quantization(self):
+        supported_quantization = [*QUANTIZATION_METHODS]
+        compatible_quantization_methods = {"modelopt_fp4": ["modelopt", "fp8"], "w8a8_int8": ["compressed-tensors"]}
+        if self.quantization is not None:
+            self.quantization = self.quantization.lower()
+
+        cfg_list = []
+        hf_config = self._parse_quant_hf_config()
+        sidecar_config = self._find_quant_sidecar_config()
+        quant_config = sidecar_config or hf_config
+        if quant_config is not None:
+            cfg_list.append(quant_config)
+
+        cfg_list = [item for item in cfg_list if item is not None]
+        if len(cfg_list) > 1:
+            raise ValueError("Quantization configs from two sources.")
+        quant_cfg = cfg_list[0] if cfg_list else None
+
+        if quant_cfg is not None:
+            quant_method = quant_cfg.get("quant_method", "" if not self.quantization else self.quantization).lower()
+            preserve_draft = self.is_draft_model and self.quantization == "online_fp4"
+            if self.quantization not in REQUANTIZATION_METHODS:
+                if not preserve_draft:
+                    for _, method in QUANTIZATION_METHODS.items():
+                        quantization_override = method.override_quantization_method(quant_cfg, self.quantization)
+                        if quantization_override:
+                            quant_method = quantization_override
+                            self.quantization = quantization_override
+                            break
+
+            if self.quantization is None:
+                self.quantization = quant_method
+            elif self.quantization != quant_method:
+                is_compatible = preserve_draft or (
+                    self.quantization in compatible_quantization_methods
+                    and quant_method in compatible_quantization_methods[self.quantization]
+                )
+                if is_compatible:
+                    logger.info("Using the CLI quantization %s", self.quantization)
+                elif self.is_draft_model:
+                    self.quantization = quant_method
+                elif self.quantization in REQUANTIZATION_METHODS:
+                    logger.info("Requantizing from %s", quant_method)
+                else:
+                    raise ValueError(
+                        f"Checkpoint quantization ({quant_method}) differs from --quantization ({self.quantization})."
+                    )
+
+        if self.quantization is not None:
+            if self.quantization not in supported_quantization:
+                raise ValueError(f"Unknown quantization method: {self.quantization}.")
+
     def _derive_context_length(self, context_length):
         derived = get_context_length(self.hf_text_config)
         if context_length is not None and context_length > derived:
@@ -168,10 +276,167 @@ class Envs:
 
 envs = Envs()
 ''',
-    "sglang/srt/utils/__init__.py": "",
+    "sglang/srt/utils/__init__.py": "from sglang.srt.utils.common import *  # noqa: F401, F403\n",
     "sglang/srt/utils/common.py": '''
+import os
+
+import torch
+
+
 def human_readable_int(value):
     return int(value)
+
+
+def get_bool_env_var(name, default="false"):
+    return os.getenv(name, default).lower() in ("true", "1")
+
+
+def is_cpu() -> bool:
+    return get_bool_env_var("SGLANG_USE_CPU_ENGINE")
+
+
+def is_cuda() -> bool:
+    return torch.cuda.is_available() and torch.version.cuda is not None
+
+
+def get_device_capability():
+    if not torch.cuda.is_available():
+        return (None, None)
+    return torch.cuda.get_device_capability()
+''',
+    # A registry of quantization configs filled at import time under platform tests; each class may
+    # claim a checkpoint (`override_quantization_method`), the base class claims none.
+    "sglang/srt/layers/__init__.py": "",
+    "sglang/srt/layers/quantization/__init__.py": '''
+from typing import Dict, Type
+
+from sglang.srt.layers.quantization.awq import AWQConfig, AWQMarlinConfig
+from sglang.srt.layers.quantization.base_config import QuantizationConfig
+from sglang.srt.layers.quantization.fp8 import Fp8Config
+from sglang.srt.layers.quantization.modelopt import ModelOptFp4Config, ModelOptFp8Config
+from sglang.srt.layers.quantization.mxfp4 import Mxfp4Config
+from sglang.srt.utils import is_cpu, is_cuda
+
+BASE_QUANTIZATION_METHODS: Dict[str, Type[QuantizationConfig]] = {
+    "fp8": Fp8Config,
+    "modelopt": ModelOptFp8Config,
+    "modelopt_fp8": ModelOptFp8Config,
+    "modelopt_fp4": ModelOptFp4Config,
+    "awq": AWQConfig,
+    "awq_marlin": AWQMarlinConfig,
+    "compressed-tensors": Fp8Config,
+    "w8a8_int8": Fp8Config,
+}
+
+if is_cpu() or is_cuda():
+    BASE_QUANTIZATION_METHODS.update({"mxfp4": Mxfp4Config})
+
+QUANTIZATION_METHODS = {**BASE_QUANTIZATION_METHODS}
+''',
+    "sglang/srt/layers/quantization/base_config.py": '''
+from typing import Optional
+
+
+class QuantizationConfig:
+    @classmethod
+    def get_name(cls) -> str:
+        raise NotImplementedError
+
+    @classmethod
+    def override_quantization_method(cls, hf_quant_cfg, user_quant) -> Optional[str]:
+        """Claims a checkpoint format for this method; rarely overridden."""
+        return None
+
+    @classmethod
+    def _modelopt_override(cls, hf_quant_config, user_quant) -> Optional[str]:
+        if hf_quant_config is None:
+            return None
+        from sglang.srt.configs.model_config import REQUANTIZATION_METHODS
+
+        if user_quant in REQUANTIZATION_METHODS:
+            return None
+        quant_method = hf_quant_config.get("quant_method", "").lower()
+        if quant_method == "modelopt" and user_quant in (None, cls.get_name()):
+            return cls.get_name()
+        return None
+''',
+    "sglang/srt/layers/quantization/fp8.py": '''
+from sglang.srt.layers.quantization.base_config import QuantizationConfig
+
+
+class Fp8Config(QuantizationConfig):
+    @classmethod
+    def get_name(cls) -> str:
+        return "fp8"
+''',
+    "sglang/srt/layers/quantization/mxfp4.py": '''
+from sglang.srt.layers.quantization.base_config import QuantizationConfig
+
+
+class Mxfp4Config(QuantizationConfig):
+    @classmethod
+    def get_name(cls) -> str:
+        return "mxfp4"
+''',
+    "sglang/srt/layers/quantization/modelopt.py": '''
+from sglang.srt.layers.quantization.base_config import QuantizationConfig
+
+
+class ModelOptFp8Config(QuantizationConfig):
+    @classmethod
+    def get_name(cls) -> str:
+        return "modelopt_fp8"
+
+    @classmethod
+    def override_quantization_method(cls, hf_quant_config, user_quant):
+        return cls._modelopt_override(hf_quant_config, user_quant)
+
+
+class ModelOptFp4Config(ModelOptFp8Config):
+    @classmethod
+    def get_name(cls) -> str:
+        return "modelopt_fp4"
+''',
+    "sglang/srt/layers/quantization/awq.py": '''
+import logging
+from typing import Optional
+
+from sglang.srt.layers.quantization.base_config import QuantizationConfig
+from sglang.srt.utils import get_device_capability
+
+logger = logging.getLogger(__name__)
+
+
+class AWQConfig(QuantizationConfig):
+    @classmethod
+    def get_name(cls) -> str:
+        return "awq"
+
+
+class AWQMarlinConfig(QuantizationConfig):
+    @classmethod
+    def get_name(cls) -> str:
+        return "awq_marlin"
+
+    @classmethod
+    def is_awq_marlin_compatible(cls, quant_config) -> bool:
+        quant_method = quant_config.get("quant_method", "").lower()
+        num_bits = quant_config.get("bits")
+        if quant_method != "awq" or num_bits is None:
+            return False
+        major, minor = get_device_capability()
+        if major is None or major * 10 + minor < 80:
+            return False
+        return num_bits in (4, 8)
+
+    @classmethod
+    def override_quantization_method(cls, hf_quant_cfg, user_quant) -> Optional[str]:
+        can_convert = cls.is_awq_marlin_compatible(hf_quant_cfg)
+        is_valid_user_quant = user_quant is None or user_quant == "awq_marlin"
+        if can_convert and is_valid_user_quant:
+            logger.info("Using %s", cls.get_name())
+            return cls.get_name()
+        return None
 ''',
     "sglang/srt/utils/hf_transformers_utils.py": '''
 """A shim: everything moved to the package."""
@@ -179,10 +444,16 @@ from sglang.srt.utils.hf_transformers import *  # noqa: F401, F403
 ''',
     "sglang/srt/utils/hf_transformers/__init__.py": '''
 from .common import get_context_length, get_hf_text_config
-from .config import get_config
+from .config import download_quant_config, get_config
 ''',
     "sglang/srt/utils/hf_transformers/config.py": '''
 from transformers import AutoConfig
+
+
+def download_quant_config(model):
+    from huggingface_hub import hf_hub_download
+
+    return hf_hub_download(model, "hf_quant_config.json")
 
 
 def get_config(model, model_override_args=None):
@@ -245,6 +516,47 @@ CASES = [
     pytest.param(["--quantize-and-serve", "--quantization", "modelopt"], LLAMA_31, {}, None, id="ModelOpt given"),
 ]
 
+# The checkpoint's quantization against `--quantization` and what the machine registers.
+UNKNOWN_QUANTIZATION = "Unknown quantization method: {self__quantization}."
+MISMATCH = "Checkpoint quantization ({quant_method}) differs from --quantization ({self__quantization})."
+GPT_OSS = {"architectures": ["GptOssForCausalLM"], "max_position_embeddings": 131072,
+           "quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn"]}}
+QWEN_AWQ = {"architectures": ["Qwen2ForCausalLM"], "max_position_embeddings": 32768,
+            "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True,
+                                    "version": "gemm"}}
+DEEPSEEK_FP8 = {**DEEPSEEK_V3, "quantization_config": {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
+                                                       "weight_block_size": [128, 128]}}
+LLAMA_MODELOPT = {**LLAMA_31, "quantization_config": {"quant_algo": "FP8", "producer": {"name": "modelopt"}}}
+
+# The errors are not followed yet (issue 31's note): the checkpoint's quantization comes out of
+# `_parse_quant_hf_config()` through a list built by `append` and a comprehension, and the claim of a
+# registry class through a loop that calls each class's `override_quantization_method`. Strict: the
+# day `check` decides them, these cases say so.
+NOT_FOLLOWED = pytest.mark.xfail(strict=True, reason="checkpoint quantization not followed by the analysis yet")
+
+QUANTIZATION_CASES = [
+    pytest.param([], GPT_OSS, "H100", {}, None, id="mxfp4 checkpoint on CUDA"),
+    pytest.param([], GPT_OSS, "cpu", {}, UNKNOWN_QUANTIZATION, id="mxfp4 checkpoint without CUDA or the CPU engine",
+                 marks=NOT_FOLLOWED),
+    pytest.param([], GPT_OSS, "cpu", {"SGLANG_USE_CPU_ENGINE": "1"}, None, id="mxfp4 checkpoint on the CPU engine"),
+    pytest.param(["--quantization", "fp8"], GPT_OSS, "H100", {}, MISMATCH, id="fp8 asked of an mxfp4 checkpoint",
+                 marks=NOT_FOLLOWED),
+    pytest.param(["--quantization", "MXFP4"], GPT_OSS, "H100", {}, None, id="the checkpoint's own, upper case"),
+    pytest.param(["--quantization", "mxfp4"], LLAMA_31, "cpu", {}, UNKNOWN_QUANTIZATION, id="unregistered, no checkpoint quantization",
+                 marks=NOT_FOLLOWED),
+    pytest.param(["--quantization", "mxfp4"], LLAMA_31, "H100", {}, None, id="registered, no checkpoint quantization"),
+    pytest.param([], QWEN_AWQ, "H100", {}, None, id="awq claimed by awq_marlin on Ampere and later"),
+    pytest.param(["--quantization", "awq"], QWEN_AWQ, "H100", {}, None, id="awq kept when asked for"),
+    pytest.param(["--quantization", "fp8"], QWEN_AWQ, "H100", {}, MISMATCH, id="fp8 asked of an awq checkpoint",
+                 marks=NOT_FOLLOWED),
+    pytest.param(["--quantization", "modelopt_fp4"], DEEPSEEK_FP8, "H100", {}, None, id="compatible requantization"),
+    pytest.param(["--quantization", "mxfp4"], DEEPSEEK_FP8, "H100", {}, MISMATCH, id="mxfp4 asked of an fp8 checkpoint",
+                 marks=NOT_FOLLOWED),
+    pytest.param([], LLAMA_MODELOPT, "H100", {}, None, id="modelopt checkpoint without quant_method"),
+    pytest.param(["--quantization", "fp8"], LLAMA_MODELOPT, "H100", {}, MISMATCH, id="fp8 asked of a modelopt checkpoint",
+                 marks=NOT_FOLLOWED),
+]
+
 
 @pytest.fixture(scope="module")
 def ruleset(tmp_path_factory):
@@ -255,6 +567,15 @@ def ruleset(tmp_path_factory):
 def test_first_error_while_the_config_is_built(ruleset, tmp_path: Path, argv, config, env, first) -> None:
     (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
     report = check(ruleset, ["--model-path", str(tmp_path), *argv], env=env, platform=find_platform("H100"))
+    definite = [f.rule.message for f in report.definite]
+    assert (definite[0] if definite else None) == first, [(f.rule.message, f.certainty, f.unknown[:3])
+                                                          for f in report.findings]
+
+
+@pytest.mark.parametrize("argv, config, platform, env, first", QUANTIZATION_CASES)
+def test_checkpoint_quantization(ruleset, tmp_path: Path, argv, config, platform, env, first) -> None:
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    report = check(ruleset, ["--model-path", str(tmp_path), *argv], env=env, platform=find_platform(platform))
     definite = [f.rule.message for f in report.definite]
     assert (definite[0] if definite else None) == first, [(f.rule.message, f.certainty, f.unknown[:3])
                                                           for f in report.findings]

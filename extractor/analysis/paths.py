@@ -45,7 +45,7 @@ def literal_items(node: cst.For, env: Env) -> list[Env] | None:
     iterable: cst.BaseExpression = node.iter
     item_env: Env = env
     scope = None
-    while type(iterable) is cst.Name and isinstance(env.get(iterable.value), Bound):
+    while type(iterable) is cst.Name and isinstance(item_env.get(iterable.value), Bound):
         bound = item_env[iterable.value]
         iterable, item_env, scope = bound.node, bound.env, bound.scope  # type: ignore[union-attr]
     if not type(iterable) in (cst.Tuple, cst.List) or not 0 < len(iterable.elements) <= MAX_UNROLLED:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import copy
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -392,6 +393,20 @@ class Facts:
                 self._cache[key] = found.config if found is not None else None
         return self._cache[key]  # type: ignore[return-value]
 
+    def path_test(self, test: str, path: str) -> bool:
+        """`os.path.exists(p)`, `Path(p).is_file()`: on the launch host (`check --local`), else inside
+        the checkpoint's own folder when `--model-path` names one here (its files are the ones SGLang
+        finds: `hf_quant_config.json` next to config.json); anything else is unknown."""
+        if self.host is not None:
+            return self.host.path_test(test, path)
+        own = self.model if self.model is not None and self.model.local_folder else None
+        if own is not None:
+            folder = Path(own.source).parent
+            target = Path(path).expanduser()
+            if target == folder or folder in target.parents:
+                return bool(getattr(target, _PATH_TESTS.get(test, test))())
+        raise Unknown(test)
+
     def value(self, text: str, fields: Mapping[str, object] | None = None) -> object:
         """The value of a platform or model term's source, or Unknown."""
         if text in self._cache:
@@ -670,6 +685,8 @@ class _Evaluator:
         world = self.facts.world
         if path in ("os.getenv", "os.environ.get") and 1 <= len(args) <= 2 and isinstance(args[0], str):
             return self.facts.env.get(args[0], args[1] if len(args) == 2 else None)
+        if path == "os.path.join" and args and all(isinstance(a, str) for a in args):
+            return os.path.join(*args)  # type: ignore[arg-type]
         if path in ("copy.deepcopy", "copy.copy") and len(args) == 1:
             return args[0]  # what is read of the copy is what the original holds
         if path == "json.loads" and len(args) == 1 and isinstance(args[0], str):
@@ -774,19 +791,19 @@ class _Evaluator:
             if declared is not None:
                 return declared
             test = ast.unparse(func)
-            if test in _PATH_TESTS and self.facts.host is not None and len(node.args) == 1 and not node.keywords:
+            if test in _PATH_TESTS and len(node.args) == 1 and not node.keywords:
                 path = self.eval(node.args[0])
                 if not isinstance(path, str):
                     raise Unknown(test)
-                return self.facts.host.path_test(test, path)
+                return self.facts.path_test(test, path)
             owner = func.value
-            if func.attr in _PATH_METHODS and self.facts.host is not None and not node.args \
+            if func.attr in _PATH_METHODS and not node.args \
                     and isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "Path" \
-                    and len(owner.args) == 1 and not owner.keywords:
-                path = self.eval(owner.args[0])
-                if not isinstance(path, str):
+                    and owner.args and not owner.keywords:
+                parts = [self.eval(a) for a in owner.args]  # `Path(model_path, "quant_model_description.json")`
+                if not all(isinstance(p, str) for p in parts):
                     raise Unknown(func.attr)
-                return self.facts.host.path_test(func.attr, path)
+                return self.facts.path_test(func.attr, os.path.join(*parts))
             if self.facts.model is not None and (
                     (func.attr == "from_server_args" and isinstance(func.value, ast.Name) and func.value.id == "ModelConfig")
                     or func.attr == "get_model_config"):

@@ -248,40 +248,6 @@ def test_functions_are_parsed_from_their_own_lines_exactly() -> None:
     assert lazy.functions["ServerArgs.check.inner"].line == 17  # parsed with `ServerArgs.check` around it
 
 
-def test_the_parse_without_node_checks_gives_libcst_s_tree_and_leaves_the_checks_on() -> None:
-    """`modules._parse_module` skips the check each node makes of itself while libcst parses (a
-    quarter of the parse): the same tree, and the checks are back for every node made afterwards,
-    after a syntax error too."""
-    import libcst as cst
-    import pytest
-
-    from extractor.analysis import modules
-
-    text = 'def f(x, *, y=1):\n    if x and not (y := x.z) in {"a": 1}:\n        raise ValueError(f"{x!r}")\n'
-    assert modules._SKIP_CHECKS  # the libcst this project pins validates in `__post_init__` and does nothing else
-    tree = modules._parse_module(text)
-    assert tree.deep_equals(cst.parse_module(text)) and tree.code == text
-    with pytest.raises(cst.ParserSyntaxError):
-        modules._parse_module("def f(:\n")
-    import threading
-
-    threads = [threading.Thread(target=lambda: [modules._parse_module(text) for _ in range(30)]) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    with pytest.raises(cst.CSTValidationError):  # checked again, after trees (threads too) and after an error
-        cst.Name("not a name")
-    with pytest.raises(cst.CSTValidationError):
-        cst.Integer("1", lpar=[cst.LeftParen()])  # a parenthesis with no match
-
-    def does_more(self) -> None:
-        self._validate()
-        print(self)
-
-    assert not modules._only_validates(does_more) and modules._only_validates(cst.CSTNode.__dict__["__post_init__"])
-
-
 def test_a_function_after_a_form_feed_is_read(tmp_path: Path) -> None:
     # A form feed opens the line (old page-break style): the function's own lines do not parse alone
     # under `if 1:`, so the module is parsed whole for it.

@@ -13,7 +13,6 @@ import ast
 import hashlib
 import re
 import sys
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -450,7 +449,7 @@ class Functions(Mapping[str, FunctionInfo]):
             return None  # `if x: def f(): ...` on one line: the function has no lines of its own
         text = ("if 1:\n" if indent else "") + "\n".join(lines) + "\n"
         try:
-            module = _parse_module(text)
+            module = cst.parse_module(text)
         except cst.ParserSyntaxError:
             return None
         node = module.body[0]
@@ -468,7 +467,7 @@ class Functions(Mapping[str, FunctionInfo]):
         if self._whole is None:
             text = "\n".join(self._summary.lines) + "\n"
             try:
-                self._whole = _parse_module(text)
+                self._whole = cst.parse_module(text)
             except cst.ParserSyntaxError as error:
                 raise ParseError(SourceProblem(self._summary.path, error.raw_line, error.raw_column, error.message)) from None
             self._summary.spans.update(statement_lines(self._whole, self._summary.syntax))
@@ -476,41 +475,6 @@ class Functions(Mapping[str, FunctionInfo]):
             if type(node) is cst.FunctionDef and self._summary.spans[id(node)][0] == place.line:
                 return node
         raise ParseError(SourceProblem(self._summary.path, place.line, 0, "libcst reads this function differently"))
-
-
-def _only_validates(post_init: Callable[..., None]) -> bool:
-    """Does `CSTNode.__post_init__` do nothing but check the node (`self._validate()`)?"""
-    code = getattr(post_init, "__code__", None)
-    return code is not None and code.co_names == ("_validate",) and code.co_consts in ((None,), ())
-
-
-def _unchecked(self: cst.CSTNode) -> None:
-    pass
-
-
-_CHECKED = cst.CSTNode.__dict__["__post_init__"]
-_SKIP_CHECKS = _only_validates(_CHECKED)
-_PARSING = threading.Lock()  # one parse at a time sets the hook: two threads would restore each other's
-
-
-def _parse_module(text: str) -> cst.Module:
-    """libcst's parse of a module, without the check every node makes of its own fields as it is built.
-
-    The parser builds nodes that are valid by construction, yet each runs `CSTNode._validate` from
-    its `__post_init__` ("PERF: ... avoid validating the tree when parsing a file", says libcst's own
-    comment there): a quarter of the parse of a release. So the class's `__post_init__` is a no-op for
-    the parse only, one parse at a time (a node another thread makes meanwhile goes unchecked, which
-    only skips a check); nodes made later (`with_changes`) are checked as ever.
-    Done only while `__post_init__` is the one that only validates: another libcst is parsed as it is.
-    """
-    if not _SKIP_CHECKS:
-        return cst.parse_module(text)
-    with _PARSING:
-        cst.CSTNode.__post_init__ = _unchecked  # type: ignore[method-assign]
-        try:
-            return cst.parse_module(text)
-        finally:
-            cst.CSTNode.__post_init__ = _CHECKED  # type: ignore[method-assign]
 
 
 def _all_statements(body) -> Iterator[cst.CSTNode]:

@@ -24,7 +24,6 @@ from pathlib import Path
 from types import CodeType
 
 from ..core.collector import collect_less_until_exit, long_lived
-from ..core.dataclass_code import keep_dataclass_code
 from ..sources.trees import cache_root
 
 # `from .x import a`, `from ..core.model import (a, b)`, `from . import x`: relative imports, lazy ones too.
@@ -70,10 +69,8 @@ def _command_layer(path: Path) -> bool:
 
 def start_process() -> None:
     """What a process of the tool sets up before its work (a command, a pool worker): fewer garbage
-    collections (`core.collector`), and the code of dataclass methods kept in the cache's `code`
-    folder (`core.dataclass_code`): a command imports libcst and the package in half the time."""
+    collections (`core.collector`)."""
     collect_less_until_exit()
-    keep_dataclass_code(cache_root() / "code")
 
 
 def extraction_cache() -> Path:

@@ -139,3 +139,41 @@ def test_each_module_imports_alone() -> None:
 @pytest.mark.parametrize("name", LAYERS)
 def test_each_layer_is_a_package_or_the_cli(name: str) -> None:
     assert (PACKAGE / name / "__init__.py").is_file() or (PACKAGE / f"{name}.py").is_file()
+
+
+FORBIDDEN_IN_CONSUMERS = ("libcst", "networkx", "jsonschema", "extractor.analysis", "extractor.sources")
+
+
+@pytest.mark.parametrize("command", [
+    ["check", "--rules", "{rules}", "--", "python", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "2"],
+    ["check", "--rules", "{rules}", "--file", "{launch}"],
+    ["explain", "--rules", "{rules}", "Offloading the KV cache is only supported for decode side."],
+], ids=["check", "check --file", "explain"])
+def test_consumers_import_only_what_reads_rules(tmp_path: Path, command: list[str]) -> None:
+    """`check` and `explain` read rules: they never load the analysis, the sources, libcst, networkx or
+    jsonschema (a second run, once the rule set's index is made, as in an editor or a hook)."""
+    from extractor.products.extraction import extract
+    from extractor.products.output import flags_document, rules_document, write_documents
+    from extractor.sources.trees import path_tree
+
+    ex = extract(path_tree(PACKAGE.parent / "tests" / "fixtures" / "render_basic" / "src"))
+    write_documents(tmp_path, {"rules.json": (rules_document(ex), "rules.schema.json"),
+                               "flags.json": (flags_document(ex), "flags.schema.json")})
+    launch = tmp_path / "serve.sh"
+    launch.write_text("python -m sglang.launch_server --model-path m --tp 2\n", encoding="utf-8")
+    argv = [part.format(rules=tmp_path / "rules.json", launch=launch) for part in command]
+    script = (
+        "import json, runpy, sys\n"
+        "sys.argv = ['sglang-constraints', *sys.argv[1:]]\n"
+        "try:\n"
+        "    runpy.run_module('extractor', run_name='__main__')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(json.dumps(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    env = {**__import__("os").environ, "SGLANG_CONSTRAINTS_EXTRACTION_CACHE": str(tmp_path / "cache")}
+    for _ in range(2):
+        result = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, env=env)
+    loaded = __import__("json").loads(result.stderr.strip().splitlines()[-1])
+    assert [m for m in loaded if m.startswith(FORBIDDEN_IN_CONSUMERS)] == [], result.stdout
+    assert "extractor.logic.evaluation" in loaded or command[0] == "explain"

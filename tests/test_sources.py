@@ -446,3 +446,27 @@ def test_git_tree_bad_revision(repo: Path, rev: str) -> None:
 def test_git_tree_not_a_repo(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="git rev-parse failed"):
         git_tree(tmp_path, "HEAD")
+
+
+def test_a_release_s_rules_are_read_again_without_its_source(index: FakeIndex, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check --release X` once its index is made: the note of the index key is read, not the release's
+    files (a release never changes); another package index is another note."""
+    from extractor.products import rulesets
+    from extractor.sources import trees
+
+    source = Path(__file__).parent / "fixtures" / "render_basic" / "src"
+    files = {path.relative_to(source).as_posix(): path.read_bytes() for path in sorted(source.rglob("*.py"))}
+    index.add("sglang-1.0-py3-none-any.whl", zip_bytes(files))
+    monkeypatch.setenv("SGLANG_CONSTRAINTS_CACHE", str(tmp_path))
+    monkeypatch.setenv("SGLANG_CONSTRAINTS_EXTRACTION_CACHE", str(tmp_path / "extractions"))
+    first = rulesets.release_rules("1.0", index.url)
+
+    def no_source(*args, **kwargs):
+        raise AssertionError("the release's source was opened")
+
+    monkeypatch.setattr(trees, "release_tree", no_source)
+    again = rulesets.release_rules("1.0", index.url)
+    assert [r.id for r in again.rules] == [r.id for r in first.rules] and again.rules
+    with pytest.raises(AssertionError, match="source was opened"):
+        rulesets.release_rules("1.0", index.url + "/other")

@@ -30,7 +30,7 @@ def add_parser(commands) -> None:
 def _rule_sets(args: argparse.Namespace) -> Iterable[tuple[str, object]]:
     # Imported when explain runs, so that the other commands do not start with them.
     from ..products.rulesets import load_rules, release_rules
-    from ..sources.trees import cached_releases
+    from ..core.places import cached_releases
 
     if args.rules:
         ruleset = load_rules(args.rules)

@@ -24,7 +24,7 @@ from pathlib import Path
 from types import CodeType
 
 from ..core.collector import collect_less_until_exit, long_lived
-from ..sources.trees import cache_root
+from ..core.places import cache_root
 
 # `from .x import a`, `from ..core.model import (a, b)`, `from . import x`: relative imports, lazy ones too.
 _IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.+)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.MULTILINE)

@@ -31,12 +31,18 @@ def index_key(*parts: bytes) -> str:
     return hasher.hexdigest()
 
 
+def stored(key: str, folder: Path | None = None) -> RuleSet | None:
+    """The rule set stored under `key`, or None."""
+    found = read_pickled((folder or index_folder()) / f"{key}.pickle")
+    return found if isinstance(found, RuleSet) else None
+
+
 def indexed(key: str, build: Callable[[], RuleSet], folder: Path | None = None) -> RuleSet:
     """The rule set stored under `key`, else `build()` stored there first (atomically, best effort:
     a read-only cache only costs the load time)."""
     path = (folder or index_folder()) / f"{key}.pickle"
-    found = read_pickled(path)
-    if isinstance(found, RuleSet):
+    found = stored(key, folder)
+    if found is not None:
         return found
     ruleset = build()
     _ = ruleset.writes, ruleset.readers, ruleset.catalog  # stored computed: check needs them every time

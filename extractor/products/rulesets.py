@@ -5,16 +5,18 @@ flags.json is read beside rules.json; env-var defaults come from the source when
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..analysis.environ import env_defaults
 from ..core.errors import SourceError
 from ..core.progress import progress
 from ..core.serialize import environment_of, helpers_of, read_rule_documents, records_of, resolution_of
 from ..logic.environment import EnvVar
-from .index import index_key, indexed
+from .cache import code_fingerprint
+from .index import index_folder, index_key, indexed, stored
 from .linter import RuleSet
 
 
@@ -71,12 +73,26 @@ def ruleset_from_documents(rules: Mapping, flags: Mapping, envs: Mapping[str, En
 
 def ruleset_of(ex, tree=None) -> RuleSet:
     """The rule set of a fresh extraction; env-var defaults read from `tree` when given."""
+    from ..analysis.environ import env_defaults  # reads the source: only where a source is at hand
+
     return RuleSet(ex.rules, ex.flags, ex.info.as_dict(), env_defaults(tree) if tree is not None else None,
                    ex.resolution, ex.helpers)
 
 
 def release_rules(version: str, index_url: str | None = None) -> RuleSet:
-    """The rule set of a release, through the extraction cache (`cache.extract_documents`)."""
+    """The rule set of a release, through the extraction cache (`cache.extract_documents`).
+
+    Once a release's index is made, a note of its key (`_pointer`) lets the next call read the index
+    without opening the release's source: a release's files never change, and the note names the
+    code that extracted it."""
+    pointer = _pointer(version, index_url)
+    try:
+        noted = pointer.read_text(encoding="utf-8").strip()
+    except OSError:
+        noted = ""
+    found = stored(noted) if noted else None
+    if found is not None:
+        return found
     from ..sources.trees import release_tree
     from .cached import cached_documents, cached_key
 
@@ -85,13 +101,38 @@ def release_rules(version: str, index_url: str | None = None) -> RuleSet:
     if key is None:
         cached = cached_documents(tree)  # a keep-going extraction without problems serves too
         key = cached[2] if cached is not None else None
-    if key is not None:  # the index of the cached documents: keyed by the extraction's own key
-        return indexed(index_key(key.encode(), b"release"), lambda: _release_ruleset(tree))
-    progress(f"sglang {tree.info.label}: extracting its rules (once, about 20 s; kept in the cache)")
-    return _release_ruleset(tree)
+    if key is None:
+        progress(f"sglang {tree.info.label}: extracting its rules (once, about 20 s; kept in the cache)")
+        ruleset = _release_ruleset(tree)
+        key = cached_key(tree)
+        if key is None:
+            return ruleset
+    # The index of the cached documents, keyed by the extraction's own key.
+    ruleset = indexed(index_key(key.encode(), b"release"), lambda: _release_ruleset(tree))
+    _note(pointer, index_key(key.encode(), b"release"))
+    return ruleset
+
+
+def _pointer(version: str, index_url: str | None) -> Path:
+    """Where the index key of a release is noted: by the release, its package index and the code that
+    extracts and loads rules (another code, another note)."""
+    parts = (version, index_url or "", code_fingerprint("products.extraction", "products.output"), index_key())
+    digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
+    return index_folder() / f"release-{digest}.key"
+
+
+def _note(path: Path, key: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        temporary.write_text(key, encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError:
+        pass  # a cache that cannot be written only costs the next call the look at the source
 
 
 def _release_ruleset(tree) -> RuleSet:
+    from ..analysis.environ import env_defaults
     from .cached import extract_documents
 
     rules, flags, _ = extract_documents(tree)
@@ -101,7 +142,7 @@ def _release_ruleset(tree) -> RuleSet:
 
 def _source_at_hand(source: Mapping) -> bool:
     """Whether the source a rules.json came from is here (a cached release, an existing folder or clone)."""
-    from ..sources.trees import cached_releases
+    from ..core.places import cached_releases
 
     kind = source.get("kind")
     if kind == "release":
@@ -112,6 +153,7 @@ def _source_at_hand(source: Mapping) -> bool:
 
 def _local_envs(source: Mapping) -> dict[str, EnvVar] | None:
     """environ.py of the source a rules.json came from, if it is here already (never downloaded)."""
+    from ..analysis.environ import env_defaults
     from ..sources.trees import git_tree, path_tree, release_tree
 
     if not _source_at_hand(source):

@@ -26,10 +26,10 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path, PurePath
 
-import platformdirs
 from packaging.version import InvalidVersion, Version
 
 from ..core.errors import SourceError
+from ..core.places import INFO_FILE, cache_root, cached_releases
 from ..core.progress import progress
 
 DEFAULT_INDEX_URL = "https://pypi.org/simple"
@@ -39,7 +39,6 @@ MAX_MEMBER_BYTES = 20 * 2**20
 MAX_TOTAL_BYTES = 500 * 2**20
 PACKAGE = "sglang"
 # Written last into an unpacked release tree: its presence marks the tree complete.
-INFO_FILE = "source.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,25 +199,6 @@ class _GitTree(SourceTree):
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
     process.communicate()  # closes its input, so `git cat-file --batch` exits; then closes the pipes
-
-
-def cache_root(cache_dir: Path | None = None) -> Path:
-    if cache_dir is not None:
-        return Path(cache_dir)
-    return Path(os.environ.get("SGLANG_CONSTRAINTS_CACHE") or platformdirs.user_cache_dir("sglang-constraints"))
-
-
-def cached_releases(cache_dir: Path | None = None) -> list[str]:
-    trees = cache_root(cache_dir) / "trees"
-    found: list[Version] = []
-    if trees.is_dir():
-        for entry in trees.iterdir():
-            try:
-                if (entry / INFO_FILE).is_file():
-                    found.append(Version(entry.name))
-            except InvalidVersion:
-                continue
-    return [str(version) for version in sorted(found, reverse=True)]
 
 
 # ---- releases ---------------------------------------------------------------------------------

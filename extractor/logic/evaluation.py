@@ -9,10 +9,11 @@ Triggers already read each field as the run resolved it.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..core.formula import (CONVENTION, OneOf, Spellings, apply_transforms, atoms, conj, disj, distinct_atoms, evaluate, neg,
+from ..core.formula import (CONVENTION, OneOf, Spellings, apply_transforms, conj, disj, distinct_atoms, evaluate, neg,
                             parse_pinned,
                             pinned_in, pinned_name,
                             render, render_flags)
@@ -376,7 +377,7 @@ class Evaluator:
         each as (flag-spelled text, what it is missing: `MISSING_KINDS`)."""
         found: dict[str, str] = {}
         formula = rule.effective
-        open_atoms = [atom for atom in dict.fromkeys(atoms(formula)) if self.context.truth(atom) is None]
+        open_atoms = [atom for atom in every_atom(formula) if self.context.truth(atom) is None]
         # Forcing each atom either way costs a whole evaluation per atom: worth it for a few, and
         # past that every undecided atom is listed (it is undecided, if not always deciding).
         test_each = len(open_atoms) <= MAX_FORCED_ATOMS
@@ -432,7 +433,7 @@ class Evaluator:
         kinds: set[str] = set()
         for write in self.context.writes.get(term.name, ())[:term.version]:
             for f in (write.when, *(when for when, _ in write.cases)):
-                for atom in atoms(f):
+                for atom in every_atom(f):
                     if self.context.truth(atom) is None:
                         kinds |= self._atom_kinds(atom, seen)
             for _, value in write.cases:
@@ -440,6 +441,11 @@ class Evaluator:
                     kinds |= self._atom_kinds(Atom(value), seen)
         typed = self.context.values.get(term.name)
         return kinds or ({"code"} if typed is UNKNOWN else set())
+
+
+def every_atom(f: Formula) -> list[Atom]:
+    """The distinct atoms, left to right, each shared subformula read once (triggers share most)."""
+    return distinct_atoms(f, sys.maxsize) or []
 
 
 MISSING_KINDS = ("platform", "model", "environment", "files", "code")

@@ -35,6 +35,7 @@ class ServerArgs:
     model_path: str = "m"
     device: Optional[str] = None
     attention_backend: Optional[str] = None
+    decode_attention_backend: Optional[str] = None
     cp_strategy: Optional[str] = None
     enable_prefill_cp: bool = False
     strict_cp: bool = False
@@ -65,6 +66,7 @@ class ServerArgs:
         parser.add_argument("--model-path", type=str, default=ServerArgs.model_path)
         parser.add_argument("--device", type=str, default=ServerArgs.device)
         parser.add_argument("--attention-backend", type=str, default=ServerArgs.attention_backend)
+        parser.add_argument("--decode-attention-backend", type=str, default=ServerArgs.decode_attention_backend)
         parser.add_argument("--cp-strategy", type=str, default=ServerArgs.cp_strategy)
         parser.add_argument("--enable-prefill-cp", action="store_true")
         parser.add_argument("--strict-cp", action="store_true")
@@ -121,6 +123,8 @@ def handle_attention(server_args):
         declare_resolution(server_args, "attention", attention_backend=server_args._default_attention_backend())
     if cfg.attention_backend == "fa3" and cfg.page_size != 1:
         raise ValueError("FA3 takes page size 1.")
+    if (cfg.attention_backend == "wave" or cfg.decode_attention_backend == "wave") and not get_platform().is_hip:
+        raise ValueError("The wave backend runs on ROCm only.")
 ''',
     "sglang/srt/arg_groups/cp_hook.py": '''
 from sglang.srt.arg_groups.overrides import declare_resolution, resolving_view
@@ -514,3 +518,20 @@ def test_what_a_registry_made_at_import_keeps(source: str, kept: str | None) -> 
 
     made = _made_at_import(ast.parse(source).body, "M")
     assert (None if made is None else ast.unparse(ast.Module(made, []))) == kept
+
+
+def test_a_fix_removes_only_what_the_command_passes(ruleset) -> None:
+    """The way out of an error on `--attention-backend` or `--decode-attention-backend` is offered as
+    what the user can do on this command: remove the one they typed, not the one they did not."""
+    from extractor.products.fixes import working_fixes
+    from extractor.products.pages import by_function
+    from extractor.products.words import Flags
+
+    argv = ["--model-path", "m", "--attention-backend", "wave"]
+    facts = Facts(find_platform("H100"), helpers=ruleset.library)
+    report = check(ruleset, argv, platform=find_platform("H100"))
+    rule = next(f.rule for f in report.definite)
+    assert rule.message == "The wave backend runs on ROCm only."
+    fixes = working_fixes(ruleset, rule, argv, Flags(ruleset.flags), by_function(ruleset.rules), facts=facts)
+    assert fixes == ["remove --attention-backend"]  # not `--decode-attention-backend`, which it lacks
+    assert not check(ruleset, ["--model-path", "m"], platform=find_platform("H100")).definite

@@ -195,6 +195,12 @@ def _rule(trigger, **changes):
          ["remove --offload", "pass --mode decode and remove --tp-size"]),
         (And((Atom(field("overlap")), Atom(field("tp_size"), ">", Lit(1)))), ["pass --no-overlap", "remove --tp-size"]),
         (And((OFFLOAD, Atom(field("backend"), "is", Lit(None)))), ["remove --offload", "pass --backend VALUE"]),
+        # A field as the run resolved it: the flag's own edits (each checked on the command by `fixes`).
+        (And((OFFLOAD, Atom(Term(TermKind.RESOLVED, "mode", "resolved(mode)", ("mode",), version=1), "==",
+                            Lit("prefill")))), ["remove --offload", "remove --mode"]),
+        # A value to choose: the first few that do, in the choices' order.
+        (Atom(field("mode"), "not in", Lit(("null",))), ["remove --mode"]),  # the default does
+        (Atom(field("mode"), "in", Lit(("null",))), ["pass --mode prefill", "pass --mode decode"]),
     ],
 )
 def test_solutions(trigger, fixes) -> None:

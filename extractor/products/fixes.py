@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from ..core.formula import fields_read
 from ..core.model import Rule, RuleKind
 from ..logic.facts import Facts
+from ..logic.launch import parse_command
 from .linter import RuleSet, definite_errors
 from .words import Edit, Flags, Way, apply_way, solutions, way_text
 
@@ -29,7 +30,11 @@ def working_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
     `had`: the ids of the command's definite errors, when the caller knows them already."""
     found = []
     had = set(had) if had is not None else {r.id for r in definite_errors(ruleset, argv, env=env, facts=facts)}
+    given = set(parse_command(argv, ruleset.catalog).given)
     for way in solutions(rule, flags, siblings.get((rule.location.file, rule.function), ())):
+        way = _on_the_command(way, given, ruleset)
+        if not way:
+            continue  # only removes what the command does not have: no way out here
         completed = _completed(ruleset, rule, list(argv), way, flags, siblings, had, env, facts)
         if completed is not None and completed not in found:
             found.append(completed)
@@ -84,6 +89,18 @@ def _completed(ruleset: RuleSet, rule: Rule, argv: list[str], way: Way, flags: F
         edits.extend(extra)
         extras.append((extra, blocker))
     return None
+
+
+def _on_the_command(way: Way, given: set[str], ruleset: RuleSet) -> Way:
+    """The way without removals of flags the command does not pass (`remove --decode-attention-backend`
+    when only `--attention-backend` was typed: nothing to remove, and nothing to say)."""
+    kept = []
+    for edit in way:
+        option = ruleset.catalog.option(edit.name) if edit.action == "remove" else None
+        if option is not None and option.flag.name not in given:
+            continue
+        kept.append(edit)
+    return tuple(kept)
 
 
 def _shares_flags(other: Rule, rule: Rule) -> bool:

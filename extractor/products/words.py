@@ -7,6 +7,7 @@ the conditions it inherits, phrased with the catalog's flags, and the command-li
 from __future__ import annotations
 
 import re
+import itertools
 import shlex
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -17,6 +18,8 @@ from ..core.model import NEGATED_OP, And, Atom, Const, Flag, Formula, Lit, Not, 
 from ..logic.expressions import computable
 
 _MAX_WAYS = 6
+_WAYS_PER_PART = 4  # ways of each part of a conjunction tried in combinations
+_MAX_COMBINATIONS = 256
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _COMMON_WORDS = frozenset({"self", "cfg", "server_args", "get", "None", "True", "False", "and", "or", "not", "in",
                            "is", "if", "else", "envs", "os", "environ", "len", "int", "str", "float", "bool"})
@@ -201,7 +204,10 @@ def split_condition(rule: Rule, siblings: Iterable[Rule] = ()) -> tuple[list[For
     "that earlier check passed"), not a thing to change. A trigger with several call paths (an
     `or`) keeps the own conjuncts all paths share and one "either ... or ..." for the rest.
     """
-    paths = rule.effective.args if isinstance(rule.effective, Or) else (rule.effective,)
+    # A condition that is itself an `or` (a test over a local that holds one value per path) is
+    # one test of the rule's own, not several call paths.
+    paths = rule.effective.args if isinstance(rule.effective, Or) and not isinstance(rule.condition, Or) \
+        else (rule.effective,)
     region = own_lines(rule)
     earlier: set[Formula] = set()  # "that earlier guard did not fire", in negation normal form
     for other in siblings:
@@ -371,30 +377,46 @@ def _ways(f: Formula, flags: Flags, truth: bool) -> list[Way]:
     if isinstance(f, Not):
         return _ways(f.arg, flags, not truth)
     if isinstance(f, Atom):
-        edit = _atom_edit(f, flags, truth)
-        return [edit] if edit is not None else []
+        return _atom_edits(f, flags, truth)
     either = isinstance(f, And) != truth  # making one argument decide it is enough
     options = [_ways(a, flags, truth) for a in f.args]
     if either:
         return [w for option in options for w in option][:_MAX_WAYS]
     if not all(options):
         return []
-    combined: list[Edit] = []
-    for option in options:
-        combined.extend(e for e in option[0] if e not in combined)
-    if len({e.name for e in combined}) != len(combined):
-        return []  # two different values for one flag
-    return [tuple(combined)]
+    # Every argument must go its way: one way of each, the first combinations that agree (not two
+    # values for one flag: `--backend VALUE` for one part and `remove --backend` for another).
+    found: list[Way] = []
+    for choice in itertools.islice(itertools.product(*(o[:_WAYS_PER_PART] for o in options)), _MAX_COMBINATIONS):
+        combined: list[Edit] = []
+        for way in choice:
+            combined.extend(e for e in way if e not in combined)
+        if len({e.name for e in combined}) == len(combined) and tuple(combined) not in found:
+            found.append(tuple(combined))
+            if len(found) == _MAX_WAYS:
+                break
+    return found
 
 
-def _atom_edit(atom: Atom, flags: Flags, truth: bool) -> Way | None:
+_VALUES_PER_ATOM = 3  # values of one flag offered for one test (`--attention-backend` among six)
+
+
+def _atom_edits(atom: Atom, flags: Flags, truth: bool) -> list[Way]:
+    """Edits that make the atom `truth`: removing the flag (SGLang's own choice then) when that does,
+    else the first few values that do, in the order the source or the choices list them; each is
+    checked on the command before it is offered (`fixes`), so one that fails there drops out."""
     term = atom.term
     if isinstance(atom.other, Term):
-        return None
+        return []
     if term.kind is TermKind.ENV:
-        return _env_edit(atom, truth)
-    if term.kind is not TermKind.FIELD or not flags.settable(term.name) or term.name in _NOT_A_FIX:
-        return None
+        edit = _env_edit(atom, truth)
+        return [edit] if edit is not None else []
+    # A field as the run resolved it (`resolved(--attention-backend)`) is what the user typed when
+    # they typed it: the same edits, each checked again before it is offered (`fixes`).
+    if term.kind not in (TermKind.FIELD, TermKind.RESOLVED) or not flags.settable(term.name) \
+            or term.name in _NOT_A_FIX:
+        return []
+    found: list[Way] = []
     for value, edit in _candidates(atom, flags):
         try:
             holds = compare(apply_transforms(value, term.transforms), atom.op,
@@ -402,8 +424,12 @@ def _atom_edit(atom: Atom, flags: Flags, truth: bool) -> Way | None:
         except (TypeError, ValueError, AttributeError):
             continue
         if holds == truth:
-            return edit
-    return None
+            if edit[0].action == "remove":
+                return [edit]  # the default does: no value to choose
+            found.append(edit)
+            if len(found) == _VALUES_PER_ATOM:
+                break
+    return found
 
 
 # Fields no one changes to get past an error: the model itself (`--model-path none` skips most

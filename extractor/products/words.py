@@ -424,8 +424,8 @@ def _atom_edits(atom: Atom, flags: Flags, truth: bool) -> list[Way]:
         except (TypeError, ValueError, AttributeError):
             continue
         if holds == truth:
-            if edit[0].action == "remove":
-                return [edit]  # the default does: no value to choose
+            if edit[0].action == "remove" or atom.op in ("is", "is not"):
+                return found or [edit]  # the default does, or any value: nothing to choose between
             found.append(edit)
             if len(found) == _VALUES_PER_ATOM:
                 break

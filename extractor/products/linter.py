@@ -243,6 +243,13 @@ def definite_errors(ruleset: RuleSet, argv: Sequence[str], reading: Iterable[str
     return [rule for rule in guards_to_check(ruleset, reading, before, including) if evaluator.holds(rule) is True]
 
 
+def surely_clear(ruleset: RuleSet, argv: Sequence[str], rule: Rule, *, env: Mapping[str, str] | None = None,
+                 facts: Facts | None = None) -> bool:
+    """Whether the command line surely does not set the guard off (its trigger is decided false)."""
+    command = parse_command(argv, ruleset.catalog)
+    return Evaluator(ruleset.by_id, launch_context(ruleset, command, env, facts=facts)).holds(rule) is False
+
+
 def guards_to_check(ruleset: RuleSet, reading: Iterable[str] | None = None, before: int | None = None,
                     including: Iterable[Rule] = ()) -> list[Rule]:
     """The guards `definite_errors` evaluates, in run order (see there)."""

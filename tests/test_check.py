@@ -14,7 +14,7 @@ from extractor.core.model import Term, TermKind
 from extractor.logic.expressions import UNKNOWN, Unknown, computable, safe_eval
 from extractor.logic.launch import parse_command, split_command
 from extractor.products.extraction import extract
-from extractor.products.linter import check
+from extractor.products.linter import check, report_json
 from extractor.products.output import flags_document, rules_document, write_documents
 from extractor.products.rulesets import release_rules, ruleset_of
 from extractor.products.witness import eligible, verify, witnesses
@@ -605,3 +605,19 @@ def test_pre_commit_runs_the_hook_on_a_throwaway_repository(tmp_path) -> None:
     assert "serve.sh:1:" in failing.stdout and "only supported for decode side" in failing.stdout
     passing = run("ok.sh")  # the hook's environment is installed once, then reused
     assert passing.returncode == 0, passing.stdout + passing.stderr
+
+
+def test_messages_show_the_launch_s_values_where_it_decides_them(ruleset) -> None:
+    """`{self.page_size}` reads one field: filled with what it holds where the guard runs, when the
+    launch decides it; a placeholder over an expression, or a field with two possible values, stays."""
+    decided = check(ruleset, ["--model-path", "m", "--page-size", "65"], assume={"get_platform().is_hip": False})
+    (page,) = [f for f in decided.definite if f.rule.message == PAGE]
+    assert page.text == "page_size 65 is larger than 64."
+    document = report_json(decided, lambda rule: [])
+    (entry,) = [e for e in document["errors"] if e["id"] == page.rule.id]
+    assert (entry["message"], entry["template"]) == ("page_size 65 is larger than 64.", PAGE)
+    # The platform may make it 128 first (an adjustment on ROCm): two values, the template stays.
+    undecided = check(ruleset, ["--model-path", "m", "--page-size", "65"])
+    assert [f.text for f in undecided.findings if f.rule.message == PAGE] == [PAGE]
+    world = check(ruleset, ["--model-path", "m", "--tp-size", "4", "--dp-size", "4"])
+    assert [f.text for f in world.definite if f.rule.message == WORLD] == [WORLD]

@@ -221,7 +221,7 @@ def _annotations(report, place: tuple[str, int] | None) -> list[str]:
     for finding in report.definite:
         rule = finding.rule
         found.append(f"::error {where}title=sglang-constraints {rule.id}::"
-                     + _escape_data(f"{shown_message(rule)} ({rule.location.file}:{rule.location.line})"))
+                     + _escape_data(f"{shown_message(rule, finding.text)} ({rule.location.file}:{rule.location.line})"))
     return found
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..core.formula import (CONVENTION, OneOf, Spellings, apply_transforms, conj, disj, distinct_atoms, evaluate, neg,
@@ -441,6 +441,30 @@ class Evaluator:
                     kinds |= self._atom_kinds(Atom(value), seen)
         typed = self.context.values.get(term.name)
         return kinds or ({"code"} if typed is UNKNOWN else set())
+
+
+# `{cfg.attention_backend}`, `{self.tp_size!r}`: a placeholder of a message that reads one field.
+_FIELD_PLACEHOLDER = re.compile(r"(?<!\{)\{(?:self|cfg|view|server_args|args|sa|sargs)\.([a-z_][a-z0-9_]*)(![rs])?\}(?!\})")
+
+
+def filled_message(rule: Rule, context: Context, rewritten: Container[str] = ()) -> str:
+    """The rule's message with each placeholder that reads one server argument filled with the value
+    the field holds where the guard runs, when the launch decides it (one value); others as written,
+    and so are the fields in `rewritten` (an adjustment that may run may change them first)."""
+    def fill(match: re.Match) -> str:
+        name, conversion = match.groups()
+        if name in rewritten:
+            return match.group(0)
+        before = sum(1 for w in context.writes.get(name, ()) if rule.order is not None and w.order < rule.order)
+        try:
+            values = context.resolved(name, before)
+        except (LookupError, Unknown):
+            return match.group(0)
+        if len(values) != 1 or values[0] is UNKNOWN or not isinstance(values[0], (str, int, float, bool, list, tuple)):
+            return match.group(0)
+        return repr(values[0]) if conversion == "!r" else str(values[0])
+
+    return _FIELD_PLACEHOLDER.sub(fill, rule.message) if "{" in rule.message else rule.message
 
 
 def every_atom(f: Formula) -> list[Atom]:

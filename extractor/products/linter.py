@@ -18,7 +18,7 @@ from functools import cached_property
 from ..core.formula import terms
 from ..core.model import Atom, Flag, HelperLibrary, Rule, RuleKind, Term, TermKind, Write
 from ..logic.environment import EnvVar
-from ..logic.evaluation import MISSING_KINDS, Context, Evaluator, assumption_key, substitute_assumptions
+from ..logic.evaluation import MISSING_KINDS, Context, Evaluator, assumption_key, filled_message, substitute_assumptions
 from ..logic.facts import Facts, LaunchHost, ModelFacts, Platform, local_model
 from ..logic.helpers import Helpers
 from ..logic.launch import ArgError, Catalog, CommandLine, parse_command
@@ -116,6 +116,11 @@ class Finding:
     needs: tuple[str, ...] = ()  # what would decide it: platform, model, environment, code (`MISSING_KINDS`)
     # The exception SGLang raises evaluating the check itself, instead of its message (`x % 0`).
     fails_with: str | None = None
+    message: str = ""  # the rule's message with the launch's values filled in where it decides them
+
+    @property
+    def text(self) -> str:
+        return self.message or self.rule.message
 
     @property
     def waits_for(self) -> str:
@@ -185,8 +190,10 @@ def check(
         certainty = "definite" if truth else "possible"
         undecided = () if truth else evaluator.undecided(rule)
         needs = tuple(k for k in MISSING_KINDS if any(kind == k for _, kind in undecided))
+        rewritten = {evaluator.rules[a].target for a in rule.affected_by
+                     if a in evaluator.rules and evaluator.fires(a) is not False}
         findings.append(Finding(rule, certainty, tuple(text for text, _ in undecided), changed, needs,
-                                context.failing.get(rule.effective)))
+                                context.failing.get(rule.effective), filled_message(rule, context, rewritten)))
     # In execution order: the first definite error is where the launch stops.
     findings.sort(key=lambda f: (f.certainty != "definite", _position(f.rule), f.rule.location.file,
                                  f.rule.location.line, f.rule.id))
@@ -285,7 +292,8 @@ def report_json(report: Report, fixes: Callable[[Rule], list[str]]) -> dict:
         "errors": [
             {
                 "id": f.rule.id,
-                "message": f.rule.message,
+                "message": f.text,
+                **({"template": f.rule.message} if f.text != f.rule.message else {}),
                 "certainty": f.certainty,
                 "first": index == 0 and f.certainty == "definite",
                 "order": f.rule.order,
@@ -342,7 +350,7 @@ def report_text(report: Report, fixes: Callable[[Rule], list[str]], show_possibl
             continue
         rule = finding.rule
         lines.append(f"{'error' if finding.certainty == 'definite' else 'warning'}[{finding.certainty}] "
-                     f"{rule.location.file}:{rule.location.line}: {shown_message(rule)}")
+                     f"{rule.location.file}:{rule.location.line}: {shown_message(rule, finding.text)}")
         if finding.fails_with:
             lines.append(f"  SGLang fails evaluating this check itself: {finding.fails_with}")
         if finding.certainty == "definite" and len(definite) > 1:
@@ -373,9 +381,10 @@ def report_text(report: Report, fixes: Callable[[Rule], list[str]], show_possibl
     return "\n".join(lines)
 
 
-def shown_message(rule: Rule) -> str:
-    """The message as the user would see it; never empty (a bare `raise` re-raises what it caught)."""
+def shown_message(rule: Rule, text: str | None = None) -> str:
+    """The message as the user would see it (`text`: with the launch's values filled in); never empty
+    (a bare `raise` re-raises what it caught)."""
     if rule.message.strip():
-        return rule.message
+        return text or rule.message
     return f"{rule.exception or 'an exception'} re-raised (`raise` without a message)" if rule.kind is RuleKind.RAISE \
         else f"{rule.exception or 'AssertionError'} without a message"

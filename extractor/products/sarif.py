@@ -40,7 +40,7 @@ def sarif_document(reports: Sequence[tuple[tuple[str, int] | None, Report, Calla
                 "properties": {"sglangLocation": f"{rule.location.file}:{rule.location.line}", "kind": rule.kind.value},
             })
             fix = fixes(rule)
-            text = shown_message(rule) + (f" Fix: {'; or '.join(fix)}." if fix else "")
+            text = shown_message(rule, finding.text) + (f" Fix: {'; or '.join(fix)}." if fix else "")
             results.append(_result(rule.id, f"{text} ({rule.location.file}:{rule.location.line})", place))
     return {
         "$schema": SARIF_SCHEMA,

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from extractor.sources import trees as sources
-from extractor.sources.trees import SourceError, SourceInfo, cached_releases, git_tree, path_tree, release_tree
+from extractor.core.places import cached_releases
+from extractor.sources.trees import SourceError, SourceInfo, git_tree, path_tree, release_tree
 
 PACKAGE = {"sglang/__init__.py": b"", "sglang/srt/server_args.py": b"X = 1\n"}
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import platformdirs
 from packaging.version import InvalidVersion, Version
 
-INFO_FILE = "source.json"  # beside each unpacked source in the cache: what it is and where it came from
+# Written last into an unpacked release tree (what it is, where it came from): its presence marks the tree complete.
+INFO_FILE = "source.json"
 
 
 def cache_root(cache_dir: Path | None = None) -> Path:

@@ -17,7 +17,7 @@ from ..core.formula import fields_read
 from ..core.model import Rule, RuleKind
 from ..logic.facts import Facts
 from ..logic.launch import parse_command
-from .linter import RuleSet, definite_errors, surely_clear
+from .linter import RuleSet, definite_errors, launch_evaluator
 from .words import Edit, Flags, Way, apply_way, solutions, way_text
 
 MAX_EXTRA = 3
@@ -72,8 +72,9 @@ def _completed(ruleset: RuleSet, rule: Rule, argv: list[str], way: Way, flags: F
         # share a flag with the rule (`_shares_flags`: the model path, which nearly all read, aside);
         # and the rule itself.
         reading = _fields(edits, ruleset) | (set(fields_read(rule.effective)) - _EVERYWHERE)
-        errors = definite_errors(ruleset, fixed, reading=reading, env=env, facts=facts, including=(rule,))
-        if any(e.id == rule.id for e in errors) or not surely_clear(ruleset, fixed, rule, env=env, facts=facts):
+        evaluator = launch_evaluator(ruleset, fixed, env=env, facts=facts)
+        errors = definite_errors(ruleset, fixed, reading=reading, including=(rule,), evaluator=evaluator)
+        if evaluator.holds(rule) is not False:
             return None  # the way does not clear it on this command line, or not surely
         # A new error, or one the command had that reads the same flags: the fix is not done until
         # those are (the seed's decode-only offload flag also wants a storage backend).

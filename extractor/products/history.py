@@ -26,9 +26,10 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from ..core.errors import LayoutError, ParseError, SourceError
+from ..core.places import cached_releases
 from ..core.serialize import SCHEMA_VERSION, dumps
 from ..sources.layout import ARG_GROUPS, SERVER_ARGS, find_layout
-from ..sources.trees import cached_releases, git_log, git_tree, release_versions
+from ..sources.trees import git_log, git_tree, release_versions
 from .cache import code_fingerprint, extraction_cache, prune_cache, read_pickled, start_process, write_pickled
 from .cached import cache_paths, extract_documents, found_key, load_cached
 from .diff import counts, find_changes, known_memo, memo_path

@@ -190,10 +190,13 @@ def check(
         certainty = "definite" if truth else "possible"
         undecided = () if truth else evaluator.undecided(rule)
         needs = tuple(k for k in MISSING_KINDS if any(kind == k for _, kind in undecided))
-        rewritten = {evaluator.rules[a].target for a in rule.affected_by
-                     if a in evaluator.rules and evaluator.fires(a) is not False}
+        message = ""
+        if "{" in rule.message:  # placeholders to fill: not over a field an adjustment may rewrite first
+            rewritten = {evaluator.rules[a].target for a in rule.affected_by
+                         if a in evaluator.rules and evaluator.fires(a) is not False}
+            message = filled_message(rule, context, rewritten)
         findings.append(Finding(rule, certainty, tuple(text for text, _ in undecided), changed, needs,
-                                context.failing.get(rule.effective), filled_message(rule, context, rewritten)))
+                                context.failing.get(rule.effective), message))
     # In execution order: the first definite error is where the launch stops.
     findings.sort(key=lambda f: (f.certainty != "definite", _position(f.rule), f.rule.location.file,
                                  f.rule.location.line, f.rule.id))
@@ -241,20 +244,20 @@ def _position(rule: Rule) -> int:
 
 def definite_errors(ruleset: RuleSet, argv: Sequence[str], reading: Iterable[str] | None = None,
                     before: int | None = None, *, env: Mapping[str, str] | None = None,
-                    facts: Facts | None = None, including: Iterable[Rule] = ()) -> list[Rule]:
+                    facts: Facts | None = None, including: Iterable[Rule] = (),
+                    evaluator: Evaluator | None = None) -> list[Rule]:
     """The guards the command line sets off for sure, in run order: those that read one of `reading`
     (fields, `env:NAME`) when given, and those of `including`, and only those that run before order
-    `before` when given; under `env` and the platform and model `facts` when given."""
-    command = parse_command(argv, ruleset.catalog)
-    evaluator = Evaluator(ruleset.by_id, launch_context(ruleset, command, env, facts=facts))
+    `before` when given; under `env` and the platform and model `facts` when given (or through
+    `evaluator`, the command's own, when the caller asks it more)."""
+    evaluator = evaluator or launch_evaluator(ruleset, argv, env=env, facts=facts)
     return [rule for rule in guards_to_check(ruleset, reading, before, including) if evaluator.holds(rule) is True]
 
 
-def surely_clear(ruleset: RuleSet, argv: Sequence[str], rule: Rule, *, env: Mapping[str, str] | None = None,
-                 facts: Facts | None = None) -> bool:
-    """Whether the command line surely does not set the guard off (its trigger is decided false)."""
-    command = parse_command(argv, ruleset.catalog)
-    return Evaluator(ruleset.by_id, launch_context(ruleset, command, env, facts=facts)).holds(rule) is False
+def launch_evaluator(ruleset: RuleSet, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
+                     facts: Facts | None = None) -> Evaluator:
+    """The truth of the rules on one command line (memoized per formula)."""
+    return Evaluator(ruleset.by_id, launch_context(ruleset, parse_command(argv, ruleset.catalog), env, facts=facts))
 
 
 def guards_to_check(ruleset: RuleSet, reading: Iterable[str] | None = None, before: int | None = None,

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from ..core.errors import SourceError
 from ..core.progress import progress
 from ..core.serialize import environment_of, helpers_of, read_rule_documents, records_of, resolution_of
 from ..logic.environment import EnvVar
-from .cache import code_fingerprint
+from .cache import code_fingerprint, read_pickled, write_pickled
 from .index import index_folder, index_key, indexed, stored
 from .linter import RuleSet
 
@@ -86,11 +85,8 @@ def release_rules(version: str, index_url: str | None = None) -> RuleSet:
     without opening the release's source: a release's files never change, and the note names the
     code that extracted it."""
     pointer = _pointer(version, index_url)
-    try:
-        noted = pointer.read_text(encoding="utf-8").strip()
-    except OSError:
-        noted = ""
-    found = stored(noted) if noted else None
+    noted = read_pickled(pointer)
+    found = stored(noted) if isinstance(noted, str) else None
     if found is not None:
         return found
     from ..sources.trees import release_tree
@@ -101,15 +97,17 @@ def release_rules(version: str, index_url: str | None = None) -> RuleSet:
     if key is None:
         cached = cached_documents(tree)  # a keep-going extraction without problems serves too
         key = cached[2] if cached is not None else None
+    fresh = None
     if key is None:
         progress(f"sglang {tree.info.label}: extracting its rules (once, about 20 s; kept in the cache)")
-        ruleset = _release_ruleset(tree)
+        fresh = _release_ruleset(tree)
         key = cached_key(tree)
         if key is None:
-            return ruleset
+            return fresh
     # The index of the cached documents, keyed by the extraction's own key.
-    ruleset = indexed(index_key(key.encode(), b"release"), lambda: _release_ruleset(tree))
-    _note(pointer, index_key(key.encode(), b"release"))
+    index = index_key(key.encode(), b"release")
+    ruleset = indexed(index, (lambda: fresh) if fresh is not None else (lambda: _release_ruleset(tree)))
+    write_pickled(pointer, index)
     return ruleset
 
 
@@ -119,16 +117,6 @@ def _pointer(version: str, index_url: str | None) -> Path:
     parts = (version, index_url or "", code_fingerprint("products.extraction", "products.output"), index_key())
     digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
     return index_folder() / f"release-{digest}.key"
-
-
-def _note(path: Path, key: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temporary.write_text(key, encoding="utf-8")
-        os.replace(temporary, path)
-    except OSError:
-        pass  # a cache that cannot be written only costs the next call the look at the source
 
 
 def _release_ruleset(tree) -> RuleSet:

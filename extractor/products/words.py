@@ -6,8 +6,8 @@ the conditions it inherits, phrased with the catalog's flags, and the command-li
 
 from __future__ import annotations
 
-import re
 import itertools
+import re
 import shlex
 from collections import defaultdict
 from collections.abc import Iterable, Sequence

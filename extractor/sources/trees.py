@@ -29,7 +29,7 @@ from pathlib import Path, PurePath
 from packaging.version import InvalidVersion, Version
 
 from ..core.errors import SourceError
-from ..core.places import INFO_FILE, cache_root, cached_releases
+from ..core.places import INFO_FILE, cache_root
 from ..core.progress import progress
 
 DEFAULT_INDEX_URL = "https://pypi.org/simple"
@@ -38,7 +38,6 @@ HTTP_TIMEOUT = 60.0
 MAX_MEMBER_BYTES = 20 * 2**20
 MAX_TOTAL_BYTES = 500 * 2**20
 PACKAGE = "sglang"
-# Written last into an unpacked release tree: its presence marks the tree complete.
 
 
 @dataclass(frozen=True, slots=True)

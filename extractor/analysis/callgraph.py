@@ -450,7 +450,8 @@ class Program:
         memo = (info.key, key, aliases)
         module = self.modules[info.module]
         with self._questions() as trace:
-            summary = walk_function(info, self.scope(info, aliases), module.spans, env, self._instance_method(info))
+            summary = walk_function(info, self.scope(info, aliases), module.spans, env, self._instance_method(info),
+                                    self._instance_reads(info))
         found = signature(self._entry_key(memo), tuple(trace))
         if memo in self._reused and self._kept[memo].signature != found:
             raise StaleReuse(f"{info.key}: walked again, it asks other questions than when it was kept")
@@ -475,6 +476,24 @@ class Program:
             found = self._object_trees[info.key] = (info.node, object_locals(info.node, receiver, module.spans))
         return found[1]
 
+    def _instance_reads(self, info: FunctionInfo) -> frozenset[str]:
+        """The attributes of `self` a method reads, itself or through the methods it calls on `self`."""
+        if _receiver(info) is None:
+            return frozenset()
+        module = self.modules[info.module]
+        found: set[str] = set()
+        todo, seen = [info.qualname], set()
+        while todo:
+            qualname = todo.pop()
+            if qualname in seen or qualname not in module.functions:
+                continue
+            seen.add(qualname)
+            for node in ast.walk(module.function_node(qualname)):
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+                    found.add(node.attr)
+                    todo.append(f"{info.class_name}.{node.attr}")
+        return frozenset(found)
+
     def _full(self, memo: tuple, env: Env | None = None) -> FunctionSummary:
         """A walk with its syntax. When only its kept form is here, it is made again with every
         question answered as it was answered when it was made (its trace): the same walk, whatever
@@ -489,7 +508,7 @@ class Program:
             module = self.modules[info.module]
             found = self._scripted(self._kept[memo].trace,
                                    lambda: walk_function(info, self.scope(info, memo[2]), module.spans, env,
-                                                         self._instance_method(info)))
+                                                         self._instance_method(info), self._instance_reads(info)))
             self._summaries[memo] = found
         return found
 

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from ..core.formula import atoms, conj, disj, fields_read, literal_source, neg, replaced
-from ..core.model import FALSE, TRUE, Atom, Formula, RuleKind, Term, TermKind
+from ..core.formula import atoms, conj, disj, fields_read, literal_source, neg, render, replaced, terms
+from ..core.model import FALSE, RUN_FUNCTION, TRUE, Atom, Formula, RuleKind, Term, TermKind
 from .conditions import to_formula
 from .lines import Span, iter_statements
-from .normalize import classify, normalize, term_source, value_fields
+from .normalize import classify, normalize, opaque, term_source, value_fields
 from .paths import (
     ADDING_METHODS,
     GROWING_METHODS,
@@ -42,6 +43,7 @@ from .scope import (
     Rewritten,
     Scope,
     Unknown,
+    Value,
     bind,
     bound_string,
     expression_children,
@@ -76,6 +78,9 @@ class GuardEvent:
     enclosing: tuple[int, ...]
     order: int = 0
     anchor: tuple[str, ...] = ()  # fields its own tests read (not earlier guards'): tells duplicates apart
+    # When it fires, as `check` reads it by running the method over the launch's values (`RunSites`),
+    # where the walk lost a value its test reads; None: the condition says it.
+    run: Formula | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,11 +226,15 @@ def function_aliases(node: cst.FunctionDef, class_name: str | None) -> tuple[tup
 
 
 def walk_function(info: FunctionInfo, scope: Scope, spans: dict[int, Span], env: Env | None = None,
-                  node: cst.FunctionDef | None = None) -> FunctionSummary:
+                  node: cst.FunctionDef | None = None, reads: frozenset[str] = frozenset()) -> FunctionSummary:
     """Walk a function body once, with `env` binding parameters to the caller's arguments if given;
-    `node`: the function's tree when it is not `info.node` as parsed (`object_locals`)."""
+    `node`: the function's tree when it is not `info.node` as parsed (`object_locals`), `reads`: then
+    the attributes of the instance it reads."""
     summary = FunctionSummary(info, scope)
-    _Walker(summary, spans).suite((node or info.node).body, TRUE, dict(env or {}), ())
+    walker = _Walker(summary, spans)
+    if node is not None:  # a method of an instance: its guards may be read by running it (`RunSites`)
+        walker.run_sites = RunSites(info.key, node, dict(env or {}), reads)
+    walker.suite((node or info.node).body, TRUE, dict(env or {}), ())
     return summary
 
 
@@ -283,6 +292,90 @@ class _ObjectLocals(cst.CSTTransformer):
                         rpar=updated_node.rpar)
 
 
+
+
+class RunSites:
+    """The raises and asserts of a method, in the order they stand, and what the instance holds when
+    it is called: `raised_in("<method key>", <n>, quantization=..., ...)`, a term `check` reads by
+    running the method's body over the launch's values (the instance's attributes as the caller set
+    them: `self.quantization = quantization` from `--quantization`) and telling whether its n-th
+    raise is where it stops."""
+
+    def __init__(self, key: str, node: cst.FunctionDef, entry: Env, reads: frozenset[str]) -> None:
+        self.key = key
+        self.entry = entry
+        self.reads = reads
+        self.sites = {id(n): i for i, n in enumerate(_guard_statements(node))}
+
+    def reached(self, node: cst.Raise | cst.Assert, scope: Scope) -> Formula | None:
+        number = self.sites.get(id(node))
+        if number is None:
+            return None
+        arguments = [repr(self.key), str(number)]
+        fields: set[str] = set()
+        for name in sorted(self.reads):
+            value = self.entry.get(OBJECT_PREFIX + name)
+            if value is not None:
+                text, read = _value_source(value, scope)
+                arguments.append(f"{name}={text}")
+                fields.update(read)
+        return Atom(classify(f"{RUN_FUNCTION}({', '.join(arguments)})", tuple(sorted(fields))))
+
+
+def _value_source(value: Value, scope: Scope) -> tuple[str, tuple[str, ...]]:
+    """What an attribute holds as source `check` reads: a value that depends on the path as
+    `(a if test else b)`, each test as its formula reads; an option the walk lost as its local's name,
+    unknown only where that path is taken."""
+    if isinstance(value, Choice):
+        text, fields = "", set()
+        for condition, option in reversed(value.options):
+            option_text, option_fields = _value_source(option, scope)
+            fields.update(option_fields)
+            if not text:
+                text = option_text
+                continue
+            fields.update(f for t in terms(condition) for f in t.fields)
+            text = f"({option_text} if {render(condition)} else {text})"
+        return text, tuple(sorted(fields))
+    return term_source(cst.Name("_value"), scope, {"_value": value})
+
+
+OBJECT_PREFIX = "self" + OBJECT_SEPARATOR
+
+
+def _guard_statements(node: cst.FunctionDef) -> list[cst.CSTNode]:
+    """The raises and asserts of a function in source order, nested functions and classes left out."""
+    found: list[cst.CSTNode] = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
+            return inner is node
+
+        def visit_ClassDef(self, inner: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Raise(self, inner: cst.Raise) -> None:
+            found.append(inner)
+
+        def visit_Assert(self, inner: cst.Assert) -> None:
+            found.append(inner)
+
+    node.visit(Visitor())
+    return found
+
+
+def _lost_local(term: Term, env: Env) -> bool:
+    """A term that reads a local whose value the walk did not follow (`self__quantization` after a
+    loop rewrote it, `len(cfg_list)` of a list filled on some paths)."""
+    if term.kind is not TermKind.OPAQUE:
+        return False
+    return any(name.startswith(OBJECT_PREFIX) or isinstance(env.get(name), (Unknown, NonEmpty))
+               for name in _NAMES.findall(term.text))
+
+
+_NAMES = re.compile(r"(?<![\w.'\"])[A-Za-z_]\w*")
+
+
 def _simple_assignments(node: cst.FunctionDef):
     for stmt in iter_statements(node.body.body):
         if type(stmt) is cst.Assign:
@@ -304,6 +397,14 @@ class _Walker:
         self.staged_writes: dict[tuple[str, str, int], int] = {}  # (field, value, line) -> index in summary.writes
         self.tests: list[Formula] = []  # tests of the blocks being walked, innermost last
         self.catching: frozenset[str] = frozenset()  # exceptions the `try` blocks being walked catch
+        self.run_sites: RunSites | None = None
+
+    def run_condition(self, node: cst.Raise | cst.Assert, condition: Formula, env: Env) -> Formula | None:
+        """For a guard of an instance's method whose test reads a local the walk lost (`self.quantization`
+        after a loop rewrote it): the method run over the launch's values reaches it."""
+        if self.run_sites is None or not any(_lost_local(a.term, env) for a in atoms(condition)):
+            return None
+        return self.run_sites.reached(node, self.scope)
 
     @contextmanager
     def within(self, test: Formula):
@@ -558,7 +659,7 @@ class _Walker:
             self.summary.guards.append(
                 GuardEvent(
                     RuleKind.ASSERT, "AssertionError", message, static, line, end_line, conj(ctx, failed), nest,
-                    self.order, self.anchor(failed),
+                    self.order, self.anchor(failed), self.run_condition(node, conj(ctx, failed), env),
                 )
             )
             return FALSE, FALSE, env
@@ -603,7 +704,8 @@ class _Walker:
                 exception, message, static = None, "{" + exc.value + "}", False
         self.order += 1
         self.summary.guards.append(
-            GuardEvent(RuleKind.RAISE, exception, message, static, line, end_line, ctx, nest, self.order, self.anchor())
+            GuardEvent(RuleKind.RAISE, exception, message, static, line, end_line, ctx, nest, self.order, self.anchor(),
+                       self.run_condition(node, ctx, env))
         )
 
     def assign(self, target, value, ctx, env: Env, nest, line: int, end_line: int) -> Env:

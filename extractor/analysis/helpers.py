@@ -18,10 +18,12 @@ import builtins
 import copy
 from collections.abc import Iterable, Iterator, Mapping
 
-from ..core.model import And, Atom, Formula, Helper, HelperLibrary, Not, Or, Term, TermKind
+from ..core.model import CLASS_PREFIX, RUN_FUNCTION, And, Atom, Formula, Helper, HelperLibrary, Not, Or, Term, TermKind
 from .modules import ModuleSummary, module_statements
 
 MAX_HELPER_LINES = 60  # a function longer than this is no helper to read over facts
+MAX_METHOD_LINES = 250  # ... and a method of a class a run term reads (`ModelConfig._verify_quantization`)
+RUN_PREFIX = RUN_FUNCTION + ":"  # how `called_names` names the method a run term runs
 MAX_HELPERS = 400  # definitions kept per extraction, at most
 MAX_DEPTH = 6  # helpers calling helpers, at most this deep from a term
 
@@ -39,7 +41,10 @@ def called_names(text: str) -> frozenset[str]:
         return frozenset()
     found = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == RUN_FUNCTION \
+                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            found.add(RUN_PREFIX + node.args[0].value)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             found.add(node.func.id)
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id.isupper():
             found.add(node.value.id)
@@ -131,8 +136,8 @@ class _Finder:
             return False
         source, names, module = made
         bound = []
-        for name in names:
-            target = self.resolve(module.dotted, name)
+        for name, dotted, imported in [(n, module.dotted, n) for n in names] + _imported_inside(source, module.dotted):
+            target = self.resolve(dotted, imported)
             if target is not None and (target.startswith(_NOT_KEPT) or self.define(target, depth + 1)):
                 bound.append((name, target))
         self.kept[key] = Helper(key, source, tuple(sorted(bound)))
@@ -143,9 +148,10 @@ class _Finder:
         module = self.module(dotted)
         if module is None:
             return None
-        if name in module.functions and "." not in name:
+        if name in module.functions:
             node = module.function_node(name)
-            if (node.end_lineno or node.lineno) - node.lineno + 1 > MAX_HELPER_LINES or isinstance(node, ast.AsyncFunctionDef):
+            limit = MAX_METHOD_LINES if "." in name else MAX_HELPER_LINES
+            if (node.end_lineno or node.lineno) - node.lineno + 1 > limit or isinstance(node, ast.AsyncFunctionDef):
                 return None
             plain = copy.copy(node)
             plain.decorator_list, plain.returns, plain.body = [], None, _without_docstring(node.body)
@@ -163,6 +169,112 @@ class _Finder:
             return None
         program = ast.Module(made, [])
         return ast.unparse(program), sorted(_names_read(program) - {name}), module
+
+
+    def classes(self) -> None:
+        """Keep, for every class kept code names (`{"fp8": Fp8Config}`) or runs a method of, its bases
+        and the methods kept code calls by name on anything (`method.override_quantization_method(...)`,
+        `cls.get_name()`): what `check` looks up along the class's bases when such a call meets it."""
+        done: set[tuple[str, str]] = set()
+        while True:
+            paths, called = set(), set()
+            for key, helper in list(self.kept.items()):
+                if helper is None or key.startswith(CLASS_PREFIX):
+                    continue
+                paths.update(t[len("class:"):] for _, t in helper.names if t.startswith("class:"))
+                dotted, _, name = key.partition(":")
+                if "." in name:
+                    paths.add(f"{dotted}.{name.rpartition('.')[0]}")
+                called.update(_called_attributes(helper.source))
+            todo = [(path, attr) for path in sorted(paths) for attr in sorted(called) if (path, attr) not in done]
+            if not todo:
+                return
+            for path, attr in todo:
+                done.add((path, attr))
+                for owner in self._lineage(path):
+                    dotted, _, cls = owner.rpartition(".")
+                    module = self.module(dotted)
+                    if module is not None and f"{cls}.{attr}" in module.functions:
+                        self.define(f"{dotted}:{cls}.{attr}", 0)
+                        break
+
+    def _defining(self, path: str) -> str | None:
+        """Where a class named by an import path is defined (`quantization.awq.AWQConfig` re-exported
+        by the package from `quantization.awq.awq`)."""
+        for _ in range(MAX_DEPTH):
+            dotted, _, cls = path.rpartition(".")
+            module = self.module(dotted) if dotted else None
+            if module is None:
+                return None
+            if cls in module.classes:
+                return path
+            found = self.denotes(dotted, cls)
+            if not found or not found.startswith("class:") or found[len("class:"):] == path:
+                return None
+            path = found[len("class:"):]
+        return None
+
+    def _lineage(self, path: str) -> list[str]:
+        """The class and its bases, depth first (single inheritance, as the registries use it)."""
+        found: list[str] = []
+        while path and len(found) < MAX_DEPTH:
+            path = self._defining(path) or ""
+            if not path or path in found:
+                break
+            found.append(path)
+            dotted, _, cls = path.rpartition(".")
+            module = self.module(dotted)
+            info = module.classes.get(cls) if module is not None else None
+            bases = [self.denotes(dotted, b) for b in (info.bases if info is not None else ()) if "." not in b]
+            classes = [b[len("class:"):] for b in bases if b and b.startswith("class:")]
+            path = classes[0] if classes else ""
+        return found
+
+    def class_entries(self) -> list[Helper]:
+        """Each class kept code reads: its first base, and its own methods kept."""
+        owners: dict[str, dict[str, str]] = {}
+        for key, helper in self.kept.items():
+            dotted, _, name = key.partition(":")
+            if helper is not None and "." in name and not key.startswith(CLASS_PREFIX):
+                cls, _, attr = name.rpartition(".")
+                owners.setdefault(f"{dotted}.{cls}", {})[attr] = key
+        paths = set(owners)
+        for helper in self.kept.values():
+            if helper is not None:
+                paths.update(t[len("class:"):] for _, t in helper.names if t.startswith("class:"))
+        entries = []
+        for path in sorted(paths):
+            lineage = self._lineage(path)
+            if not lineage:
+                continue
+            entry = {"bases": lineage[1:], "methods": dict(sorted(owners.get(lineage[0], {}).items()))}
+            entries.append(Helper(CLASS_PREFIX + path, repr(entry)))
+        return entries
+
+
+def _imported_inside(source: str, dotted: str) -> list[tuple[str, str, str]]:
+    """(local name, module, name) of a function's own `from module import name` (as `logic.helpers`
+    binds them when it reads the import): a module of the package read like the function's own."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = dotted.split(".")
+            target = ".".join([*base[: len(base) - node.level], *([node.module] if node.module else [])]) \
+                if node.level else node.module or ""
+            found.extend((a.asname or a.name, target, a.name) for a in node.names if a.name != "*")
+    return found
+
+
+def _called_attributes(source: str) -> set[str]:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    return {n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
 
 
 _MAKING_CALLS = frozenset({"update", "append", "add", "extend"})
@@ -294,13 +406,18 @@ def helper_library(places: Mapping[str, Iterable[str]], denotes, module, mutated
     finder = _Finder(denotes, module, mutated, changed_by_functions)
     entries = []
     for name in sorted(places):
+        if name.startswith(RUN_PREFIX):
+            finder.define(name[len(RUN_PREFIX):], 0)  # read by its key, no name binds it
+            continue
         keys = {key for key in (finder.resolve(dotted, name) for dotted in sorted(places[name])) if key is not None}
         if len(keys) != 1:
             continue  # nowhere, or different functions in different modules: left unknown
         key = keys.pop()
         if not key.startswith(_NOT_KEPT) and finder.define(key, 0):
             entries.append((name, key))
-    helpers = tuple(sorted((h for h in finder.kept.values() if h is not None), key=lambda h: h.key))
+    finder.classes()
+    helpers = tuple(sorted([*(h for h in finder.kept.values() if h is not None), *finder.class_entries()],
+                           key=lambda h: h.key))
     kept = {h.key for h in helpers}
     return HelperLibrary(tuple(e for e in entries if e[1] in kept), tuple(_bound_to(helpers, kept)))
 

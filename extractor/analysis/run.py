@@ -228,7 +228,7 @@ class Run:
     def _guard(self, walk: Walk, g: GuardEvent, instance: _Instance, condition: Formula,
                path: tuple[str, ...]) -> None:
         self.counter += 1
-        reached = conj(condition, self.resolve(g.condition, instance))
+        reached = conj(condition, self.resolve(g.condition if g.run is None else g.run, instance))
         self.occurrences.setdefault((walk.key, g.line, "guard"), []).append(Occurrence(self.counter, reached, path))
 
     def _write(self, walk: Walk, index: int, instance: _Instance, condition: Formula, path: tuple[str, ...]) -> None:
@@ -533,7 +533,7 @@ def _sites(registries: Registries) -> tuple:
 def _run_view(walk: Walk) -> tuple:
     """What the run reads of a walk: not messages or written texts, which only the rule records show."""
     return (walk.key,
-            tuple((g.order, g.line, g.condition) for g in walk.guards),
+            tuple((g.order, g.line, g.condition, g.run) for g in walk.guards),
             tuple((w.order, w.line, w.field, w.condition) for w in walk.writes),
             walk.values,
             tuple((c.order, c.line, c.condition, c.writes, c.callees, c.variable) for c in walk.calls))

@@ -274,6 +274,14 @@ class Helper:
     names: tuple[tuple[str, str], ...] = ()  # module names it reads -> helper keys, or "import:dotted"
 
 
+# A run term: `raised_in("<module>:<Class>.<method>", n, attr=...)` holds when the method, run over the
+# launch's values with the instance's attributes given, stops at its n-th raise or assert (counted in
+# source order). The extraction writes it (`analysis.guards.RunSites`), `check` reads it (`logic.facts`).
+RUN_FUNCTION = "raised_in"
+# The helper that says a kept class's bases and its own kept methods, keyed by the class's import path.
+CLASS_PREFIX = "mro:"
+
+
 @dataclass(frozen=True, slots=True)
 class HelperLibrary:
     """The helpers of one extraction: the bare names terms call, each bound to a helper's key, and the

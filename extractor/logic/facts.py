@@ -24,7 +24,22 @@ from pathlib import Path
 from ..core.errors import UsageError
 from .environment import EnvVar, env_default, parse_env
 from .expressions import BINARY_OPERATORS, Unknown, boolean_operation, comparison_chain
-from .helpers import MAX_STEPS, Definition, Helpers, Outside, PackageClass, Raised, Reader, World, bind_arguments
+from ..core.model import RUN_FUNCTION
+from .helpers import (
+    MAX_STEPS,
+    BoundMethod,
+    Definition,
+    Helpers,
+    Instance,
+    Outside,
+    PackageClass,
+    Raised,
+    Reader,
+    World,
+    bind_arguments,
+    closing_statements,
+    guard_statements,
+)
 
 
 
@@ -565,6 +580,10 @@ class _Evaluator:
             return {"True": True, "False": False, "None": None}[name]
         if name in self.fields:
             return self.fields[name]
+        if name == "POINTER_ADAPTER_BASES" and self.facts.model is not None and self.facts.model.local_folder:
+            # Filled only by `get_config` for a checkpoint whose own config does not load (a LoRA
+            # adapter pinning its base): a folder with a config.json that loads has no entry.
+            return {}
         if name in _WORLD_MODULES and (name != "torch" or self.facts.platform is not None):
             return Outside(name)  # `torch.cuda.is_available()`, `copy.deepcopy(...)` in a term: as imported
         helpers = self.facts.helpers
@@ -611,11 +630,12 @@ class _Evaluator:
     def _inside(self, definition: Definition, frame: dict[str, object]) -> _Evaluator:
         return _Evaluator(self.facts, {}, definition.names, frame, self.budget)
 
-    def call_helper(self, definition: Definition, node: ast.Call) -> object:
-        """A helper called: its body read over the facts with the call's arguments (`logic.helpers`)."""
+    def call_helper(self, definition: Definition, node: ast.Call, receiver: tuple[object, ...] = ()) -> object:
+        """A helper called: its body read over the facts with the call's arguments (`logic.helpers`);
+        a method with what it was read of (`receiver`) first."""
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             raise Unknown("unpacked arguments")
-        args = [self.eval(a) for a in node.args]
+        args = [*receiver, *(self.eval(a) for a in node.args)]
         keywords = {k.arg: self.eval(k.value) for k in node.keywords if k.arg is not None}
         memo = f"call {definition.key}" if not args and not keywords else None
         if memo is not None and memo in self.facts._cache:
@@ -636,6 +656,39 @@ class _Evaluator:
         if memo is not None:
             self.facts._cache[memo] = found
         return found
+
+    def _run(self, node: ast.Call) -> bool:
+        """`raised_in("<module>:<Class>.<method>", n, attr=...)`: the method run over an instance holding
+        the attributes given (each read when the method first reads it) stops at its n-th raise or
+        assert; False when it returns, stops elsewhere, or is past that statement when something
+        unknown is met."""
+        if len(node.args) != 2 or not all(isinstance(a, ast.Constant) for a in node.args) or self.facts.helpers is None:
+            raise Unknown(RUN_FUNCTION)
+        key, number = node.args[0].value, node.args[1].value  # type: ignore[attr-defined]
+        definition = self.facts.helpers.definition(key) if isinstance(key, str) else None
+        if definition is None or not definition.is_function or not isinstance(number, int):
+            raise Unknown(RUN_FUNCTION)
+        function = definition.node
+        assert isinstance(function, ast.FunctionDef)
+        sites = guard_statements(function)
+        if not 0 <= number < len(sites) or not function.args.args:
+            raise Unknown(RUN_FUNCTION)
+        module, _, qualname = key.partition(":")
+        instance = Instance(f"{module}.{qualname.rpartition('.')[0]}",
+                            {k.arg: k.value for k in node.keywords if k.arg is not None}, self.eval)
+        inside = self._inside(definition, {})
+        reader = Reader(inside.eval, inside.locals, self.facts.world, self.budget)
+        reader.closing = closing_statements(function, sites[number])
+        try:
+            inside.locals.update(bind_arguments(function, [instance], {}, inside.eval))
+            reader.run(function.body)
+        except Raised as raised:
+            return raised.site is sites[number]
+        except (Unknown, RecursionError):
+            if reader.passed:
+                return False
+            raise Unknown(RUN_FUNCTION) from None
+        return False
 
     def _declared_env(self, func: ast.Attribute) -> object:
         """`envs.NAME.get()` / `.is_set()`: the launch's value parsed as environ.py declares it, its
@@ -694,6 +747,8 @@ class _Evaluator:
                 return json.loads(args[0])
             except ValueError:
                 raise Raised("JSONDecodeError") from None
+        if path == "pathlib.Path" and args and all(isinstance(a, str) for a in args):
+            return PathValue(os.path.join(*args))  # type: ignore[arg-type]
         if path.endswith("find_spec") and len(args) == 1 and isinstance(args[0], str):
             return Outside(f"spec.{args[0]}") if world.installed(args[0]) else None
         exact = f"{path}({', '.join(repr(a) for a in args)})"
@@ -725,6 +780,17 @@ class _Evaluator:
                 raise Unknown(name) from None
         if isinstance(value, (str, dict, list, tuple)) and name in _METHODS:
             return _Method(value, name)
+        if isinstance(value, Instance):
+            try:
+                return value.attribute(name)
+            except AttributeError:
+                pass
+        if isinstance(value, (Instance, PackageClass)) and self.facts.helpers is not None:
+            method = self.facts.helpers.method(value.path, name)
+            if method is not None and method.is_function:
+                first = method.node.args.args[:1]  # type: ignore[union-attr]
+                # A classmethod or a method: bound to what it is read of; a staticmethod as it is.
+                return BoundMethod(method, value) if first and first[0].arg in ("self", "cls") else method
         raise Unknown(name)
 
     def call(self, node: ast.Call) -> object:
@@ -758,6 +824,8 @@ class _Evaluator:
                 return None  # a local folder is no Hub reference to a .gguf: the path stays as typed
             if name == "model_config_of" and self.facts.model is not None:
                 return self._model_config()
+            if name == RUN_FUNCTION:
+                return self._run(node)
             if name == "get_platform" and self.facts.platform is not None and not node.args:
                 return _Platform(self.facts.platform)
             if name in _BUILTINS and not node.keywords:
@@ -816,7 +884,13 @@ class _Evaluator:
                 return self.call_outside(f"{owner.path}.{func.attr}", node)
             if owner == {} and func.attr == "get" and 1 <= len(node.args) <= 2 and not node.keywords:
                 return self.eval(node.args[1]) if len(node.args) == 2 else None  # whatever the key
+            if isinstance(owner, PathValue) and func.attr in _PATH_METHODS and not node.args:
+                return self.facts.path_test(func.attr, owner.path)
             method = self.attribute(owner, func.attr)
+            if isinstance(method, BoundMethod):
+                return self.call_helper(method.definition, node, receiver=(method.receiver,))
+            if isinstance(method, Definition) and method.is_function:
+                return self.call_helper(method, node)
             if isinstance(method, _Method):
                 args = [self.eval(a) for a in node.args]
                 return method(*args)
@@ -845,8 +919,9 @@ class _Evaluator:
                 self._bind(generator.target, item)
                 if all(self.eval(test) for test in generator.ifs):
                     results.append(self.eval(node.elt))
-        finally:
-            self.locals = saved
+        finally:  # in place: the reader of the helper's statements binds into the same dict
+            self.locals.clear()
+            self.locals.update(saved)
         return set(results) if isinstance(node, ast.SetComp) else results
 
     def _bind(self, target: ast.AST, value: object) -> None:
@@ -859,6 +934,15 @@ class _Evaluator:
             raise Unknown("unpacking")
         for element, item in zip(target.elts, values):
             self._bind(element, item)
+
+
+class PathValue:
+    """A `pathlib.Path` a helper made: what `.is_file()`, `.exists()`, `.is_dir()` ask of it is a path test."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str) -> None:
+        self.path = path
 
 
 class _Platform:
@@ -887,7 +971,7 @@ class _Method:
             raise Unknown(self.name) from None
 
 
-_OPAQUE_VALUES = (_Config, _ModelConfig, _Platform, Outside, Definition, PackageClass)
+_OPAQUE_VALUES = (_Config, _ModelConfig, _Platform, Outside, Definition, PackageClass, Instance, BoundMethod, PathValue)
 
 
 def _compare(left: object, op: ast.cmpop, right: object) -> bool:

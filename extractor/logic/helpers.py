@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..core.model import HelperLibrary
+from ..core.model import CLASS_PREFIX, HelperLibrary
 from .expressions import Unknown
 
 # Calls that fill a collection in place, by the types they apply to.
@@ -30,9 +30,10 @@ class Raised(Exception):
     """An exception a helper's `raise` (or a failed import) throws while it is read: `except` clauses
     that name it or a base of it catch it."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, site: ast.stmt | None = None) -> None:
         super().__init__(kind)
         self.kind = kind
+        self.site = site  # the `raise` or `assert` read, when it was one
 
 
 # Which exceptions an `except` clause catches, by name; a clause naming another catches nothing
@@ -119,6 +120,77 @@ class PackageClass:
         return f"PackageClass({self.path})"
 
 
+class Instance:
+    """An instance of a class of the analysed package a run term runs a method of: the attributes
+    given, each read when first asked for (`pending`, by the term's own reader), and those the
+    method sets; its methods are looked up along the class's bases."""
+
+    __slots__ = ("path", "values", "pending", "read")
+
+    def __init__(self, path: str, pending: Mapping[str, ast.expr], read: Callable[[ast.expr], object]) -> None:
+        self.path = path
+        self.values: dict[str, object] = {}
+        self.pending = dict(pending)
+        self.read = read
+
+    def attribute(self, name: str) -> object:
+        if name not in self.values and name in self.pending:
+            self.values[name] = self.read(self.pending.pop(name))
+        if name in self.values:
+            return self.values[name]
+        raise AttributeError(name)
+
+    def __repr__(self) -> str:
+        return f"Instance({self.path})"
+
+
+class BoundMethod:
+    """A method looked up on an instance or a class: called with it as its first argument."""
+
+    __slots__ = ("definition", "receiver")
+
+    def __init__(self, definition: Definition, receiver: object) -> None:
+        self.definition = definition
+        self.receiver = receiver
+
+
+def guard_statements(function: ast.FunctionDef) -> list[ast.stmt]:
+    """A function's raises and asserts in source order, nested functions and classes left out (as
+    `analysis.guards` counts them for a run term)."""
+    found: list[ast.stmt] = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(child, (ast.Raise, ast.Assert)):
+                found.append(child)
+            visit(child)
+
+    visit(function)
+    return found
+
+
+def closing_statements(function: ast.FunctionDef, target: ast.stmt) -> frozenset[int]:
+    """The statements around `target` whose end, with no loop around them to run them again, means
+    `target` was not reached."""
+    found: set[int] = set()
+
+    def visit(node: ast.AST, looped: bool) -> bool:
+        for child in ast.iter_child_nodes(node):
+            if child is target:
+                return True
+            inner = looped or isinstance(child, (ast.For, ast.While, ast.AsyncFor))
+            if visit(child, inner):
+                if isinstance(child, ast.stmt) and not looped:
+                    found.add(id(child))
+                return True
+        return False
+
+    visit(function, False)
+    return frozenset(found)
+
+
 @dataclass(frozen=True)
 class Definition:
     """A helper parsed: a function's node, a constant's expression, or the module statements that
@@ -154,6 +226,27 @@ class Helpers:
             self._parsed[key] = None if found is None else _parse(key, *found)
         return self._parsed[key]
 
+    def method(self, path: str, name: str) -> Definition | None:
+        """The method `name` of the class at import path `path`, looked up along its bases."""
+        entry = self._class(path)
+        if entry is None:
+            return None
+        for owner in (path, *entry.get("bases", ())):
+            found = (self._class(owner) or {}).get("methods", {}).get(name)
+            if found is not None:
+                return self.definition(found)
+        return None
+
+    def _class(self, path: str) -> dict | None:
+        found = self._sources.get(CLASS_PREFIX + path)
+        if found is None:
+            return None
+        try:
+            entry = ast.literal_eval(found[0])
+        except (ValueError, SyntaxError):
+            return None
+        return entry if isinstance(entry, dict) else None
+
 
 def _parse(key: str, source: str, names: dict[str, str]) -> Definition | None:
     node = _syntax(source)
@@ -185,6 +278,9 @@ class Reader:
         self.frame = frame
         self.world = world
         self.budget = budget  # one counter shared by nested calls
+        # Statements whose end means a watched raise was not reached (`guard_watch`), and whether one ended.
+        self.closing: frozenset[int] = frozenset()
+        self.passed = False
 
     def run(self, body: list[ast.stmt]) -> object:
         try:
@@ -196,6 +292,8 @@ class Reader:
     def block(self, body: list[ast.stmt]) -> None:
         for stmt in body:
             self.statement(stmt)
+            if id(stmt) in self.closing:
+                self.passed = True
 
     def statement(self, stmt: ast.stmt) -> None:  # noqa: C901 - one case per statement kind
         self.budget[0] -= 1
@@ -220,10 +318,10 @@ class Reader:
             if not _only_output(stmt.value) and not self.fill(stmt.value):
                 raise Unknown("a call for its effect")
         elif isinstance(stmt, ast.Raise):
-            raise Raised(_raised_kind(stmt))
+            raise Raised(_raised_kind(stmt), stmt)
         elif isinstance(stmt, ast.Assert):
             if not self.evaluate(stmt.test):
-                raise Raised("AssertionError")
+                raise Raised("AssertionError", stmt)
         elif isinstance(stmt, ast.Try):
             self.attempt(stmt)
         elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
@@ -263,6 +361,8 @@ class Reader:
                 self.frame[target.value.id][key] = value  # type: ignore[index]
             except TypeError:
                 raise Unknown("subscript assignment") from None
+        elif isinstance(target, ast.Attribute) and isinstance(owner := self.evaluate(target.value), Instance):
+            owner.values[target.attr] = value  # `self.quantization = quant_method`
         elif isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in target.elts):
             if isinstance(value, Outside) or not isinstance(value, (tuple, list, str)):
                 raise Unknown("unpacking")
@@ -295,6 +395,12 @@ class Reader:
 
     def imports(self, stmt: ast.Import | ast.ImportFrom) -> None:
         if isinstance(stmt, ast.ImportFrom):
+            try:  # a name of the package the extraction bound for this function (`analysis.helpers`)
+                self.frame.update({a.asname or a.name: self.evaluate(ast.Name(a.asname or a.name, ast.Load()))
+                                   for a in stmt.names})
+                return
+            except (Unknown, Raised):
+                pass
             if stmt.level or not stmt.module:
                 raise Unknown("relative import")
             if not self.world.installed(stmt.module):
@@ -310,7 +416,7 @@ class Reader:
 
     def loop(self, stmt: ast.For) -> None:
         items = self.evaluate(stmt.iter)
-        if isinstance(items, Outside) or not isinstance(items, (tuple, list, str, dict, set, frozenset, range)):
+        if isinstance(items, Outside) or not isinstance(items, (tuple, list, str, dict, set, frozenset, range, *_DICT_VIEWS)):
             raise Unknown("iteration")
         if isinstance(items, (set, frozenset)):
             raise Unknown("iteration order of a set")
@@ -323,6 +429,9 @@ class Reader:
             except _Continue:
                 continue
         self.block(stmt.orelse)
+
+
+_DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))  # in the dict's order
 
 
 class _Break(Exception):

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..core.formula import Spellings, apply_transforms, compare, literal_source, neg, terms
-from ..core.model import NEGATED_OP, And, Atom, Const, Flag, Formula, Lit, Not, Or, Rule, RuleKind, Term, TermKind
+from ..core.model import NEGATED_OP, RUN_FUNCTION, And, Atom, Const, Flag, Formula, Lit, Not, Or, Rule, RuleKind, Term, TermKind
 from ..logic.expressions import computable
 
 _MAX_WAYS = 6
@@ -101,6 +101,11 @@ def term_words(term: Term, flags: Flags) -> str:
 
 def atom_words(atom: Atom, flags: Flags, positive: bool = True) -> str:
     term = atom.term
+    run = _RUN_TERM.match(term.text) if atom.op == "truthy" else None
+    if run is not None:  # `raised_in("<module>:<Class>.<method>", n, ...)`: a check read by running it
+        method = code(run.group(1).rpartition(":")[2])
+        return (f"{method}, run over this launch's flags and the checkpoint's config, stops here" if positive
+                else f"{method}, run over this launch's flags and the checkpoint's config, does not stop here")
     subject = term_words(term, flags)
     op = atom.op if positive or atom.op == "truthy" else NEGATED_OP[atom.op]
     if atom.op == "truthy":
@@ -130,6 +135,9 @@ def atom_words(atom: Atom, flags: Flags, positive: bool = True) -> str:
         "contains": "includes", "not contains": "does not include",
     }[op]
     return f"{subject} {words} {other}"
+
+
+_RUN_TERM = re.compile(RUN_FUNCTION + r"""\(['"]([\w.:]+)['"], \d+""")
 
 
 def _truthy_words(atom: Atom, flags: Flags, positive: bool) -> str:

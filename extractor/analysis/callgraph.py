@@ -231,6 +231,7 @@ class Program:
         self._mutated: dict[tuple[str, str], bool] = {}  # (module, name) -> changed in place somewhere
         self._inlining: set[str] = set()  # helpers whose returns are being read (a cycle stops there)
         self._object_trees: dict[str, tuple] = {}  # methods with `self.x` as locals, by key (`_instance_method`)
+        self._reads: dict[str, frozenset[str]] = {}  # attributes of `self` a method reads, by key (`_instance_reads`)
         self._memoizing: dict[str, bool] = {}  # `memoizes`, by function key
         self.entry_points = self._entry_points()
         # Methods and properties of ServerArgs: `self.modelexpress_url` is a computed value, not a flag.
@@ -480,6 +481,8 @@ class Program:
         """The attributes of `self` a method reads, itself or through the methods it calls on `self`."""
         if _receiver(info) is None:
             return frozenset()
+        if info.key in self._reads:
+            return self._reads[info.key]
         module = self.modules[info.module]
         found: set[str] = set()
         todo, seen = [info.qualname], set()
@@ -492,7 +495,8 @@ class Program:
                 if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
                     found.add(node.attr)
                     todo.append(f"{info.class_name}.{node.attr}")
-        return frozenset(found)
+        self._reads[info.key] = frozenset(found)
+        return self._reads[info.key]
 
     def _full(self, memo: tuple, env: Env | None = None) -> FunctionSummary:
         """A walk with its syntax. When only its kept form is here, it is made again with every

@@ -15,7 +15,7 @@ from ..core.formula import atoms, conj, disj, fields_read, literal_source, neg, 
 from ..core.model import FALSE, RUN_FUNCTION, TRUE, Atom, Formula, RuleKind, Term, TermKind
 from .conditions import to_formula
 from .lines import Span, iter_statements
-from .normalize import classify, normalize, opaque, term_source, value_fields
+from .normalize import classify, normalize, term_source, value_fields
 from .paths import (
     ADDING_METHODS,
     GROWING_METHODS,
@@ -232,13 +232,15 @@ def walk_function(info: FunctionInfo, scope: Scope, spans: dict[int, Span], env:
     the attributes of the instance it reads."""
     summary = FunctionSummary(info, scope)
     walker = _Walker(summary, spans)
+    entry = dict(env or {})
     if node is not None:  # a method of an instance: its guards may be read by running it (`RunSites`)
-        walker.run_sites = RunSites(info.key, node, dict(env or {}), reads)
-    walker.suite((node or info.node).body, TRUE, dict(env or {}), ())
+        walker.run_sites = RunSites(info.key, node, entry, reads)
+    walker.suite((node or info.node).body, TRUE, dict(entry), ())
     return summary
 
 
 OBJECT_SEPARATOR = "__"  # `self.quantization` is walked as the local `self__quantization`
+OBJECT_PREFIX = "self" + OBJECT_SEPARATOR
 
 
 def object_local(receiver: str, attribute: str) -> str:
@@ -292,8 +294,6 @@ class _ObjectLocals(cst.CSTTransformer):
                         rpar=updated_node.rpar)
 
 
-
-
 class RunSites:
     """The raises and asserts of a method, in the order they stand, and what the instance holds when
     it is called: `raised_in("<method key>", <n>, quantization=..., ...)`, a term `check` reads by
@@ -338,9 +338,6 @@ def _value_source(value: Value, scope: Scope) -> tuple[str, tuple[str, ...]]:
             text = f"({option_text} if {render(condition)} else {text})"
         return text, tuple(sorted(fields))
     return term_source(cst.Name("_value"), scope, {"_value": value})
-
-
-OBJECT_PREFIX = "self" + OBJECT_SEPARATOR
 
 
 def _guard_statements(node: cst.FunctionDef) -> list[cst.CSTNode]:

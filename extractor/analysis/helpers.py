@@ -115,6 +115,8 @@ class _Finder:
         self.mutated = mutated  # (module summary, name) -> changed in place (a registry is no constant)
         self.changed_by_functions = changed_by_functions  # ... by a used function, not only at import
         self.kept: dict[str, Helper | None] = {}  # key -> definition, None when it cannot be read
+        self.called: dict[str, frozenset[str]] = {}  # key -> the names it calls as attributes (`cls.get_name()`)
+        self.lineages: dict[str, list[str]] = {}  # a class's import path -> it and its bases, where defined
 
     def resolve(self, dotted: str, name: str) -> str | None:
         """What a top-level name of a module denotes: a function, an import, or a constant it binds once."""
@@ -134,16 +136,18 @@ class _Finder:
         made = self._made(key)
         if made is None:
             return False
-        source, names, module = made
+        source, names, module, tree = made
+        self.called[key] = frozenset(n.func.attr for n in ast.walk(tree)
+                                     if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute))
         bound = []
-        for name, dotted, imported in [(n, module.dotted, n) for n in names] + _imported_inside(source, module.dotted):
+        for name, dotted, imported in [(n, module.dotted, n) for n in names] + _imported_inside(tree, module.dotted):
             target = self.resolve(dotted, imported)
             if target is not None and (target.startswith(_NOT_KEPT) or self.define(target, depth + 1)):
                 bound.append((name, target))
         self.kept[key] = Helper(key, source, tuple(sorted(bound)))
         return True
 
-    def _made(self, key: str) -> tuple[str, list[str], ModuleSummary] | None:
+    def _made(self, key: str) -> tuple[str, list[str], ModuleSummary, ast.AST] | None:
         dotted, _, name = key.partition(":")
         module = self.module(dotted)
         if module is None:
@@ -155,21 +159,19 @@ class _Finder:
                 return None
             plain = copy.copy(node)
             plain.decorator_list, plain.returns, plain.body = [], None, _without_docstring(node.body)
-            text = ast.unparse(plain)
-            return text, sorted(_free_names(node)), module
+            return ast.unparse(plain), sorted(_free_names(node)), module, node
         value = _constant_value(module, name)
         if value is None or f"global {name}" in module.text:
             return None  # a name bound more than once, or one a function rebinds: no constant
         if not self.mutated(module, name):
-            return ast.unparse(value), sorted(_names_read(value)), module
+            return ast.unparse(value), sorted(_names_read(value)), module, value
         if self.changed_by_functions(module, name):
             return None  # a registry its functions fill: what it holds depends on what ran
         made = _made_at_import(module.declarations.body, name)
         if made is None:
             return None
         program = ast.Module(made, [])
-        return ast.unparse(program), sorted(_names_read(program) - {name}), module
-
+        return ast.unparse(program), sorted(_names_read(program) - {name}), module, program
 
     def classes(self) -> None:
         """Keep, for every class kept code names (`{"fp8": Fp8Config}`) or runs a method of, its bases
@@ -177,15 +179,8 @@ class _Finder:
         `cls.get_name()`): what `check` looks up along the class's bases when such a call meets it."""
         done: set[tuple[str, str]] = set()
         while True:
-            paths, called = set(), set()
-            for key, helper in list(self.kept.items()):
-                if helper is None or key.startswith(CLASS_PREFIX):
-                    continue
-                paths.update(t[len("class:"):] for _, t in helper.names if t.startswith("class:"))
-                dotted, _, name = key.partition(":")
-                if "." in name:
-                    paths.add(f"{dotted}.{name.rpartition('.')[0]}")
-                called.update(_called_attributes(helper.source))
+            paths = self._named_classes()
+            called = set().union(*(self.called.get(key, ()) for key, helper in self.kept.items() if helper is not None))
             todo = [(path, attr) for path in sorted(paths) for attr in sorted(called) if (path, attr) not in done]
             if not todo:
                 return
@@ -197,6 +192,18 @@ class _Finder:
                     if module is not None and f"{cls}.{attr}" in module.functions:
                         self.define(f"{dotted}:{cls}.{attr}", 0)
                         break
+
+    def _named_classes(self) -> set[str]:
+        """The import paths of the classes kept code names, and of those whose methods were kept."""
+        paths = set()
+        for key, helper in self.kept.items():
+            if helper is None:
+                continue
+            paths.update(t[len("class:"):] for _, t in helper.names if t.startswith("class:"))
+            dotted, _, name = key.partition(":")
+            if "." in name:
+                paths.add(f"{dotted}.{name.rpartition('.')[0]}")
+        return paths
 
     def _defining(self, path: str) -> str | None:
         """Where a class named by an import path is defined (`quantization.awq.AWQConfig` re-exported
@@ -216,6 +223,11 @@ class _Finder:
 
     def _lineage(self, path: str) -> list[str]:
         """The class and its bases, depth first (single inheritance, as the registries use it)."""
+        if path not in self.lineages:
+            self.lineages[path] = self._bases(path)
+        return self.lineages[path]
+
+    def _bases(self, path: str) -> list[str]:
         found: list[str] = []
         while path and len(found) < MAX_DEPTH:
             path = self._defining(path) or ""
@@ -235,13 +247,10 @@ class _Finder:
         owners: dict[str, dict[str, str]] = {}
         for key, helper in self.kept.items():
             dotted, _, name = key.partition(":")
-            if helper is not None and "." in name and not key.startswith(CLASS_PREFIX):
+            if helper is not None and "." in name:
                 cls, _, attr = name.rpartition(".")
                 owners.setdefault(f"{dotted}.{cls}", {})[attr] = key
-        paths = set(owners)
-        for helper in self.kept.values():
-            if helper is not None:
-                paths.update(t[len("class:"):] for _, t in helper.names if t.startswith("class:"))
+        paths = self._named_classes()
         entries = []
         for path in sorted(paths):
             lineage = self._lineage(path)
@@ -252,13 +261,9 @@ class _Finder:
         return entries
 
 
-def _imported_inside(source: str, dotted: str) -> list[tuple[str, str, str]]:
+def _imported_inside(tree: ast.AST, dotted: str) -> list[tuple[str, str, str]]:
     """(local name, module, name) of a function's own `from module import name` (as `logic.helpers`
     binds them when it reads the import): a module of the package read like the function's own."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
@@ -267,14 +272,6 @@ def _imported_inside(source: str, dotted: str) -> list[tuple[str, str, str]]:
                 if node.level else node.module or ""
             found.extend((a.asname or a.name, target, a.name) for a in node.names if a.name != "*")
     return found
-
-
-def _called_attributes(source: str) -> set[str]:
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return set()
-    return {n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
 
 
 _MAKING_CALLS = frozenset({"update", "append", "add", "extend"})

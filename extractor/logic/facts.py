@@ -22,9 +22,9 @@ from importlib import resources
 from pathlib import Path
 
 from ..core.errors import UsageError
+from ..core.model import RUN_FUNCTION
 from .environment import EnvVar, env_default, parse_env
 from .expressions import BINARY_OPERATORS, Unknown, boolean_operation, comparison_chain
-from ..core.model import RUN_FUNCTION
 from .helpers import (
     MAX_STEPS,
     BoundMethod,

@@ -154,9 +154,10 @@ class BoundMethod:
         self.receiver = receiver
 
 
-def guard_statements(function: ast.FunctionDef) -> list[ast.stmt]:
+@lru_cache(maxsize=256)
+def guard_statements(function: ast.FunctionDef) -> tuple[ast.stmt, ...]:
     """A function's raises and asserts in source order, nested functions and classes left out (as
-    `analysis.guards` counts them for a run term)."""
+    `analysis.guards` counts them for a run term); once per parsed helper."""
     found: list[ast.stmt] = []
 
     def visit(node: ast.AST) -> None:
@@ -168,9 +169,10 @@ def guard_statements(function: ast.FunctionDef) -> list[ast.stmt]:
             visit(child)
 
     visit(function)
-    return found
+    return tuple(found)
 
 
+@lru_cache(maxsize=256)
 def closing_statements(function: ast.FunctionDef, target: ast.stmt) -> frozenset[int]:
     """The statements around `target` whose end, with no loop around them to run them again, means
     `target` was not reached."""
@@ -278,7 +280,7 @@ class Reader:
         self.frame = frame
         self.world = world
         self.budget = budget  # one counter shared by nested calls
-        # Statements whose end means a watched raise was not reached (`guard_watch`), and whether one ended.
+        # Statements whose end means a watched raise was not reached (`closing_statements`), and whether one ended.
         self.closing: frozenset[int] = frozenset()
         self.passed = False
 

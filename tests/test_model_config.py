@@ -517,8 +517,8 @@ CASES = [
 ]
 
 # The checkpoint's quantization against `--quantization` and what the machine registers.
-UNKNOWN_QUANTIZATION = "Unknown quantization method: {self__quantization}."
-MISMATCH = "Checkpoint quantization ({quant_method}) differs from --quantization ({self__quantization})."
+UNKNOWN_QUANTIZATION = "Unknown quantization method: {self.quantization}."
+MISMATCH = "Checkpoint quantization ({quant_method}) differs from --quantization ({self.quantization})."
 GPT_OSS = {"architectures": ["GptOssForCausalLM"], "max_position_embeddings": 131072,
            "quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn"]}}
 QWEN_AWQ = {"architectures": ["Qwen2ForCausalLM"], "max_position_embeddings": 32768,
@@ -593,6 +593,20 @@ def test_another_checkpoints_config_stays_unknown(ruleset, tmp_path: Path) -> No
     assert LONGER in {f.rule.message for f in elsewhere.findings} and not elsewhere.definite
 
 
+@pytest.mark.parametrize("argv, config, platform, filled", [
+    (["--quantization", "fp8"], "GPT_OSS", "H100", "Checkpoint quantization (mxfp4) differs from --quantization (fp8)."),
+    (["--quantization", "MXFP4"], "LLAMA_31", "cpu", "Unknown quantization method: mxfp4."),
+    ([], "GPT_OSS", "cpu", "Unknown quantization method: mxfp4."),
+])
+def test_a_run_check_s_message_holds_the_values_where_it_stopped(ruleset, tmp_path: Path, argv, config, platform,
+                                                                  filled) -> None:
+    """`{quant_method}` and `{self.quantization}` as the method held them when it raised: lower-cased,
+    taken from the checkpoint when no flag gives it."""
+    (tmp_path / "config.json").write_text(json.dumps(globals()[config]), encoding="utf-8")
+    report = check(ruleset, ["--model-path", str(tmp_path), *argv], platform=find_platform(platform))
+    assert [f.message for f in report.definite][:1] == [filled]
+
+
 def test_a_method_the_walk_loses_is_run_and_worded(ruleset) -> None:
     """The quantization checks read `self.quantization` after a loop rewrote it: their triggers run
     `_verify_quantization` (`raised_in(...)`), and the words say so without the term's source."""
@@ -605,3 +619,26 @@ def test_a_method_the_walk_loses_is_run_and_worded(ruleset) -> None:
     assert runs and all("ModelConfig._verify_quantization'" in a.term.text for a in runs)
     words = atom_words(runs[0], Flags(ruleset.flags))
     assert words.startswith("`ModelConfig._verify_quantization`, run over") and RUN_FUNCTION not in words
+
+
+def test_a_run_check_s_page_says_it_in_words_on_every_call_path(ruleset) -> None:
+    """The run term is the rule's own test even where two call paths hand the method other versions
+    of a flag (`quantization__v1`, `quantization__v9`): the page says it once, in words."""
+    from dataclasses import replace
+
+    from extractor.core.formula import atoms
+    from extractor.core.model import RUN_FUNCTION, And, Atom, Or
+    from extractor.products.pages import page
+    from extractor.products.words import Flags, split_condition
+
+    rule = next(r for r in ruleset.rules if r.message == MISMATCH)
+    run = next(a for a in atoms(rule.trigger) if a.term.text.startswith(RUN_FUNCTION + "("))
+    other = Atom(replace(run.term, text=run.term.text.replace("quantization=", "quantization=(None or ") + ")",
+                         name=run.term.name + " "))
+    reach = next(a for a in atoms(rule.trigger) if a is not run)
+    two_paths = replace(rule, trigger=Or((And((reach, run)), And((Atom(replace(reach.term, text="x", name="x")), other)))))
+    own, _ = split_condition(two_paths)
+    assert own == [run]
+    text = page(two_paths, Flags(ruleset.flags), {"label": "fixture"}, {r.id: r for r in ruleset.rules})
+    meaning = text.split("## What it means")[1].split("## Source")[0]
+    assert "Rejected when `ModelConfig._verify_quantization`, run over" in meaning and RUN_FUNCTION not in meaning

@@ -371,6 +371,7 @@ def _lost_local(term: Term, env: Env) -> bool:
 
 
 _NAMES = re.compile(r"(?<![\w.'\"])[A-Za-z_]\w*")
+_OBJECT_LOCAL = re.compile(r"(?<![\w.])" + OBJECT_PREFIX + r"(?=[A-Za-z_])")
 
 
 def _simple_assignments(node: cst.FunctionDef):
@@ -402,6 +403,11 @@ class _Walker:
         if self.run_sites is None or not any(_lost_local(a.term, env) for a in atoms(condition)):
             return None
         return self.run_sites.reached(node, self.scope)
+
+    def as_written(self, message: str) -> str:
+        """A message of an instance's method as its source spells it: `{self.quantization}`, not the
+        local `self__quantization` the walk reads it as."""
+        return _OBJECT_LOCAL.sub("self.", message) if self.run_sites is not None else message
 
     @contextmanager
     def within(self, test: Formula):
@@ -652,6 +658,7 @@ class _Walker:
                 message, static = message_of(node.msg, self.scope, env)
             else:  # the launch fails with a bare AssertionError at this line: say so, with what it asserts
                 message, static = f"AssertionError without a message: assert {' '.join(code(node.test).split())}", True
+            message = self.as_written(message)
             self.order += 1
             self.summary.guards.append(
                 GuardEvent(
@@ -699,6 +706,7 @@ class _Walker:
             exception = dotted_name(exc) or code(exc)
             if type(exc) is cst.Name and exc.value in env:
                 exception, message, static = None, "{" + exc.value + "}", False
+        message = self.as_written(message)
         self.order += 1
         self.summary.guards.append(
             GuardEvent(RuleKind.RAISE, exception, message, static, line, end_line, ctx, nest, self.order, self.anchor(),

@@ -19,7 +19,7 @@ from ..core.formula import (CONVENTION, OneOf, Spellings, apply_transforms, conj
                             render, render_flags)
 from ..core.model import And, Atom, Const, Formula, Not, Or, Rule, Term, TermKind, Write
 from .environment import EnvVar, env_default, parse_env
-from .facts import MODEL_CONFIG_FIELDS, PATH_TEST, Facts
+from .facts import MODEL_CONFIG_FIELDS, PATH_TEST, Facts, run_site
 from .expressions import UNKNOWN, Unknown, safe_eval
 
 # ---- values of terms ---------------------------------------------------------------------------------
@@ -464,7 +464,25 @@ def filled_message(rule: Rule, context: Context, rewritten: Container[str] = ())
             return match.group(0)
         return repr(values[0]) if conversion == "!r" else str(values[0])
 
-    return _FIELD_PLACEHOLDER.sub(fill, rule.message) if "{" in rule.message else rule.message
+    if "{" not in rule.message:
+        return rule.message
+    sites = [site for atom in every_atom(rule.trigger) if (site := run_site(atom.term.text)) is not None]
+    if sites:  # a check `check` runs: its placeholders are the method's own values where it stopped
+        stops = context.facts.stops if context.facts is not None else {}
+        held = next((stops[site] for site in sites if site in stops), None)
+        return _HELD_PLACEHOLDER.sub(lambda m: _held(m, held), rule.message) if held else rule.message
+    return _FIELD_PLACEHOLDER.sub(fill, rule.message)
+
+
+# `{quant_method}`, `{self.quantization!r}`: a placeholder of a local or an attribute of the instance.
+_HELD_PLACEHOLDER = re.compile(r"(?<!\{)\{((?:self\.)?[A-Za-z_]\w*)(![rs])?\}(?!\})")
+
+
+def _held(match: re.Match, held: Mapping[str, object]) -> str:
+    name, conversion = match.groups()
+    if name not in held:
+        return match.group(0)
+    return repr(held[name]) if conversion == "!r" else str(held[name])
 
 
 def every_atom(f: Formula) -> list[Atom]:

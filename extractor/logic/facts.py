@@ -390,6 +390,9 @@ class Facts:
     env: Mapping[str, str] = field(default_factory=dict)  # the launch's environment; a name not in it is unset
     envs: Mapping[str, EnvVar] | None = None  # environ.py's declarations (`envs.X.get()`), when at hand
     _cache: dict[str, object] = field(default_factory=dict, init=False, repr=False)
+    # Where a run term's method stopped at its raise: (method key, n) -> what it held there, its locals
+    # and `self.<attribute>`s of plain values, for the message (`filled_message`).
+    stops: dict[tuple[str, int], dict[str, object]] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def world(self) -> World:
@@ -683,7 +686,11 @@ class _Evaluator:
             inside.locals.update(bind_arguments(function, [instance], {}, inside.eval))
             reader.run(function.body)
         except Raised as raised:
-            return raised.site is sites[number]
+            if raised.site is not sites[number]:
+                return False
+            held = {**{f"self.{k}": v for k, v in instance.values.items()}, **inside.locals}
+            self.facts.stops[(key, number)] = {k: v for k, v in held.items() if _plain(v)}
+            return True
         except (Unknown, RecursionError):
             if reader.passed:
                 return False
@@ -934,6 +941,24 @@ class _Evaluator:
             raise Unknown("unpacking")
         for element, item in zip(target.elts, values):
             self._bind(element, item)
+
+
+def run_site(text: str) -> tuple[str, int] | None:
+    """The method key and the raise's number of a run term's source (`raised_in('m:C.f', 2, ...)`)."""
+    found = _RUN_SITE.match(text)
+    return (found.group(1), int(found.group(2))) if found else None
+
+
+_RUN_SITE = re.compile(RUN_FUNCTION + r"""\(['"]([\w.:]+)['"], (\d+)""")
+
+
+def _plain(value: object) -> bool:
+    """A value a message may show as Python formats it: no fact object inside."""
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(_plain(k) and _plain(v) for k, v in value.items())
+    return value is None or isinstance(value, (str, int, float, bool))
 
 
 class PathValue:

@@ -14,8 +14,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..core.formula import Spellings, apply_transforms, compare, literal_source, neg, terms
-from ..core.model import NEGATED_OP, RUN_FUNCTION, And, Atom, Const, Flag, Formula, Lit, Not, Or, Rule, RuleKind, Term, TermKind
+from ..core.model import NEGATED_OP, And, Atom, Const, Flag, Formula, Lit, Not, Or, Rule, RuleKind, Term, TermKind
 from ..logic.expressions import computable
+from ..logic.facts import run_site
 
 _MAX_WAYS = 6
 _WAYS_PER_PART = 4  # ways of each part of a conjunction tried in combinations
@@ -101,9 +102,9 @@ def term_words(term: Term, flags: Flags) -> str:
 
 def atom_words(atom: Atom, flags: Flags, positive: bool = True) -> str:
     term = atom.term
-    run = _RUN_TERM.match(term.text) if atom.op == "truthy" else None
+    run = run_site(term.text) if atom.op == "truthy" else None
     if run is not None:  # `raised_in("<module>:<Class>.<method>", n, ...)`: a check read by running it
-        method = code(run.group(1).rpartition(":")[2])
+        method = code(run[0].rpartition(":")[2])
         return (f"{method}, run over this launch's flags and the checkpoint's config, stops here" if positive
                 else f"{method}, run over this launch's flags and the checkpoint's config, does not stop here")
     subject = term_words(term, flags)
@@ -135,9 +136,6 @@ def atom_words(atom: Atom, flags: Flags, positive: bool = True) -> str:
         "contains": "includes", "not contains": "does not include",
     }[op]
     return f"{subject} {words} {other}"
-
-
-_RUN_TERM = re.compile(RUN_FUNCTION + r"""\(['"]([\w.:]+)['"], \d+""")
 
 
 def _truthy_words(atom: Atom, flags: Flags, positive: bool) -> str:
@@ -233,13 +231,22 @@ def split_condition(rule: Rule, siblings: Iterable[Rule] = ()) -> tuple[list[For
         splits.append((own, [p for p in parts if p not in own]))
     if len(splits) == 1:
         return splits[0]
-    own = [p for p in splits[0][0] if all(p in s[0] for s in splits)]
+    own = [p for p in splits[0][0] if all(any(_same_test(p, q) for q in s[0]) for s in splits)]
     if not own:
         return [], [rule.effective]
-    rests = [[p for p in conjuncts(path) if p not in own] for path in paths]
+    rests = [[p for p in conjuncts(path) if not any(_same_test(p, o) for o in own)] for path in paths]
     common = [p for p in rests[0] if all(p in r for r in rests)]
     either = Or(tuple(And(tuple(r)) if len(r) > 1 else r[0] for r in ([p for p in r if p not in common] for r in rests) if r))
     return own, common + ([either] if either.args else [])
+
+
+def _same_test(a: Formula, b: Formula) -> bool:
+    """The same own test on two call paths: equal, or the same method run to the same raise (the
+    values it is run over differ by path: `quantization__v1`, `quantization__v9`)."""
+    if a == b:
+        return True
+    sites = [run_site(f.term.text) if isinstance(f, Atom) and f.op == "truthy" else None for f in (a, b)]
+    return sites[0] is not None and sites[0] == sites[1]
 
 
 def own_lines(rule: Rule) -> set[str]:
@@ -278,6 +285,8 @@ def outside_terms(rule: Rule) -> dict[str, list[str]]:
     for term in terms(rule.effective):
         if term.kind in (TermKind.FIELD, TermKind.RESOLVED) or term.kind is TermKind.OPAQUE and computable(term):
             continue  # the launch's own values: typed, or as the run resolved them from what was typed
+        if run_site(term.text) is not None:
+            continue  # a method `check` runs over the launch: the words of the rule's own test say it
         if term.text not in found[term.kind.value]:
             found[term.kind.value].append(term.text)
     return {k: sorted(v) for k, v in sorted(found.items()) if v}

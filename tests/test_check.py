@@ -621,3 +621,65 @@ def test_messages_show_the_launch_s_values_where_it_decides_them(ruleset) -> Non
     assert [f.text for f in undecided.findings if f.rule.message == PAGE] == [PAGE]
     world = check(ruleset, ["--model-path", "m", "--tp-size", "4", "--dp-size", "4"])
     assert [f.text for f in world.definite if f.rule.message == WORLD] == [WORLD]
+
+
+PLACEHOLDER_PACKAGE = {
+    "sglang/__init__.py": "",
+    "sglang/srt/__init__.py": "",
+    "sglang/srt/server_args.py": '''
+import argparse
+import dataclasses
+from typing import Optional
+
+SUPPORTED = ("flashinfer", "fa3")
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str = "m"
+    attention_backend: Optional[str] = None
+    transport: str = "tcp"
+    page_size: int = 1
+
+    def __post_init__(self):
+        self._check_transport()
+        self._check_backend()
+
+    def _check_transport(self):
+        sysfs_path = "/sys/class/infiniband"
+        mode = self.transport
+        if mode == "ib":
+            raise ValueError(f"InfiniBand sysfs path not found: {sysfs_path}.")
+        if mode == "rdma":
+            raise ValueError(f"transport {mode} is not supported.")
+
+    def _check_backend(self):
+        backend = self.attention_backend
+        allowed = ("flashinfer", "fa3")
+        if self.page_size > 1 and backend not in allowed:
+            raise ValueError(f"page_size > 1 needs one of {allowed}; got {backend} ({backend!r}).")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, default=ServerArgs.model_path)
+        parser.add_argument("--attention-backend", type=str, default=ServerArgs.attention_backend)
+        parser.add_argument("--transport", type=str, default=ServerArgs.transport)
+        parser.add_argument("--page-size", type=int, default=ServerArgs.page_size)
+''',
+}
+
+
+def test_placeholders_of_locals_show_what_they_hold(tmp_path: Path) -> None:
+    """A local bound to a literal or read from a flag fills its placeholder as SGLang prints it (a
+    tuple as a tuple, `!r` as the value's repr)."""
+    from tests.packages import package_ruleset
+
+    ruleset = package_ruleset(tmp_path, PLACEHOLDER_PACKAGE)
+    transport = check(ruleset, ["--transport", "ib"])
+    assert [f.text for f in transport.definite] == ["InfiniBand sysfs path not found: /sys/class/infiniband."]
+    assert [f.text for f in check(ruleset, ["--transport", "rdma"]).definite] == ["transport rdma is not supported."]
+    backend = check(ruleset, ["--page-size", "16", "--attention-backend", "triton"])
+    assert [f.text for f in backend.definite] == [
+        "page_size > 1 needs one of ('flashinfer', 'fa3'); got triton ('triton')."]
+    template = next(r.message for r in ruleset.rules if r.message.startswith("page_size > 1"))
+    assert template == "page_size > 1 needs one of {allowed}; got {backend} ({backend!r})."  # as the source writes it

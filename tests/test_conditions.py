@@ -485,7 +485,7 @@ MESSAGES = [
     pytest.param('raise ValueError("implicit " "concatenation")', "ValueError", "implicit concatenation", True,
                  id="implicit-concatenation"),
     pytest.param('raise ValueError(f"got {cfg.b!r} for --b, want {server_args.c + 1}")', "ValueError",
-                 "got {cfg.b} for --b, want {server_args.c + 1}", False, id="f-string"),
+                 "got {cfg.b!r} for --b, want {server_args.c + 1}", False, id="f-string"),
     pytest.param('raise ValueError("plus " + str(cfg.c))', "ValueError", "plus {str(cfg.c)}", False, id="concatenation"),
     pytest.param('raise ValueError("percent %s" % cfg.d)', "ValueError", "percent %s", False, id="percent-format"),
     pytest.param('message = "from a local"\n    raise ValueError(message)', "ValueError", "from a local", True,

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from ..core.formula import atoms, conj, disj, fields_read, literal_source, neg, render, replaced, terms
-from ..core.model import FALSE, RUN_FUNCTION, TRUE, Atom, Formula, RuleKind, Term, TermKind
-from .conditions import to_formula
+from ..core.model import FALSE, RUN_FUNCTION, TRUE, Atom, Formula, Lit, RuleKind, Term, TermKind
+from .conditions import to_formula, to_term
 from .lines import Span, iter_statements
 from .normalize import classify, normalize, term_source, value_fields
 from .paths import (
@@ -81,6 +81,7 @@ class GuardEvent:
     # When it fires, as `check` reads it by running the method over the launch's values (`RunSites`),
     # where the walk lost a value its test reads; None: the condition says it.
     run: Formula | None = None
+    placeholders: tuple[tuple[str, Lit | Term], ...] = ()  # `Rule.placeholders`
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,11 +304,14 @@ class RunSites:
 
     def __init__(self, key: str, node: cst.FunctionDef, entry: Env, reads: frozenset[str]) -> None:
         self.key = key
+        self.node = node
         self.entry = entry
         self.reads = reads
-        self.sites = {id(n): i for i, n in enumerate(_guard_statements(node))}
+        self.sites: dict[int, int] | None = None  # counted when a guard first needs it (few do)
 
     def reached(self, node: cst.Raise | cst.Assert, scope: Scope) -> Formula | None:
+        if self.sites is None:
+            self.sites = {id(n): i for i, n in enumerate(_guard_statements(self.node))}
         number = self.sites.get(id(node))
         if number is None:
             return None
@@ -654,8 +658,10 @@ class _Walker:
             return TRUE, FALSE, env
         if type(node) is cst.Assert:
             failed = neg(to_formula(node.test, self.scope, env))
+            placeholders: tuple[tuple[str, Lit | Term], ...] = ()
             if node.msg is not None:
                 message, static = message_of(node.msg, self.scope, env)
+                placeholders = placeholder_values(node.msg, self.scope, env)
             else:  # the launch fails with a bare AssertionError at this line: say so, with what it asserts
                 message, static = f"AssertionError without a message: assert {' '.join(code(node.test).split())}", True
             message = self.as_written(message)
@@ -663,7 +669,7 @@ class _Walker:
             self.summary.guards.append(
                 GuardEvent(
                     RuleKind.ASSERT, "AssertionError", message, static, line, end_line, conj(ctx, failed), nest,
-                    self.order, self.anchor(failed), self.run_condition(node, conj(ctx, failed), env),
+                    self.order, self.anchor(failed), self.run_condition(node, conj(ctx, failed), env), placeholders,
                 )
             )
             return FALSE, FALSE, env
@@ -697,11 +703,13 @@ class _Walker:
         exc = node.exc
         exception: str | None = None
         message, static = "", True
+        placeholders: tuple[tuple[str, Lit | Term], ...] = ()
         if type(exc) is cst.Call:
             exception = dotted_name(exc.func) or code(exc.func)
             arg = _message_arg(exc)
             if arg is not None:
                 message, static = message_of(arg, self.scope, env)
+                placeholders = placeholder_values(arg, self.scope, env)
         elif exc is not None:
             exception = dotted_name(exc) or code(exc)
             if type(exc) is cst.Name and exc.value in env:
@@ -710,7 +718,7 @@ class _Walker:
         self.order += 1
         self.summary.guards.append(
             GuardEvent(RuleKind.RAISE, exception, message, static, line, end_line, ctx, nest, self.order, self.anchor(),
-                       self.run_condition(node, ctx, env))
+                       self.run_condition(node, ctx, env), placeholders)
         )
 
     def assign(self, target, value, ctx, env: Env, nest, line: int, end_line: int) -> Env:
@@ -981,6 +989,63 @@ def message_of(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[str, b
     except SyntaxError:
         return "{" + source + "}", False
     return message_text(tree, lambda n: ast.get_source_segment(wrapped, n) or ast.unparse(n))
+
+
+def placeholder_values(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[tuple[str, Lit | Term], ...]:
+    """What the message's placeholders of a bare name hold where it is raised, when the walk knows: a
+    plain literal (`ib_sysfs_path = "/sys/class/infiniband"`), the field a local was read from
+    (`backend = cfg.attention_backend`: the field's value there), or a term over no field that a
+    checker evaluates (`{DETERMINISTIC_ATTENTION_BACKEND_CHOICES}`, a registry the platform fills).
+    Placeholders with a format spec are left as written."""
+    while type(node) is cst.Name and isinstance(env.get(node.value), Bound):  # `raise ValueError(msg)`
+        bound = env[node.value]
+        node, env, scope = bound.node, bound.env, bound.scope or scope  # type: ignore[union-attr]
+    parts = [p for string in _formatted_strings(node) for p in string.parts
+             if type(p) is cst.FormattedStringExpression and type(p.expression) is cst.Name]
+    # `{x!r}` is filled as `repr(x)` (the message keeps the conversion); a format spec is left as written.
+    converted = {p.expression.value for p in parts if p.format_spec is not None or p.conversion not in (None, "r", "s")}
+    found: dict[str, Lit | Term] = {}
+    for part in parts:
+        name = part.expression.value
+        if name in converted or name in found or field_of(part.expression, scope, env) is not None:
+            continue  # a server argument's own placeholder: `check` fills those already
+        value = to_term(part.expression, scope, env)
+        if isinstance(value, Lit) and isinstance(value.value, tuple):
+            value = _displayed(value, env.get(name))
+        if _shown(value, name):
+            found[name] = value  # type: ignore[assignment]
+    return tuple(sorted(found.items(), key=lambda item: item[0]))
+
+
+def _shown(value: Lit | Term | None, name: str) -> bool:
+    """A placeholder's value `check` can show: a plain literal, a field read as it is, or a term over
+    no field that is no lost local's own name (a module constant's name is fine: the facts read it)."""
+    if isinstance(value, Lit):
+        return value.value is None or isinstance(value.value, (str, int, float, bool))
+    if not isinstance(value, Term):
+        return False
+    if value.kind is TermKind.FIELD:
+        return not value.transforms
+    return not value.fields and (value.text.isupper() or value.text != name and not value.text.isidentifier())
+
+
+def _formatted_strings(node: cst.BaseExpression) -> Iterator[cst.FormattedString]:
+    if type(node) is cst.ConcatenatedString:
+        yield from _formatted_strings(node.left)
+        yield from _formatted_strings(node.right)
+    elif type(node) is cst.FormattedString:
+        yield node
+
+
+def _displayed(value: Lit, bound: object) -> Lit | None:
+    """A tuple literal as the message prints it, when the local is bound to a display that says which
+    kind of sequence it is (`("flashinfer", "fa3")` prints as a tuple, `[...]` as a list)."""
+    node = bound.node if isinstance(bound, Bound) else None
+    if type(node) is cst.Tuple:
+        return Lit(str(value.value))
+    if type(node) is cst.List:
+        return Lit(str(list(value.value)))  # type: ignore[arg-type]
+    return None
 
 
 def import_bindings(node: cst.Import | cst.ImportFrom, file: str) -> dict[str, str]:

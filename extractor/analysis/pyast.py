@@ -100,7 +100,7 @@ def message_text(node: ast.expr, text_of: Callable[[ast.AST], str]) -> tuple[str
                 parts.append(str(value.value))
             elif isinstance(value, ast.FormattedValue):
                 static = False
-                parts.append("{" + text_of(value.value) + "}")
+                parts.append("{" + text_of(value.value) + _conversion(value) + "}")
         return "".join(parts), static
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         left, s1 = message_text(node.left, text_of)
@@ -117,6 +117,15 @@ def message_text(node: ast.expr, text_of: Callable[[ast.AST], str]) -> tuple[str
     ):
         return node.func.value.value, False
     return "{" + text_of(node) + "}", False
+
+
+def _conversion(value: ast.FormattedValue) -> str:
+    """`!r` and a constant format spec (`:.2f`) as the f-string writes them: how the value is shown."""
+    text = f"!{chr(value.conversion)}" if value.conversion != -1 else ""
+    spec = value.format_spec
+    if isinstance(spec, ast.JoinedStr) and all(isinstance(v, ast.Constant) for v in spec.values):
+        text += ":" + "".join(str(v.value) for v in spec.values)  # type: ignore[union-attr]
+    return text
 
 
 def absolute_module(module: str, level: int, file: str) -> str:

@@ -44,6 +44,7 @@ def _guard_rule(module: ModuleSummary, fn: Walk, g: GuardEvent) -> Rule:
         snippet=snippet(module.lines, g.line, g.end_line, g.enclosing, fn.body_line),
         condition=g.condition,
         enclosing=g.enclosing,
+        placeholders=g.placeholders,
     )
 
 

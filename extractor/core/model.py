@@ -234,6 +234,9 @@ class Rule:
     order: int | None = None  # place in the run's execution order (1 = first); None when unreachable
     # adjustments: the value written, over launch values: (when, literal or term) cases
     assigns: tuple[tuple[Formula, Lit | Term], ...] = ()
+    # guards: what a message's placeholder of a local or a constant holds where it is raised, when the
+    # walk knows (`{ib_sysfs_path}` -> "/sys/class/infiniband", `{backend}` -> the field it was read from)
+    placeholders: tuple[tuple[str, Lit | Term], ...] = ()
 
     @property
     def effective(self) -> Formula:

@@ -240,6 +240,8 @@ def rule_json(rule: Rule, cache: dict | None = None, spellings: Spellings = CONV
         if rule.assigns:
             data["assigns"] = [{"when": formula_json(when, cache, spellings), "value": _operand_json(value, spellings)}
                                for when, value in rule.assigns]
+    if rule.placeholders:
+        data["placeholders"] = [{"name": name, "value": _operand_json(value, spellings)} for name, value in rule.placeholders]
     if rule.example is not None:
         data["example"] = {"before": list(rule.example.before), "after": list(rule.example.after)}
     return data
@@ -271,6 +273,7 @@ def rule_from_json(data: dict, intern: dict | None = None) -> Rule:
         order=data.get("order"),
         assigns=tuple((formula_from_json(a["when"], intern), _operand_from_json(a["value"]))
                       for a in data.get("assigns", ())),
+        placeholders=tuple((p["name"], _operand_from_json(p["value"])) for p in data.get("placeholders", ())),
     )
 
 

@@ -17,7 +17,7 @@ from ..core.formula import (CONVENTION, OneOf, Spellings, apply_transforms, conj
                             parse_pinned,
                             pinned_in, pinned_name,
                             render, render_flags)
-from ..core.model import And, Atom, Const, Formula, Not, Or, Rule, Term, TermKind, Write
+from ..core.model import And, Atom, Const, Formula, Lit, Not, Or, Rule, Term, TermKind, Write
 from .environment import EnvVar, env_default, parse_env
 from .facts import MODEL_CONFIG_FIELDS, PATH_TEST, Facts, run_site
 from .expressions import UNKNOWN, Unknown, safe_eval
@@ -443,46 +443,70 @@ class Evaluator:
         return kinds or ({"code"} if typed is UNKNOWN else set())
 
 
-# `{cfg.attention_backend}`, `{self.tp_size!r}`: a placeholder of a message that reads one field.
-_FIELD_PLACEHOLDER = re.compile(r"(?<!\{)\{(?:self|cfg|view|server_args|args|sa|sargs)\.([a-z_][a-z0-9_]*)(![rs])?\}(?!\})")
-
-
 def filled_message(rule: Rule, context: Context, rewritten: Container[str] = ()) -> str:
-    """The rule's message with each placeholder that reads one server argument filled with the value
-    the field holds where the guard runs, when the launch decides it (one value); others as written,
-    and so are the fields in `rewritten` (an adjustment that may run may change them first)."""
-    def fill(match: re.Match) -> str:
-        name, conversion = match.groups()
+    """The rule's message with its placeholders filled with what the launch shows there, where it
+    is decided (one value): a placeholder reading one server argument with the value the field holds
+    where the guard runs (not the fields in `rewritten`: an adjustment that may run may change them
+    first); a local's or a constant's with what the extraction found it holds (`Rule.placeholders`);
+    a check `check` runs with the method's own values where it stopped. Others as written."""
+    if "{" not in rule.message:
+        return rule.message
+    sites = [site for atom in every_atom(rule.trigger) if (site := run_site(atom.term.text)) is not None]
+    if sites:
+        stops = context.facts.stops if context.facts is not None else {}
+        held = next((stops[site] for site in sites if site in stops), None)
+        return _HELD_PLACEHOLDER.sub(lambda m: _shown(m, held.get(m.group(1), _NOT_SHOWN)), rule.message) \
+            if held else rule.message
+
+    def field_value(name: str) -> object:
         if name in rewritten:
-            return match.group(0)
+            return _NOT_SHOWN
         before = sum(1 for w in context.writes.get(name, ()) if rule.order is not None and w.order < rule.order)
         try:
             values = context.resolved(name, before)
         except (LookupError, Unknown):
-            return match.group(0)
-        if len(values) != 1 or values[0] is UNKNOWN or not isinstance(values[0], (str, int, float, bool, list, tuple)):
-            return match.group(0)
-        return repr(values[0]) if conversion == "!r" else str(values[0])
+            return _NOT_SHOWN
+        if len(values) != 1 or values[0] is UNKNOWN or not _plain_value(values[0]):
+            return _NOT_SHOWN
+        return values[0]
 
-    if "{" not in rule.message:
-        return rule.message
-    sites = [site for atom in every_atom(rule.trigger) if (site := run_site(atom.term.text)) is not None]
-    if sites:  # a check `check` runs: its placeholders are the method's own values where it stopped
-        stops = context.facts.stops if context.facts is not None else {}
-        held = next((stops[site] for site in sites if site in stops), None)
-        return _HELD_PLACEHOLDER.sub(lambda m: _held(m, held), rule.message) if held else rule.message
-    return _FIELD_PLACEHOLDER.sub(fill, rule.message)
+    message = _FIELD_PLACEHOLDER.sub(lambda m: _shown(m, field_value(m.group(1))), rule.message)
+    for name, value in rule.placeholders:
+        shown = value.value if isinstance(value, Lit) else field_value(value.name) \
+            if value.kind is TermKind.FIELD else _fact_value(value, context)
+        message = re.sub(r"(?<!\{)\{" + re.escape(name) + r"(![rs])?\}(?!\})", lambda m: _shown(m, shown), message)
+    return message
 
 
+# `{cfg.attention_backend}`, `{self.tp_size!r}`: a placeholder of a message that reads one field.
+_FIELD_PLACEHOLDER = re.compile(r"(?<!\{)\{(?:self|cfg|view|server_args|args|sa|sargs)\.([a-z_][a-z0-9_]*)(![rs])?\}(?!\})")
 # `{quant_method}`, `{self.quantization!r}`: a placeholder of a local or an attribute of the instance.
 _HELD_PLACEHOLDER = re.compile(r"(?<!\{)\{((?:self\.)?[A-Za-z_]\w*)(![rs])?\}(?!\})")
+_NOT_SHOWN = object()
 
 
-def _held(match: re.Match, held: Mapping[str, object]) -> str:
-    name, conversion = match.groups()
-    if name not in held:
+def _shown(match: re.Match, value: object) -> str:
+    """A placeholder as Python's f-string shows the value (`!r`: its repr), or as written when unknown."""
+    if value is _NOT_SHOWN:
         return match.group(0)
-    return repr(held[name]) if conversion == "!r" else str(held[name])
+    return repr(value) if match.groups()[-1] == "!r" else str(value)  # the conversion is the last group
+
+
+def _fact_value(term: Term, context: Context) -> object:
+    """A term over no field (a constant, a platform query) as the launch's facts answer it."""
+    if context.facts is None:
+        return _NOT_SHOWN
+    try:
+        found = context.facts.value(term.text)
+    except (Unknown, RecursionError):
+        return _NOT_SHOWN
+    return found if _plain_value(found) else _NOT_SHOWN
+
+
+def _plain_value(value: object) -> bool:
+    if isinstance(value, (list, tuple)):
+        return all(_plain_value(v) for v in value)
+    return value is None or isinstance(value, (str, int, float, bool))
 
 
 def every_atom(f: Formula) -> list[Atom]:

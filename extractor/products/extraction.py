@@ -99,7 +99,8 @@ def _helpers(program: Program, rules: list[Rule], resolution: tuple[Write, ...])
         files = {rule.location.file, *(step.split("::", 1)[0] for step in rule.call_path)}
         return {dotted_module(f) for f in files}
 
-    uses = [(called.of([r.effective, *(w for w, _ in r.assigns)], [v for _, v in r.assigns]), modules(r))
+    uses = [(called.of([r.effective, *(w for w, _ in r.assigns)], [*(v for _, v in r.assigns), *(v for _, v in r.placeholders)]),
+             modules(r))
             for r in rules]
     uses += [(called.of([w.when, *(c for c, _ in w.cases)], [v for _, v in w.cases]), modules(by_id[w.rule]))
              for w in resolution if w.rule in by_id]

@@ -683,3 +683,17 @@ def test_placeholders_of_locals_show_what_they_hold(tmp_path: Path) -> None:
         "page_size > 1 needs one of ('flashinfer', 'fa3'); got triton ('triton')."]
     template = next(r.message for r in ruleset.rules if r.message.startswith("page_size > 1"))
     assert template == "page_size > 1 needs one of {allowed}; got {backend} ({backend!r})."  # as the source writes it
+
+
+def test_a_page_shows_what_a_literal_placeholder_holds(tmp_path: Path) -> None:
+    """What holds for every launch is on the page too; what the launch decides stays a placeholder."""
+    from extractor.products.pages import page
+    from extractor.products.words import Flags
+    from tests.packages import package_ruleset
+
+    ruleset = package_ruleset(tmp_path, PLACEHOLDER_PACKAGE)
+    rules = {r.message: r for r in ruleset.rules}
+    sysfs = page(rules["InfiniBand sysfs path not found: {sysfs_path}."], Flags(ruleset.flags), {}, {})
+    assert "InfiniBand sysfs path not found: /sys/class/infiniband." in sysfs and "filled in at run time" not in sysfs
+    mode = page(rules["transport {mode} is not supported."], Flags(ruleset.flags), {}, {})
+    assert "transport {mode} is not supported." in mode and "filled in at run time" in mode

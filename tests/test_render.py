@@ -12,6 +12,7 @@ from markdown_it import MarkdownIt
 from extractor.cli import main
 from extractor.core.model import And, Atom, Flag, Lit, Not, Or, Term, TermKind
 from extractor.core.serialize import rule_json
+from extractor.logic.evaluation import known_message
 from extractor.products.extraction import extract
 from extractor.products.pages import by_function, page, render_site, source_link
 from extractor.products.words import Flags, solutions, way_text, words
@@ -240,7 +241,7 @@ def test_real_release_pages_are_commonmark(tmp_path) -> None:
         tokens = parser.parse((tmp_path / f"{rule.id}.md").read_text(encoding="utf-8"))
         assert sum(t.type == "heading_open" and t.tag == "h1" for t in tokens) == 1, rule.id
         fences = [t.content.rstrip("\n") for t in tokens if t.type == "fence"]
-        assert rule.message.rstrip() in fences and rule.snippet.text.rstrip() in fences, rule.id
+        assert known_message(rule).rstrip() in fences and rule.snippet.text.rstrip() in fences, rule.id
     offload = next(r for r in real.rules if r.message.startswith("The argument disaggregation-decode-enable-offload"))
     text = (tmp_path / f"{offload.id}.md").read_text(encoding="utf-8")
     assert "is set and `--disaggregation-mode` is not `decode`" in text

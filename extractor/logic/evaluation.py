@@ -470,12 +470,26 @@ def filled_message(rule: Rule, context: Context, rewritten: Container[str] = ())
             return _NOT_SHOWN
         return values[0]
 
-    message = _FIELD_PLACEHOLDER.sub(lambda m: _shown(m, field_value(m.group(1))), rule.message)
+    message = _FIELD_PLACEHOLDER.sub(lambda m: _shown(m, field_value(m.group(1))), known_message(rule))
     for name, value in rule.placeholders:
-        shown = value.value if isinstance(value, Lit) else field_value(value.name) \
-            if value.kind is TermKind.FIELD else _fact_value(value, context)
-        message = re.sub(r"(?<!\{)\{" + re.escape(name) + r"(![rs])?\}(?!\})", lambda m: _shown(m, shown), message)
+        if isinstance(value, Term):
+            shown = field_value(value.name) if value.kind is TermKind.FIELD else _fact_value(value, context)
+            message = _placeholder(name).sub(lambda m: _shown(m, shown), message)
     return message
+
+
+def known_message(rule: Rule) -> str:
+    """The message with the placeholders whose value holds for every launch filled (a local bound to
+    a literal: `{ib_sysfs_path}` -> `/sys/class/infiniband`): what pages and titles show."""
+    message = rule.message
+    for name, value in rule.placeholders:
+        if isinstance(value, Lit):
+            message = _placeholder(name).sub(lambda m: _shown(m, value.value), message)  # noqa: B023 - used at once
+    return message
+
+
+def _placeholder(name: str) -> re.Pattern[str]:
+    return re.compile(r"(?<!\{)\{" + re.escape(name) + r"(![rs])?\}(?!\})")
 
 
 # `{cfg.attention_backend}`, `{self.tp_size!r}`: a placeholder of a message that reads one field.

@@ -21,6 +21,7 @@ from ..core.formula import render_flags, terms
 from ..core.model import And, Flag, Formula, Rule, RuleKind, TermKind
 from ..core.serialize import rule_json
 from ..logic.launch import ENV_ASSIGNMENT
+from ..logic.evaluation import known_message
 from .words import Flags, code, join_words, outside_terms, solutions, split_condition, way_text, words
 
 DEFAULT_SOURCE_URL = "https://github.com/sgl-project/sglang/blob/{commit}/python/{path}#L{line}"
@@ -55,7 +56,7 @@ def pinned_link(source: Mapping[str, object], path: str, line: int, end_line: in
 
 
 def title(rule: Rule) -> str:
-    text = " ".join(rule.message.split())
+    text = " ".join(known_message(rule).split())
     return text if len(text) <= _TITLE_LENGTH else text[: _TITLE_LENGTH - 1].rstrip() + "…"
 
 
@@ -91,8 +92,8 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
     out: list[str] = [heading or f"# {escape(title(rule))}", ""]
     facts = [code(rule.exception) if rule.exception else None, kind, code(rule.id), f"sglang {escape(label)}" if label else None]
     out += [" · ".join(f for f in facts if f), ""]
-    out += ["## Error message" if kind != "adjustment" else "## What SGLang does", "", fence(rule.message, "text"), ""]
-    if not rule.message_static:
+    out += ["## Error message" if kind != "adjustment" else "## What SGLang does", "", fence(known_message(rule), "text"), ""]
+    if not rule.message_static and "{" in known_message(rule):
         out += ["Parts in `{...}` are filled in at run time.", ""]
 
     own, inherited = split_condition(rule, siblings)

@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 from ..core.model import Flag, Rule
+from ..logic.evaluation import known_message
 from .changes import TITLES
 from .pages import DEFAULT_SOURCE_URL, escape, page, pinned_link
 from .site_model import ErrorEntry, FlagEntry, SiteIndex, flag_slug
@@ -143,7 +144,7 @@ def error_page(entry: ErrorEntry, rule: Rule, label: str, flags: Flags, source: 
     here = text_path(entry, label, site)
     newest = here == error_path(entry.page)
     version_labels = [r for r in entry.releases if entry.version_of(r, site.order) == entry.version_of(label, site.order)]
-    heading = [f"# {_one_line(rule.message)}", ""]
+    heading = [f"# {_one_line(known_message(rule))}", ""]
     if newest:
         heading.append(f"The newest text, from sglang {_release_link(entry.newest, here)}; in "
                        f"{len(entry.releases)} release{'s' * (len(entry.releases) > 1)} ({_span(entry.releases)}).")
@@ -160,7 +161,7 @@ def error_page(entry: ErrorEntry, rule: Rule, label: str, flags: Flags, source: 
                 sections=[flags_section(tested, site, flags, here), history_section(entry, site, here)], fixes=fixes)
     for section in _UNSEARCHED:
         text = text.replace(f"\n{section}\n", f"\n{section} {{ data-search-exclude }}\n", 1)
-    return "\n".join(_front(searched=newest, page_title=rule.message)) + "\n" + text
+    return "\n".join(_front(searched=newest, page_title=known_message(rule))) + "\n" + text
 
 
 def errors_index(site: SiteIndex) -> str:

@@ -19,7 +19,7 @@ from ..core.formula import (CONVENTION, OneOf, Spellings, apply_transforms, conj
                             render, render_flags)
 from ..core.model import And, Atom, Const, Formula, Lit, Not, Or, Rule, Term, TermKind, Write
 from .environment import EnvVar, env_default, parse_env
-from .facts import MODEL_CONFIG_FIELDS, PATH_TEST, Facts, run_site
+from .facts import MODEL_CONFIG_FIELDS, PATH_TEST, Facts, plain_value, run_site
 from .expressions import UNKNOWN, Unknown, safe_eval
 
 # ---- values of terms ---------------------------------------------------------------------------------
@@ -455,8 +455,8 @@ def filled_message(rule: Rule, context: Context, rewritten: Container[str] = ())
     if sites:
         stops = context.facts.stops if context.facts is not None else {}
         held = next((stops[site] for site in sites if site in stops), None)
-        return _HELD_PLACEHOLDER.sub(lambda m: _shown(m, held.get(m.group(1), _NOT_SHOWN)), rule.message) \
-            if held else rule.message
+        return _HELD_PLACEHOLDER.sub(lambda m: _shown(m, held.get(m.group(1), _NOT_SHOWN)), known_message(rule)) \
+            if held else known_message(rule)
 
     def field_value(name: str) -> object:
         if name in rewritten:
@@ -466,7 +466,7 @@ def filled_message(rule: Rule, context: Context, rewritten: Container[str] = ())
             values = context.resolved(name, before)
         except (LookupError, Unknown):
             return _NOT_SHOWN
-        if len(values) != 1 or values[0] is UNKNOWN or not _plain_value(values[0]):
+        if len(values) != 1 or values[0] is UNKNOWN or not plain_value(values[0]):
             return _NOT_SHOWN
         return values[0]
 
@@ -514,13 +514,7 @@ def _fact_value(term: Term, context: Context) -> object:
         found = context.facts.value(term.text)
     except (Unknown, RecursionError):
         return _NOT_SHOWN
-    return found if _plain_value(found) else _NOT_SHOWN
-
-
-def _plain_value(value: object) -> bool:
-    if isinstance(value, (list, tuple)):
-        return all(_plain_value(v) for v in value)
-    return value is None or isinstance(value, (str, int, float, bool))
+    return found if plain_value(found) else _NOT_SHOWN
 
 
 def every_atom(f: Formula) -> list[Atom]:

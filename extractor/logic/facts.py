@@ -689,7 +689,7 @@ class _Evaluator:
             if raised.site is not sites[number]:
                 return False
             held = {**{f"self.{k}": v for k, v in instance.values.items()}, **inside.locals}
-            self.facts.stops[(key, number)] = {k: v for k, v in held.items() if _plain(v)}
+            self.facts.stops[(key, number)] = {k: v for k, v in held.items() if plain_value(v)}
             return True
         except (Unknown, RecursionError):
             if reader.passed:
@@ -952,12 +952,15 @@ def run_site(text: str) -> tuple[str, int] | None:
 _RUN_SITE = re.compile(RUN_FUNCTION + r"""\(['"]([\w.:]+)['"], (\d+)""")
 
 
-def _plain(value: object) -> bool:
-    """A value a message may show as Python formats it: no fact object inside."""
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return all(_plain(v) for v in value)
+def plain_value(value: object) -> bool:
+    """A value a message may show as Python formats it, the same in every process: no fact object
+    inside, no set (its order follows string hashing, which differs between processes)."""
+    if isinstance(value, (set, frozenset)):
+        return False
+    if isinstance(value, (list, tuple)):
+        return all(plain_value(v) for v in value)
     if isinstance(value, dict):
-        return all(_plain(k) and _plain(v) for k, v in value.items())
+        return all(plain_value(k) and plain_value(v) for k, v in value.items())
     return value is None or isinstance(value, (str, int, float, bool))
 
 

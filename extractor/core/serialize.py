@@ -36,7 +36,7 @@ from .model import (
     Write,
 )
 
-SCHEMA_VERSION = "1.2.0"  # 1.1.0: rules carry `order`, adjustments `assigns`; unmessaged asserts are rules; 1.2.0: `helpers`, `environment`
+SCHEMA_VERSION = "1.3.0"  # 1.1.0: rules carry `order`, adjustments `assigns`; unmessaged asserts are rules; 1.2.0: `helpers`, `environment`; 1.3.0: guards carry `placeholders`, messages keep `!r` and format specs
 RULES_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/rules.schema.json"
 FLAGS_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/flags.schema.json"
 

@@ -466,7 +466,9 @@ def filled_message(rule: Rule, context: Context, rewritten: Container[str] = ())
             values = context.resolved(name, before)
         except (LookupError, Unknown):
             return _NOT_SHOWN
-        if len(values) != 1 or values[0] is UNKNOWN or not plain_value(values[0]):
+        # None is not shown: `make verify` met a None here where SGLang printed 10 (0.5.23's
+        # `{cfg.speculative_eagle_topk}` at speculative_hook.py:1361, a write the table lacks).
+        if len(values) != 1 or values[0] is UNKNOWN or values[0] is None or not plain_value(values[0]):
             return _NOT_SHOWN
         return values[0]
 

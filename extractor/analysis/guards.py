@@ -995,8 +995,8 @@ def placeholder_values(node: cst.BaseExpression, scope: Scope, env: Env) -> tupl
     """What the message's placeholders of a bare name hold where it is raised, when the walk knows: a
     plain literal (`ib_sysfs_path = "/sys/class/infiniband"`), the field a local was read from
     (`backend = cfg.attention_backend`: the field's value there), or a term over no field that a
-    checker evaluates (`{DETERMINISTIC_ATTENTION_BACKEND_CHOICES}`, a registry the platform fills).
-    Placeholders with a format spec are left as written."""
+    checker evaluates over the platform and the model. A tuple literal only where the local's display
+    says how it prints (a module constant's Lit does not); placeholders with a format spec stay."""
     while type(node) is cst.Name and isinstance(env.get(node.value), Bound):  # `raise ValueError(msg)`
         bound = env[node.value]
         node, env, scope = bound.node, bound.env, bound.scope or scope  # type: ignore[union-attr]
@@ -1009,21 +1009,19 @@ def placeholder_values(node: cst.BaseExpression, scope: Scope, env: Env) -> tupl
         name = part.expression.value
         if name in converted or name in found or field_of(part.expression, scope, env) is not None:
             continue  # a server argument's own placeholder: `check` fills those already
-        value = to_term(part.expression, scope, env)
+        value: Lit | Term | None = to_term(part.expression, scope, env)
         if isinstance(value, Lit) and isinstance(value.value, tuple):
             value = _displayed(value, env.get(name))
-        if _shown(value, name):
-            found[name] = value  # type: ignore[assignment]
+        if value is not None and _showable(value, name):
+            found[name] = value
     return tuple(sorted(found.items(), key=lambda item: item[0]))
 
 
-def _shown(value: Lit | Term | None, name: str) -> bool:
+def _showable(value: Lit | Term, name: str) -> bool:
     """A placeholder's value `check` can show: a plain literal, a field read as it is, or a term over
     no field that is no lost local's own name (a module constant's name is fine: the facts read it)."""
     if isinstance(value, Lit):
         return value.value is None or isinstance(value.value, (str, int, float, bool))
-    if not isinstance(value, Term):
-        return False
     if value.kind is TermKind.FIELD:
         return not value.transforms
     return not value.fields and (value.text.isupper() or value.text != name and not value.text.isidentifier())

@@ -92,8 +92,9 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
     out: list[str] = [heading or f"# {escape(title(rule))}", ""]
     facts = [code(rule.exception) if rule.exception else None, kind, code(rule.id), f"sglang {escape(label)}" if label else None]
     out += [" · ".join(f for f in facts if f), ""]
-    out += ["## Error message" if kind != "adjustment" else "## What SGLang does", "", fence(known_message(rule), "text"), ""]
-    if not rule.message_static and "{" in known_message(rule):
+    message = known_message(rule)
+    out += ["## Error message" if kind != "adjustment" else "## What SGLang does", "", fence(message, "text"), ""]
+    if not rule.message_static and "{" in message:
         out += ["Parts in `{...}` are filled in at run time.", ""]
 
     own, inherited = split_condition(rule, siblings)

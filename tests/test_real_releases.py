@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -162,3 +163,46 @@ def test_output_is_byte_identical_across_processes(tmp_path: Path, version: str)
     assert outputs["1"].keys() == outputs["2"].keys()
     for name in outputs["1"]:
         assert outputs["1"][name] == outputs["2"][name], name
+
+
+# --- (e) pages for people: no name of the analysis's own making in what a page says ------------------
+
+# The walk's names: a field at a point of the run (`model_path__v2`), an attribute as a local
+# (`self__quantization`), a run term (`raised_in(...)`), a resolved field (`resolved(x)`).
+_INTERNAL = re.compile(r"\b\w+__v\d+\b|\bself__\w+|\braised_in\(|\bresolved\(")
+_QUOTED_SECTIONS = ("## Source",)  # SGLang's own code, quoted as it is
+
+
+def _prose(text: str) -> str:
+    """A page without the sections that quote SGLang's code."""
+    kept, skipping = [], False
+    for line in text.splitlines():
+        if line.startswith("## "):
+            skipping = line.startswith(_QUOTED_SECTIONS)
+        if not skipping:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_pages_say_no_internal_name_and_show_known_placeholders_filled(releases, version: str) -> None:
+    from extractor.logic.evaluation import known_message
+    from extractor.products.pages import page
+    from extractor.products.words import Flags
+
+    _, ex = releases[version]
+    flags = Flags(ex.flags)
+    by_id = {r.id: r for r in ex.rules}
+    named, left = [], []
+    for rule in ex.rules:
+        text = _prose(page(rule, flags, {"label": version, "release": version}, by_id))
+        found = _INTERNAL.search(text)
+        if found:
+            named.append((rule.location.file, rule.location.line, found.group(0)))
+        message = known_message(rule)
+        # A placeholder holding one literal on every launch is known: the page prints its value.
+        left += [(rule.location.line, name) for name, value in rule.placeholders
+                 if isinstance(value, Lit) and re.search(r"\{" + re.escape(name) + r"(![rs])?\}", message)]
+    assert not named, named[:10]
+    assert not left, left[:10]
+    assert any(isinstance(v, Lit) for rule in ex.rules for _, v in rule.placeholders)  # something to look at

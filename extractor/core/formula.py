@@ -9,6 +9,7 @@ from functools import lru_cache
 from .model import (
     FALSE,
     NEGATED_OP,
+    RUN_FUNCTION,
     TRUE,
     And,
     Atom,
@@ -420,12 +421,11 @@ def render_flags(f: Formula, spellings: Spellings = CONVENTION) -> str:
 
 
 def flag_term_text(term: Term, spellings: Spellings = CONVENTION) -> str:
-    if term.kind is TermKind.RESOLVED:
-        text = f"resolved({spellings.text(term.name)})"
-    elif term.kind is not TermKind.FIELD:
-        return term.text
-    else:
-        text = spellings.text(term.name)
+    if term.kind not in (TermKind.FIELD, TermKind.RESOLVED):
+        return readable_text(term.text, spellings)
+    # A field as the run resolved it reads as its flag, like the field itself: pages say once, beside
+    # the condition, that flags are read as SGLang resolves them (`reads_resolved`).
+    text = spellings.text(term.name)
     for t in term.transforms:
         text = f"{t}({text})" if t in ("int", "float", "str", "len", "bool", "abs") else f"{text}.{t}()"
     return text
@@ -628,6 +628,31 @@ def field_values(assignment: Mapping[str, object]) -> Callable[[Term], object]:
 # (`moe_runner_backend__v3.startswith("lora")`): the evaluator reads it from the resolution table.
 _PINNED = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*?)__v(\d+)$")
 _PINNED_IN_TEXT = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*?)__v(\d+)\b")
+
+
+def readable_text(text: str, spellings: Spellings = CONVENTION) -> str:
+    """A term's source text as people read it: the walk's names for a field at a point of the run
+    (`model_path__v2`) as the field's flag, its names for an object's attribute (`self__quantization`)
+    as the source writes them, a run term (`raised_in('m:C.f', 2, ...)`) as the method that raises."""
+    if text.startswith("resolved(") and text.endswith(")"):  # an expression over resolved fields
+        text = text[len("resolved("):-1]
+    if "__" not in text and RUN_FUNCTION not in text:
+        return text
+    run = _RUN_TERM.match(text)
+    if run is not None:
+        return f"{run.group(1)}(...) raises here"
+    text = _PINNED_IN_TEXT.sub(lambda m: spellings.text(m.group(1)), text)
+    return _OBJECT_LOCAL.sub(lambda m: f"{m.group(1)}.{m.group(2)}", text)
+
+
+def reads_resolved(f: Formula) -> bool:
+    """Whether a formula reads a field as the run resolved it (after defaults and adjustments)."""
+    return any(t.kind is TermKind.RESOLVED or (t.kind is not TermKind.FIELD and _PINNED_IN_TEXT.search(t.text))
+               for t in terms(f))
+
+
+_RUN_TERM = re.compile(RUN_FUNCTION + r"""\(['"][\w.]+:([\w.]+)['"], \d+""")
+_OBJECT_LOCAL = re.compile(r"\b(self)__([A-Za-z_]\w*)\b")
 
 
 def pinned_name(field: str, version: int) -> str:

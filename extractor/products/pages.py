@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from ..core.formula import render_flags, terms
+from ..core.formula import reads_resolved, render_flags, terms
 from ..core.model import And, Flag, Formula, Rule, RuleKind, TermKind
 from ..core.serialize import rule_json
 from ..logic.launch import ENV_ASSIGNMENT
@@ -106,7 +106,7 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
         out += ["It is checked only when all of these hold:" if kind != "adjustment" else "This happens only when all of these hold:", ""]
         out += [f"- {_bullet(part, flags)}" for part in inherited]
         out.append("")
-    outside = outside_terms(rule)
+    outside = outside_terms(rule, flags.spellings)
     if outside:
         out += ["Conditions outside the command line:", ""]
         out += [f"- {_KIND_WORDS[k]}: " + ", ".join(code(t) for t in texts) for k, texts in outside.items()]
@@ -124,6 +124,9 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
     out += [fence(rule.snippet.text, "python"), ""]
 
     out += ["## When it happens", "", fence(render_flags(rule.effective, flags.spellings), "text"), ""]
+    if reads_resolved(rule.effective):
+        out += ["Flags here are read as SGLang resolves them: after the defaults it fills in for the "
+                "platform and the model and the adjustments that run before this check.", ""]
     if rule.affected_by:
         links = ", ".join(_rule_link(rules.get(a), a, link=link_to) for a in rule.affected_by)
         out += [f"Adjustments that run earlier may change what it reads: {links}.", ""]

@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ..core.formula import Spellings, apply_transforms, compare, literal_source, neg, terms
+from ..core.formula import CONVENTION, Spellings, apply_transforms, compare, literal_source, neg, readable_text, terms
 from ..core.model import NEGATED_OP, And, Atom, Const, Flag, Formula, Lit, Not, Or, Rule, RuleKind, Term, TermKind
 from ..logic.expressions import computable
 from ..logic.facts import run_site
@@ -85,8 +85,10 @@ def _value_text(value: object) -> str:
 
 
 def term_words(term: Term, flags: Flags) -> str:
-    if term.kind is TermKind.FIELD:
+    if term.kind in (TermKind.FIELD, TermKind.RESOLVED):
         words = code(flags.option(term.name))
+        if term.kind is TermKind.RESOLVED:  # what SGLang settled on, not only what was typed
+            words = f"the resolved {words}"
         if "len" in term.transforms:
             words = f"the length of {words}"
         if any(t in ("lower", "upper", "casefold") for t in term.transforms):
@@ -96,8 +98,8 @@ def term_words(term: Term, flags: Flags) -> str:
         match = re.fullmatch(r"envs\.(\w+)\.get\(\)", term.text)
         if match or re.fullmatch(r"os\.(?:environ\.get|getenv)\(['\"]\w+['\"]\)", term.text):
             return f"environment variable {code(term.name)}"
-        return code(term.text)
-    return code(term.text)
+        return code(readable_text(term.text, flags.spellings))
+    return code(readable_text(term.text, flags.spellings))
 
 
 def atom_words(atom: Atom, flags: Flags, positive: bool = True) -> str:
@@ -115,6 +117,10 @@ def atom_words(atom: Atom, flags: Flags, positive: bool = True) -> str:
         other = term_words(atom.other, flags)
     else:
         value = atom.other.value if atom.other is not None else None
+        if value is None and term.kind is TermKind.RESOLVED and op in ("is", "==", "is not", "!="):
+            option = code(flags.option(term.name))
+            return (f"{option} is still unset after SGLang's defaults" if op in ("is", "==")
+                    else f"{option} is set (typed, or by SGLang's defaults)")
         if op in ("is", "==") and value is None:
             return subject + (" is not given" if term.kind is TermKind.FIELD else " is None")
         if op in ("is not", "!=") and value is None:
@@ -276,8 +282,9 @@ def _mentions(part: Formula, names: set[str]) -> bool:
     return False
 
 
-def outside_terms(rule: Rule) -> dict[str, list[str]]:
-    """Conditions the command line does not set, by kind: env, platform, model, opaque.
+def outside_terms(rule: Rule, spellings: Spellings = CONVENTION) -> dict[str, list[str]]:
+    """Conditions the command line does not set, by kind: env, platform, model, opaque; as people
+    read them (`readable_text`).
 
     An opaque expression over flags that `check` can compute (`tp_size * dp_size`) is not outside.
     """
@@ -287,8 +294,9 @@ def outside_terms(rule: Rule) -> dict[str, list[str]]:
             continue  # the launch's own values: typed, or as the run resolved them from what was typed
         if run_site(term.text) is not None:
             continue  # a method `check` runs over the launch: the words of the rule's own test say it
-        if term.text not in found[term.kind.value]:
-            found[term.kind.value].append(term.text)
+        text = readable_text(term.text, spellings)
+        if text not in found[term.kind.value]:
+            found[term.kind.value].append(text)
     return {k: sorted(v) for k, v in sorted(found.items()) if v}
 
 

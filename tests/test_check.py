@@ -288,7 +288,7 @@ def test_docs_pages_list_the_fixes_checked_on_their_example(ruleset) -> None:
     checked = example_fixes(ruleset, flags, groups)
     rule = next(r for r in ruleset.rules if r.message == OFFLOAD)
     assert rule.example is not None and rule.id in checked
-    for fix in checked[rule.id]:  # the example with the fix applied leaves no definite error
+    for fix in (f.text for f in checked[rule.id]):  # the example with the fix applied leaves no definite error
         before = list(rule.example.before)
         if fix.startswith("remove"):
             edited = [a for a in before if a != "--offload-kvcache"]
@@ -697,3 +697,14 @@ def test_a_page_shows_what_a_literal_placeholder_holds(tmp_path: Path) -> None:
     assert "InfiniBand sysfs path not found: /sys/class/infiniband." in sysfs and "filled in at run time" not in sysfs
     mode = page(rules["transport {mode} is not supported."], Flags(ruleset.flags), {}, {})
     assert "transport {mode} is not supported." in mode and "filled in at run time" in mode
+
+
+def test_a_fix_that_removes_a_flag_takes_its_negative_value_with_it(ruleset) -> None:
+    """`--page-size -1` is one flag and its value, as argparse reads it: removing the flag leaves no
+    stray `-1` (make verify met 12 page examples whose fixed command argparse rejected)."""
+    from extractor.products.words import Edit, apply_way
+
+    argv = ["--model-path", "m", "--page-size", "-1", "--tp-size", "2"]
+    assert apply_way(argv, (Edit("remove", "--page-size"),), ruleset.catalog) == ["--model-path", "m", "--tp-size", "2"]
+    assert apply_way(argv, (Edit("pass", "--page-size", "16"),), ruleset.catalog) == \
+        ["--model-path", "m", "--tp-size", "2", "--page-size", "16"]

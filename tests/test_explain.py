@@ -83,14 +83,18 @@ def test_ranking_lists_every_candidate() -> None:
     assert found[0].values == {"value": "-1"}
 
 
-def test_releases_listed_and_ties_all_shown() -> None:
+def test_releases_listed_ties_named_and_all_shown_in_full() -> None:
     one = rule("The mode {m} is bad.", rule_id="x", line=1)
     other = rule("The mode {m} is bad.", rule_id="y", line=9)
     found = candidates("The mode z is bad.", [("2.0", [one]), ("1.0", [one, other])])
     assert found[0].releases == ["2.0", "1.0"] and found[0].label == "2.0"
     text, code = explain_text("The mode z is bad.", [("2.0", [one]), ("1.0", [one, other])], lambda c: f"PAGE {c.rule.id}")
-    assert code == 0 and "2 rules match" in text and "PAGE x" in text and "PAGE y" in text
-    assert "this message exists in: 2.0, 1.0" in text
+    assert code == 0 and "2 rules match" in text and "PAGE x" in text and "PAGE y" not in text
+    assert "this message exists in: 2.0, 1.0" in text and "showing the first" in text
+    text, code = explain_text("The mode z is bad.", [("2.0", [one]), ("1.0", [one, other])], lambda c: f"PAGE {c.rule.id}",
+                              full=True)
+    assert "PAGE x" in text and "PAGE y" in text  # every tie's page
+    assert "Not in 2.0, the newest release searched: removed or reworded after 1.0." in text  # y's summary
 
 
 def test_nothing_matches() -> None:
@@ -102,7 +106,8 @@ def test_cli(rules_file, capsys) -> None:
     code = main(["explain", "--rules", str(rules_file), "ValueError: page_size 128 is larger than 64."])
     out = capsys.readouterr().out
     assert code == 0
-    assert "{self.page_size} = 128" in out and "## What it means" in out
+    assert "{self.page_size} = 128" in out and "\nWhat it means\n" in out
+    assert "## " not in out and "`" not in out  # a terminal's text, not Markdown
     assert main(["explain", "--rules", str(rules_file), "the server started fine"]) == 1
     assert "No rule's message matches" in capsys.readouterr().out
 
@@ -119,7 +124,49 @@ def test_real_release(capsys) -> None:
             "supported for decode side.")
     assert main(["explain", "--release", "0.5.23", text]) == 0
     out = capsys.readouterr().out
-    assert "this message exists in: 0.5.23" in out and "Pass `--disaggregation-mode decode`" in out
+    assert "this message exists in: 0.5.23" in out and "Pass --disaggregation-mode decode" in out
+
+
+@pytest.mark.network
+def test_explain_of_the_seed_is_its_page_checked_and_fits_a_screen(capsys) -> None:
+    """The seed's explain shows the solutions its page shows, checked on the example, the example fix
+    that keeps the flag (a decode server with its storage backend), in a screen's lines."""
+    from extractor.products.fixes import example_fix
+    from extractor.products.pages import by_function, page
+    from extractor.products.rulesets import release_rules
+    from extractor.products.words import Flags
+
+    seed = "The argument disaggregation-decode-enable-offload-kvcache is only supported for decode side."
+    assert main(["explain", "--release", "0.5.23", "--site-url", "https://errors.example/", f"ValueError: {seed}"]) == 0
+    out = capsys.readouterr().out
+    ruleset = release_rules("0.5.23")
+    rule = next(r for r in ruleset.rules if r.message == seed)
+    fixes = example_fix(ruleset, rule, Flags(ruleset.flags), by_function(ruleset.rules))
+    assert len(fixes) >= 2 and any(f.keeps for f in fixes)
+    markdown = page(rule, Flags(ruleset.flags), ruleset.source, ruleset.by_id, fixes=fixes)
+    assert "Each one checked on the example command below" in markdown and "Each one checked" in out
+    for i, fix in enumerate(fixes, 1):  # the page's solutions, in its order, as plain text
+        assert f"  {i}. {fix.text[:1].upper()}{fix.text[1:40]}" in out
+    kept = next(f for f in fixes if f.keeps)
+    assert "--disaggregation-mode decode" in kept.text and " ".join(kept.argv) in out.replace("\n", " ")
+    assert f"Page: https://errors.example/errors/{rule.id}.html" in out
+    lines = out.splitlines()
+    assert len(lines) <= 40 and max(map(len, lines)) <= 200, (len(lines), out)  # commands may run past 100
+    assert "`" not in out and "\\_" not in out and "## " not in out
+
+
+@pytest.mark.network
+def test_a_real_message_less_assert_traceback_finds_its_rule(capsys) -> None:
+    traceback = ('Traceback (most recent call last):\n'
+                 '  File "/opt/venv/lib/python3.12/site-packages/sglang/launch_server.py", line 30, in <module>\n'
+                 '  File "/opt/venv/lib/python3.12/site-packages/sglang/srt/arg_groups/parallel_hook.py", line 326, '
+                 'in handle_parallelism\n'
+                 '    assert cfg.tp_size % cfg.attn_dp_size == 0\n'
+                 'AssertionError\n')
+    assert main(["explain", "--release", "0.5.23", traceback]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Raised at rule ") and "sglang/srt/arg_groups/parallel_hook.py:326" in out.splitlines()[0]
+    assert "\nWhat it means\n" in out
 
 
 def test_a_traceback_names_its_rule_by_the_innermost_sglang_frame() -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
 from collections.abc import Iterable
 
@@ -11,6 +13,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..products.explain import Candidate
+
+SITE_URL_ENV = "SGLANG_CONSTRAINTS_SITE_URL"
 
 
 # ---- command -------------------------------------------------------------------------------------------
@@ -24,6 +28,10 @@ def add_parser(commands) -> None:
     where.add_argument("--release", action="append", help="look in this release (repeatable); default: every cached release")
     where.add_argument("--rules", help="look in this rules.json")
     parser.add_argument("--index-url", help="package index for --release")
+    parser.add_argument("--full", action="store_true",
+                        help="the whole page (its source, full condition and related errors) and every match")
+    parser.add_argument("--site-url", default=os.environ.get(SITE_URL_ENV),
+                        help=f"the docs site `site` built, to print the page's address (default: ${SITE_URL_ENV})")
     parser.set_defaults(func=cmd_explain)
 
 
@@ -43,7 +51,9 @@ def _rule_sets(args: argparse.Namespace) -> Iterable[tuple[str, object]]:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     from ..products.explain import explain_text
-    from ..products.pages import page
+    from ..products.fixes import example_fix
+    from ..products.pages import by_function, page
+    from ..products.terminal import terminal_page
     from ..products.words import Flags
 
     text = " ".join(args.text)
@@ -53,11 +63,17 @@ def cmd_explain(args: argparse.Namespace) -> int:
         raise UsageError("explain: give the error text (a message, a log line or a traceback), or - to read it from stdin")
     loaded = list(_rule_sets(args))
     by_label = {label: ruleset for label, ruleset in loaded}
+    width = min(shutil.get_terminal_size((100, 40)).columns, 100)
 
     def show(c: Candidate) -> str:
+        # The page the site shows, its solutions checked on its example as `render` and `site` check them.
         ruleset = by_label[c.label]
-        return page(c.rule, Flags(ruleset.flags), ruleset.source, {r.id: r for r in ruleset.rules})
+        flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
+        fixes = example_fix(ruleset, c.rule, flags, groups) if c.rule.example is not None else None
+        markdown = page(c.rule, flags, ruleset.source, {r.id: r for r in ruleset.rules}, fixes=fixes)
+        url = f"{args.site_url.rstrip('/')}/errors/{c.rule.id}.html" if args.site_url else None
+        return terminal_page(markdown, full=args.full, width=width, url=url)
 
-    answer, code = explain_text(text, [(label, rs.rules) for label, rs in loaded], show)
+    answer, code = explain_text(text, [(label, rs.rules) for label, rs in loaded], show, full=args.full)
     sys.stdout.write(answer)
     return code

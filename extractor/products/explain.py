@@ -161,8 +161,13 @@ def candidates(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]]) -> li
     return sorted(found.values(), key=lambda c: (not c.exact, -c.score, c.rule.location.file, c.rule.location.line))
 
 
-def explain_text(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]], pages) -> tuple[str, int]:
-    """The answer to print and the exit code (0 found, 1 nothing matched)."""
+_LISTED = 5  # matches listed by default; `full` lists them all
+
+
+def explain_text(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]], pages, full: bool = False
+                 ) -> tuple[str, int]:
+    """The answer to print and the exit code (0 found, 1 nothing matched). By default the best
+    match's page and up to five others by name; `full`: every match, each tie's page."""
     found = candidates(text, rule_sets)
     if not found:
         where = ", ".join(label for label, _ in rule_sets)
@@ -172,24 +177,31 @@ def explain_text(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]], pag
     ties = [c for c in found if c.exact == best.exact and c.score == best.score]
     if len(found) > 1:
         lines.append(f"{len(found)} rules match; best first:")
-        for i, c in enumerate(found, 1):
+        listed = found if full else found[:_LISTED]
+        for i, c in enumerate(listed, 1):
             kind = "traceback" if c.score >= _AT_FRAME else "message" if c.exact else "partial"
             lines.append(f"  {i}. [{kind}] {c.rule.location.file}:{c.rule.location.line} ({c.rule.id}) "
                          f"in {', '.join(c.releases)}: {_short(c.rule.message)}")
+        if len(listed) < len(found):
+            lines.append(f"  … {len(found) - len(listed)} more (--full lists them)")
         if len(ties) > 1:
-            lines.append(f"The first {len(ties)} match equally well; showing each.")
+            lines.append(f"The first {len(ties)} match equally well; " + ("showing each." if full else "showing the first."))
         lines.append("")
-    for c in ties:
-        lines.append(_summary(c))
+    newest = rule_sets[0][0] if rule_sets else None
+    for c in ties if full else ties[:1]:
+        lines.append(_summary(c, newest))
         lines.append("")
         lines.append(pages(c))
     return "\n".join(lines).rstrip() + "\n", 0
 
 
-def _summary(c: Candidate) -> str:
+def _summary(c: Candidate, newest: str | None = None) -> str:
     how = "Raised at" if c.score >= _AT_FRAME else "Matches" if c.exact else "Partly matches"
     lines = [f"{how} rule {c.rule.id} at {c.rule.location.file}:{c.rule.location.line}; "
              f"this message exists in: {', '.join(c.releases)}."]
+    if newest is not None and newest not in c.releases:
+        # Release labels are searched newest first: the first one listed is the latest that has it.
+        lines.append(f"Not in {newest}, the newest release searched: removed or reworded after {c.releases[0]}.")
     for name, value in c.values.items():
         lines.append(f"  {{{name}}} = {value}")
     return "\n".join(lines)

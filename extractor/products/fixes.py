@@ -12,15 +12,27 @@ that cannot be made to work are not offered.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from ..core.formula import fields_read
 from ..core.model import Rule, RuleKind
 from ..logic.facts import Facts
 from ..logic.launch import parse_command
 from .linter import RuleSet, definite_errors, launch_evaluator
-from .words import Edit, Flags, Way, apply_way, solutions, way_text
+from .words import PLACEHOLDER, Edit, Flags, Way, apply_way, solutions, way_text
 
 MAX_EXTRA = 3
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A way out of a definite error, checked: its words, the command line it makes, and whether it
+    keeps every flag the command passed (changing values or adding flags only: what the user asked
+    for stays, as the seed's fix moves the decode-only flag to a decode server)."""
+
+    text: str
+    argv: tuple[str, ...]
+    keeps: bool
 
 
 def working_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flags,
@@ -28,7 +40,14 @@ def working_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
                   facts: Facts | None = None, had: Iterable[str] | None = None) -> list[str]:
     """The rule's fixes for this command line, each as text, with the flags added for other rules.
     `had`: the ids of the command's definite errors, when the caller knows them already."""
-    found = []
+    return [fix.text for fix in checked_fixes(ruleset, rule, argv, flags, siblings, env=env, facts=facts, had=had)]
+
+
+def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flags,
+                  siblings: Mapping[tuple[str, str], Sequence[Rule]], *, env: Mapping[str, str] | None = None,
+                  facts: Facts | None = None, had: Iterable[str] | None = None) -> list[Fix]:
+    """`working_fixes` with the fixed command lines."""
+    found: list[Fix] = []
     had = set(had) if had is not None else {r.id for r in definite_errors(ruleset, argv, env=env, facts=facts)}
     given = set(parse_command(argv, ruleset.catalog).given)
     for way in solutions(rule, flags, siblings.get((rule.location.file, rule.function), ())):
@@ -36,32 +55,45 @@ def working_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
         if not way:
             continue  # only removes what the command does not have: no way out here
         completed = _completed(ruleset, rule, list(argv), way, flags, siblings, had, env, facts)
-        if completed is not None and completed not in found:
+        if completed is not None and all(f.text != completed.text for f in found):
             found.append(completed)
     return found
 
 
+def intent_keeping(fixes: Sequence[Fix]) -> Fix | None:
+    """The fix to show as the example: a runnable command before one with a placeholder value, then
+    the smallest that keeps every flag the command passed, else the first (in the solutions' order)."""
+    # A fix with a placeholder (`--ssl-keyfile VALUE`) says what to add, but is no command to run.
+    ranked = sorted(fixes, key=lambda f: (PLACEHOLDER in f.argv, not f.keeps, len(f.argv)))
+    return ranked[0] if ranked else None
+
+
 def example_fixes(ruleset: RuleSet, flags: Flags, siblings: Mapping[tuple[str, str], Sequence[Rule]]
-                  ) -> dict[str, list[str]]:
+                  ) -> dict[str, list[Fix]]:
     """The fixes of each guard with an example, checked on the example's command line (docs pages'
     Solutions): rule id -> fixes (empty when no way works there)."""
-    found: dict[str, list[str]] = {}
-    for rule in ruleset.rules:
-        if rule.example is None or rule.kind is RuleKind.ADJUSTMENT:
-            continue
-        argv = list(rule.example.before)
-        ways = solutions(rule, flags, siblings.get((rule.location.file, rule.function), ()))
-        # What the command already sets off, among the guards a fix can touch: those reading the
-        # rule's flags or what its ways edit (an example is a short command: others are rare).
-        reading = (set(fields_read(rule.effective)) - _EVERYWHERE).union(*(_fields(w, ruleset) for w in ways))
-        had = {r.id for r in definite_errors(ruleset, argv, reading=reading)}
-        found[rule.id] = working_fixes(ruleset, rule, argv, flags, siblings, had=had)
-    return found
+    return {rule.id: example_fix(ruleset, rule, flags, siblings) for rule in ruleset.rules
+            if rule.example is not None and rule.kind is not RuleKind.ADJUSTMENT}
+
+
+def example_fix(ruleset: RuleSet, rule: Rule, flags: Flags, siblings: Mapping[tuple[str, str], Sequence[Rule]]
+                ) -> list[Fix]:
+    """One guard's fixes checked on its example's command line (what its page and `explain` show);
+    empty when it has no example or no way works there."""
+    if rule.example is None or rule.kind is RuleKind.ADJUSTMENT:
+        return []
+    argv = list(rule.example.before)
+    ways = solutions(rule, flags, siblings.get((rule.location.file, rule.function), ()))
+    # What the command already sets off, among the guards a fix can touch: those reading the
+    # rule's flags or what its ways edit (an example is a short command: others are rare).
+    reading = (set(fields_read(rule.effective)) - _EVERYWHERE).union(*(_fields(w, ruleset) for w in ways))
+    had = {r.id for r in definite_errors(ruleset, argv, reading=reading)}
+    return checked_fixes(ruleset, rule, argv, flags, siblings, had=had)
 
 
 def _completed(ruleset: RuleSet, rule: Rule, argv: list[str], way: Way, flags: Flags,
                siblings: Mapping[tuple[str, str], Sequence[Rule]], had: set[str],
-               env: Mapping[str, str] | None, facts: Facts | None) -> str | None:
+               env: Mapping[str, str] | None, facts: Facts | None) -> Fix | None:
     edits: list[Edit] = list(way)
     extras: list[tuple[Way, Rule]] = []
     for _ in range(MAX_EXTRA + 1):
@@ -80,7 +112,7 @@ def _completed(ruleset: RuleSet, rule: Rule, argv: list[str], way: Way, flags: F
         # those are (the seed's decode-only offload flag also wants a storage backend).
         new = [e for e in errors if e.id not in had or _shares_flags(e, rule)]
         if not new:
-            return _text(way, extras)
+            return Fix(_text(way, extras), tuple(fixed), keeps=all(e.action != "remove" for e in edits))
         blocker = new[0]
         edited = {e.name for e in edits}
         extra = next((w for w in solutions(blocker, flags, siblings.get((blocker.location.file, blocker.function), ()))

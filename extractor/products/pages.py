@@ -22,6 +22,7 @@ from ..core.model import And, Flag, Formula, Rule, RuleKind, TermKind
 from ..core.serialize import rule_json
 from ..logic.launch import ENV_ASSIGNMENT
 from ..logic.evaluation import known_message
+from .fixes import Fix, intent_keeping
 from .words import Flags, code, join_words, outside_terms, solutions, split_condition, way_text, words
 
 DEFAULT_SOURCE_URL = "https://github.com/sgl-project/sglang/blob/{commit}/python/{path}#L{line}"
@@ -75,7 +76,7 @@ def command_line(args: Sequence[str]) -> str:
 def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[str, Rule] | None = None,
          source_url: str = DEFAULT_SOURCE_URL, *, link_to: Callable[[str], str] | None = None,
          heading: str | None = None, data_link: str | None = None, sections: Sequence[str] = (),
-         fixes: Sequence[str] | None = None) -> str:
+         fixes: Sequence[Fix] | None = None) -> str:
     """The Markdown page of one rule.
 
     `link_to` maps a rule id to the target of links to its page (default `<id>.md`, pages side by
@@ -135,7 +136,7 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
     out += ["## Solutions", ""]
     if fixes:
         out += ["Each one checked on the example command below: it clears this error and sets off no other.", ""]
-        out += [f"{i}. " + _capital(_flags_in_code(fix)) + "." for i, fix in enumerate(fixes, 1)]
+        out += [f"{i}. " + _capital(_flags_in_code(fix.text)) + "." for i, fix in enumerate(fixes, 1)]
     elif ways:
         if rule.example is not None and fixes is not None:
             out += ["None of these, applied to the example command below, clears it without setting off another "
@@ -148,9 +149,14 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
     out.append("")
 
     if rule.example is not None:
-        before, after = (command_line(rule.example.before), command_line(rule.example.after))
+        # The checked fix that keeps what the command asked for (the seed: the decode-only flag stays,
+        # on a decode server with its storage backend), else the example's own way out.
+        shown = intent_keeping(fixes or ())
+        before = command_line(rule.example.before)
+        after = command_line(shown.argv if shown is not None else rule.example.after)
+        why = f": solution {list(fixes or ()).index(shown) + 1}" if shown is not None else ""
         out += ["## Example fix", "", fence(f"# before: {'rejected' if kind != 'adjustment' else 'adjusted'}\n{before}\n"
-                                              f"# after\n{after}", "sh"), ""]
+                                              f"# after{why}\n{after}", "sh"), ""]
 
     if rule.related:
         out += ["## Related errors", ""]
@@ -248,7 +254,7 @@ def _ordered(rules: Iterable[Rule]) -> list[Rule]:
 
 
 def render_site(rules: Sequence[Rule], flag_list: Sequence[Flag], source: Mapping[str, object], folder: Path,
-                source_url: str = DEFAULT_SOURCE_URL, checked_fixes: Mapping[str, Sequence[str]] | None = None
+                source_url: str = DEFAULT_SOURCE_URL, checked_fixes: Mapping[str, Sequence[Fix]] | None = None
                 ) -> list[Path]:
     """Write `<id>.md`, `<id>.json` and `index.md` into `folder`; returns the files written.
     `checked_fixes`: by rule id, the solutions checked on the rule's example (`fixes.example_fixes`)."""

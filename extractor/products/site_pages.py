@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from ..core.model import Flag, Rule
 from ..logic.evaluation import known_message
 from .changes import TITLES
+from .fixes import Fix
 from .pages import DEFAULT_SOURCE_URL, escape, page, pinned_link
 from .site_model import ErrorEntry, FlagEntry, SiteIndex, flag_slug
 from .words import Flags, code
@@ -137,7 +138,7 @@ def _change_words(change: Mapping) -> str:
 
 def error_page(entry: ErrorEntry, rule: Rule, label: str, flags: Flags, source: Mapping, rules: Mapping[str, Rule],
                site: SiteIndex, tested: Sequence[str] = (), source_url: str = DEFAULT_SOURCE_URL,
-               fixes: Sequence[str] | None = None) -> str:
+               fixes: Sequence[Fix] | None = None) -> str:
     """The page of `rule` as release `label` has it: the error's own page when that is its newest text,
     else the page of that earlier version (out of the search index: the newest text is the one to find).
     `tested` are the fields its own condition tests (`pages.own_fields`)."""

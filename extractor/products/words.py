@@ -19,6 +19,7 @@ from ..logic.expressions import computable
 from ..logic.facts import run_site
 
 _MAX_WAYS = 6
+PLACEHOLDER = "VALUE"  # the value of a fix's flag when any value does (`pass --ssl-keyfile VALUE`)
 _WAYS_PER_PART = 4  # ways of each part of a conjunction tried in combinations
 _MAX_COMBINATIONS = 256
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -339,12 +340,15 @@ def apply_way(argv: Sequence[str], way: Way, catalog, placeholders: bool = False
             if edit.value is not None:
                 result.insert(0, f"{edit.name}={edit.value}")
             continue
-        if edit.value == "VALUE" and not placeholders:
+        if edit.value == PLACEHOLDER and not placeholders:
             return None  # a placeholder is no command line
         result = _without(result, edit.name, catalog)
         if edit.action == "pass":
             result += [edit.name] + ([edit.value] if edit.value is not None else [])
     return result
+
+
+_NEGATIVE_NUMBER = re.compile(r"^-(\d|\.\d)")
 
 
 def _without(argv: list[str], option: str, catalog) -> list[str]:
@@ -355,8 +359,9 @@ def _without(argv: list[str], option: str, catalog) -> list[str]:
     result: list[str] = []
     skipping = False
     for token in argv:
-        if token.startswith("-"):
-            found = catalog.option(token.split("=", 1)[0])  # `-1`, a value, is no option: no hint wanted
+        # `-1` is a value, as argparse reads it (no option of SGLang's looks like a negative number).
+        if token.startswith("-") and not _NEGATIVE_NUMBER.match(token):
+            found = catalog.option(token.split("=", 1)[0])
             skipping = found is not None and found.flag.name == target.flag.name
             if skipping:
                 skipping = found.store and "=" not in token
@@ -484,7 +489,7 @@ def _candidates(atom: Atom, flags: Flags) -> list[tuple[object, Way]]:
     if isinstance(literal, (int, float)) and not isinstance(literal, bool):
         values += [literal + 1, literal - 1]
     if atom.op in ("is", "is not", "==", "!=", "truthy") and not values:
-        values.append("VALUE")
+        values.append(PLACEHOLDER)
     for value in values:
         if value is None:
             continue

@@ -4,10 +4,12 @@ internal link."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import html
 import http.server
 import json
+import random
 import re
 import threading
 import urllib.parse
@@ -170,24 +172,43 @@ def test_every_internal_link_of_the_built_site_resolves(built: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def browser_page(built: Path):
+def chromium():
+    """One headless Chromium for the module's browser tests (Playwright's sync API allows one per thread)."""
     if not CHROMIUM.is_file():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium; .ci/run does)")
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium; make test does)")
     from playwright.sync_api import sync_playwright
 
-    handler = functools.partial(_QuietHandler, directory=str(built / "public"))
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@contextlib.contextmanager
+def _browsing(browser, public: Path):
+    """A page of the browser on a local server of a built site; `page.base` is the site's root."""
+    handler = functools.partial(_QuietHandler, directory=str(public))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page()
+    page = browser.new_page()
+    try:
         page.set_default_timeout(30_000)
         page.base = f"http://127.0.0.1:{server.server_port}/"  # type: ignore[attr-defined]
         yield page
-        browser.close()
-    server.shutdown()
-    thread.join()
+    finally:
+        page.close()
+        server.shutdown()
+        thread.join()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser_page(built: Path, chromium):
+    with _browsing(chromium, built / "public") as page:
+        yield page
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -270,3 +291,79 @@ def test_search_a_pasted_error_then_follow_related_flag_and_history_links(built:
     old_message = next(g["rule"]["message"] for g in api["records"] if older in g["releases"])
     assert _heading(page) == " ".join(old_message.split())
     assert f"The text of sglang {older}" in page.locator(".admonition").inner_text()
+
+
+# ---- search: pasted error lines of 0.5.23 ------------------------------------------------------------------
+
+
+def _plausible(match: re.Match) -> str:
+    """A value a launch could print for a placeholder, from its name."""
+    name = match.group(1).lower()
+    if any(w in name for w in ("size", "num", "count", "len", "port", "bs", "tokens", "steps", "topk", "rank")):
+        return "8"
+    if any(w in name for w in ("path", "file", "dir")):
+        return "/models/Llama-3.1-8B"
+    if "backend" in name:
+        return "'triton'"
+    return "'fp8_e4m3'" if "dtype" in name else "'auto'"
+
+
+_META = ".md-search-result__meta"  # "3 matching documents", "No matching documents", "Type to start searching"
+
+
+def _pasted(message: str, exception: str, with_traceback: bool) -> str:
+    text = re.sub(r"\{([^{}]*)\}", _plausible, message)
+    if not with_traceback:
+        return text
+    return ('Traceback (most recent call last):\n'
+            '  File "/usr/local/lib/python3.12/dist-packages/sglang/srt/server_args.py", line 612, in __post_init__\n'
+            f"{exception}: {text}")
+
+
+@pytest.mark.network
+def test_a_pasted_message_finds_its_page_among_the_first_three(tmp_path_factory, chromium) -> None:
+    """100 random messages of 0.5.23 with their placeholders filled, half inside a traceback with the
+    exception's name, pasted into the site's search as a user would: the page of that message is among
+    the first three results for at least 95. Messages with less than 10 characters of fixed text (a
+    bare `{str(error)}`) have nothing to search for and are not drawn."""
+    folder = tmp_path_factory.mktemp("site_0523")
+    assert main(["site", "--release", "0.5.23", "-o", str(folder), "--build"]) == 0
+    index = _api(folder, "api/index.json")
+    errors = [e for e in index["errors"] if e["kind"] != "adjustment"
+              and not e["message"].startswith("AssertionError without a message")
+              and len(re.sub(r"\{[^{}]*\}", "", e["message"]).strip()) >= 10]
+    pages_of: dict[str, set[str]] = {}
+    for error in index["errors"]:
+        pages_of.setdefault(error["message"], set()).add(error["id"])
+    drawn = random.Random(20261204).sample(errors, 100)
+    found, missed = 0, []
+    with _browsing(chromium, folder / "public") as page:
+        page.goto(page.base)
+        page.keyboard.press("/")
+        box = "input.md-search__input"
+        for i, error in enumerate(drawn):
+            exception = "AssertionError" if error["kind"] == "assert" else "ValueError"
+            # An empty box first, so that the results read next are this query's, not the last one's.
+            for text, shown in (("", "false"), (_pasted(error["message"], exception, with_traceback=bool(i % 2)), "true")):
+                page.fill(box, text)
+                page.press(box, "End")  # Material reads the box on a key, as when a user pastes with one
+                page.wait_for_function(f"/matching/i.test(document.querySelector('{_META}').innerText) === {shown}")
+            first = page.locator(".md-search-result__item > a").evaluate_all(
+                "links => links.slice(0, 3).map(a => a.href)")
+            if {_page_id(url) for url in first} & pages_of[error["message"]]:
+                found += 1
+            else:
+                missed.append((error["id"], error["message"][:80], [_page_id(url) for url in first]))
+        # Typed key by key, the words stay as typed (only a paste is turned into search words).
+        page.fill(box, "")
+        page.keyboard.type("--tp-size 8")
+        assert page.input_value(box) == "--tp-size 8"
+        # A page's message and commands wrap on a phone's width, and each block has a copy button.
+        longest = max(errors, key=lambda e: len(e["message"]))
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.goto(page.base + longest["page"])
+        block = page.locator("pre > code").first
+        assert block.evaluate("code => getComputedStyle(code).whiteSpace") == "pre-wrap"
+        assert block.evaluate("code => code.scrollWidth <= code.clientWidth + 1")  # nothing cut off
+        page.wait_for_selector("button.md-code__button[data-md-type=copy]", state="attached")  # added by Material
+    assert found >= 95, missed

@@ -708,3 +708,81 @@ def test_a_fix_that_removes_a_flag_takes_its_negative_value_with_it(ruleset) -> 
     assert apply_way(argv, (Edit("remove", "--page-size"),), ruleset.catalog) == ["--model-path", "m", "--tp-size", "2"]
     assert apply_way(argv, (Edit("pass", "--page-size", "16"),), ruleset.catalog) == \
         ["--model-path", "m", "--tp-size", "2", "--page-size", "16"]
+
+
+@pytest.mark.network
+def test_a_message_less_assert_over_a_derived_size_gets_a_fix_that_clears_it(real) -> None:
+    """`assert cfg.tp_size % cfg.attn_dp_size == 0` reads the size SGLang derives from `--dp` under
+    `--enable-dp-attention`: nothing read off the condition edits a flag the command has; the search
+    over the command's own flags finds the nearest sizes, each checked (the launch then passes)."""
+    from extractor.logic.facts import find_platform
+    from extractor.products.fixes import checked_fixes
+    from extractor.products.pages import by_function
+    from extractor.products.words import Flags
+
+    argv = ["--model-path", "org/model", "--tp", "8", "--enable-dp-attention", "--dp", "3"]
+    platform = find_platform("H100")
+    report = check(real, argv, platform=platform)
+    rule = report.definite[0].rule
+    assert rule.location.file.endswith("parallel_hook.py") and rule.message.startswith("AssertionError without")
+    fixes = checked_fixes(real, rule, argv, Flags(real.flags), by_function(real.rules))
+    assert [f.text for f in fixes][:2] == ["pass --dp-size 4", "pass --dp-size 2"]  # the nearest first
+    for fix in fixes:
+        assert fix.keeps and not check(real, list(fix.argv), platform=platform).definite, fix
+
+
+ENVIRONMENT_PACKAGE = {
+    "sglang/__init__.py": "",
+    "sglang/srt/__init__.py": "",
+    "sglang/srt/server_args.py": '''
+import argparse
+import dataclasses
+import os
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str = "m"
+    page_size: int = 1
+
+    def __post_init__(self):
+        if os.environ.get("SGLANG_LEGACY_KERNELS") == "1":
+            raise ValueError("SGLANG_LEGACY_KERNELS is no longer supported.")
+        if os.environ.get("SGLANG_FAST") == "1" and self.page_size > 1:
+            raise ValueError("SGLANG_FAST takes page size 1.")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, default=ServerArgs.model_path)
+        parser.add_argument("--page-size", type=int, default=ServerArgs.page_size)
+''',
+}
+
+
+def test_an_error_no_flag_avoids_says_what_decides_it(tmp_path: Path, capsys) -> None:
+    """Proven only when the trigger holds with every flag the user sets unknown: then `check` says so
+    and names what decides it (here the environment); an error a flag clears gets its fix instead."""
+    from extractor.products.fixes import beyond_flags
+    from tests.packages import write_package
+
+    tree = path_tree(write_package(tmp_path / "package", ENVIRONMENT_PACKAGE))
+    extraction = extract(tree)
+    ruleset = ruleset_of(extraction, tree)
+    legacy = check(ruleset, ["--page-size", "16"], env={"SGLANG_LEGACY_KERNELS": "1"})
+    rule = legacy.definite[0].rule
+    assert beyond_flags(ruleset, rule, ["--page-size", "16"], env={"SGLANG_LEGACY_KERNELS": "1"}) == [
+        "environment variable SGLANG_LEGACY_KERNELS"]
+    fast = check(ruleset, ["--page-size", "16"], env={"SGLANG_FAST": "1"})
+    assert beyond_flags(ruleset, fast.definite[0].rule, ["--page-size", "16"], env={"SGLANG_FAST": "1"}) is None
+
+    folder = tmp_path / "rules"
+    write_documents(folder, {"rules.json": (rules_document(extraction), "rules.schema.json"),
+                             "flags.json": (flags_document(extraction), "flags.schema.json")})
+    assert main(["check", "--rules", str(folder / "rules.json"), "--env", "SGLANG_LEGACY_KERNELS=1", "--",
+                 "--page-size", "16"]) == 1
+    out = capsys.readouterr().out
+    assert "no change of flags avoids it here; it depends on environment variable SGLANG_LEGACY_KERNELS" in out
+    assert main(["check", "--rules", str(folder / "rules.json"), "--format", "json", "--env", "SGLANG_FAST=1", "--",
+                 "--page-size", "16"]) == 1
+    error = json.loads(capsys.readouterr().out)["errors"][0]
+    assert error["fix"] and "beyond_flags" not in error

@@ -108,6 +108,8 @@ def test_cli(rules_file, capsys) -> None:
     assert code == 0
     assert "{self.page_size} = 128" in out and "\nWhat it means\n" in out
     assert "## " not in out and "`" not in out  # a terminal's text, not Markdown
+    message = out.split("\nError message\n", 1)[1].split("\n\n", 1)[0]
+    assert "128" in message and "{" not in message  # the pasted values in the page's message
     assert main(["explain", "--rules", str(rules_file), "the server started fine"]) == 1
     assert "No rule's message matches" in capsys.readouterr().out
 

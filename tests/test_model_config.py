@@ -642,3 +642,31 @@ def test_a_run_check_s_page_says_it_in_words_on_every_call_path(ruleset) -> None
     text = page(two_paths, Flags(ruleset.flags), {"label": "fixture"}, {r.id: r for r in ruleset.rules})
     meaning = text.split("## What it means")[1].split("## Source")[0]
     assert "Rejected when `ModelConfig._verify_quantization`, run over" in meaning and RUN_FUNCTION not in meaning
+
+
+@pytest.mark.parametrize("argv, config", [
+    (["--quantization", "fp8"], GPT_OSS),
+    (["--quantization", "mxfp4"], DEEPSEEK_FP8),
+])
+def test_a_run_check_is_fixed_through_the_flags_the_method_reads(ruleset, tmp_path: Path, argv, config) -> None:
+    """Nothing read off a run term's condition edits a flag; the search over the command's own flags
+    that the rule reads does, each fixed command checked with facts of its own (the launch's keep the
+    run's answer for the flags it had: before, no fix was found)."""
+    from extractor.logic.launch import parse_command
+    from extractor.products.fixes import beyond_flags, checked_fixes
+    from extractor.products.linter import launch_facts
+    from extractor.products.pages import by_function
+    from extractor.products.words import Flags
+
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    argv = ["--model-path", str(tmp_path), *argv]
+    platform = find_platform("H100")
+    report = check(ruleset, argv, platform=platform)
+    rule = report.definite[0].rule
+    assert rule.message == MISMATCH
+    facts = launch_facts(parse_command(argv, ruleset.catalog), platform, None, None, ruleset.library, {}, ruleset.envs)
+    fixes = checked_fixes(ruleset, rule, argv, Flags(ruleset.flags), by_function(ruleset.rules), facts=facts)
+    assert "remove --quantization" in [f.text for f in fixes]
+    for fix in fixes:
+        assert not check(ruleset, list(fix.argv), platform=platform).definite, fix
+    assert beyond_flags(ruleset, rule, argv, facts=facts) is None  # flags do avoid it: no such claim

@@ -67,11 +67,12 @@ def add_parser(commands) -> None:
 
 
 def _fixes(ruleset, report, argv: list[str], flags: Flags, groups, env: dict[str, str], platform, model, host
-           ) -> Callable[[Rule], list[str]]:
+           ) -> tuple[Callable[[Rule], list[str]], Callable[[Rule], list[str] | None]]:
     """Fixes of each finding: those of a definite error checked on this very command line (and
-    completed where they would set off another error); a possible one's read off its condition."""
+    completed where they would set off another error); a possible one's read off its condition.
+    And, for a definite error no fix clears, what decides it when no change of flags can."""
     from ..logic.launch import parse_command, split_command
-    from ..products.fixes import working_fixes
+    from ..products.fixes import beyond_flags, working_fixes
     from ..products.linter import launch_facts
     from ..products.words import fixes_for
 
@@ -81,12 +82,20 @@ def _fixes(ruleset, report, argv: list[str], flags: Flags, groups, env: dict[str
                          ruleset.envs)
     definite = {f.rule.id for f in report.definite}
 
-    def fixes(rule: Rule) -> list[str]:
-        if rule.id in definite:
-            return working_fixes(ruleset, rule, plain, flags, groups, env=env, facts=facts, had=definite)
-        return fixes_for(rule, flags, groups[(rule.location.file, rule.function)])
+    found: dict[str, list[str]] = {}
 
-    return fixes
+    def fixes(rule: Rule) -> list[str]:
+        if rule.id not in found:
+            found[rule.id] = (working_fixes(ruleset, rule, plain, flags, groups, env=env, facts=facts, had=definite)
+                              if rule.id in definite else fixes_for(rule, flags, groups[(rule.location.file, rule.function)]))
+        return found[rule.id]
+
+    def beyond(rule: Rule) -> list[str] | None:
+        if rule.id not in definite or fixes(rule):
+            return None
+        return beyond_flags(ruleset, rule, plain, env=env, facts=facts)
+
+    return fixes, beyond
 
 
 def _pairs(items: Sequence[str], what: str, parse: Callable[[str], object]) -> dict[str, object]:
@@ -181,23 +190,24 @@ def cmd_check(args: argparse.Namespace) -> int:
         report = check(ruleset, list(argv), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
                        platform=platform, model=model, host=host)
         failed |= bool(report.definite or report.argument_errors)
-        fixes = _fixes(ruleset, report, list(argv), flags, groups, {**(os.environ if args.use_env else {}), **env},
-                       platform, model, host)
+        fixes, beyond = _fixes(ruleset, report, list(argv), flags, groups,
+                               {**(os.environ if args.use_env else {}), **env}, platform, model, host)
         change = None
         if older is not None:
             before = check(older, list(argv), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
                            platform=platform, model=model, host=host)
             change = upgrade(older, ruleset, before, report, list(argv))
         if args.format == "json":
-            document = {**({"file": place[0], "line": place[1]} if place else {}), **report_json(report, fixes)}
+            document = {**({"file": place[0], "line": place[1]} if place else {}), **report_json(report, fixes, beyond)}
             documents.append({**document, "upgrade": upgrade_json(change)} if change is not None else document)
         elif args.format == "github":
             texts.extend(_annotations(report, place))
         elif args.format == "sarif":
-            reports.append((place, report, fixes))
+            reports.append((place, report, fixes, beyond))
         else:
             given = frozenset(k for k, v in (("platform", platform), ("model", model or _local_model(argv))) if v)
-            text = report_text(report, fixes, show_possible=args.show_possible and not args.definite_only, given=given)
+            text = report_text(report, fixes, show_possible=args.show_possible and not args.definite_only, given=given,
+                               beyond=beyond)
             if change is not None:
                 text += "\n" + upgrade_text(change)
             texts.append(f"{place[0]}:{place[1]}: {_short(argv)}\n" + _indent(text) if place else text)

@@ -70,7 +70,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         ruleset = by_label[c.label]
         flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
         fixes = example_fix(ruleset, c.rule, flags, groups) if c.rule.example is not None else None
-        markdown = page(c.rule, flags, ruleset.source, {r.id: r for r in ruleset.rules}, fixes=fixes)
+        markdown = page(c.rule, flags, ruleset.source, {r.id: r for r in ruleset.rules}, fixes=fixes, filled=c.values)
         url = f"{args.site_url.rstrip('/')}/errors/{c.rule.id}.html" if args.site_url else None
         return terminal_page(markdown, full=args.full, width=width, url=url)
 

@@ -11,15 +11,18 @@ that cannot be made to work are not offered.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..core.formula import fields_read
-from ..core.model import Rule, RuleKind
+from ..core.formula import fields_read, terms
+from ..core.model import RUN_FUNCTION, Rule, RuleKind, Term, TermKind
+from ..logic.evaluation import Context
 from ..logic.facts import Facts
 from ..logic.launch import parse_command
-from .linter import RuleSet, definite_errors, launch_evaluator
-from .words import PLACEHOLDER, Edit, Flags, Way, apply_way, solutions, way_text
+from .linter import RuleSet, definite_errors, launch_context, launch_evaluator
+from .words import NOT_A_FIX, PLACEHOLDER, Edit, Flags, Way, apply_way, outside_terms, solutions, way_text
 
 MAX_EXTRA = 3
 
@@ -49,7 +52,8 @@ def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
     """`working_fixes` with the fixed command lines."""
     found: list[Fix] = []
     had = set(had) if had is not None else {r.id for r in definite_errors(ruleset, argv, env=env, facts=facts)}
-    given = set(parse_command(argv, ruleset.catalog).given)
+    typed = parse_command(argv, ruleset.catalog).given
+    given = set(typed)
     for way in solutions(rule, flags, siblings.get((rule.location.file, rule.function), ())):
         way = _on_the_command(way, given, ruleset)
         if not way:
@@ -57,7 +61,57 @@ def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
         completed = _completed(ruleset, rule, list(argv), way, flags, siblings, had, env, facts)
         if completed is not None and all(f.text != completed.text for f in found):
             found.append(completed)
+    if not found:
+        # Nothing read off the condition works (it tests a value SGLang derives, `attn_dp_size` from
+        # `--dp` under `--enable-dp-attention`): try the flags the command passes that the rule reads,
+        # through what SGLang derives from them too, each changed or removed.
+        for way in _searched_ways(ruleset, rule, typed, flags):
+            completed = _completed(ruleset, rule, list(argv), way, flags, siblings, had, env, facts)
+            if completed is not None and all(f.text != completed.text for f in found):
+                found.append(completed)
+                if len(found) == MAX_SEARCHED:
+                    break
     return found
+
+
+MAX_SEARCHED = 3  # fixes kept from the search over the command's own flags
+_SEARCHED_VALUES = 8  # values of one flag tried
+_POWERS = (1, 2, 4, 8, 16)  # sizes tried for an integer flag, besides the command's own numbers
+
+
+def _searched_ways(ruleset: RuleSet, rule: Rule, given: Mapping[str, object], flags: Flags) -> list[Way]:
+    """Single edits of the flags the command passes that the rule reads (`RuleSet.readers`: through
+    the values SGLang derives from them too): another value first (what was asked for stays, in
+    another amount or kind), then removing the flag."""
+    reading = [name for name in given if name not in NOT_A_FIX and flags.settable(name)
+               and any(r.id == rule.id for r in ruleset.readers.get(name, ()))]
+    numbers = sorted({v for v in given.values() if isinstance(v, int) and not isinstance(v, bool) and v > 0})
+    changes: list[tuple[float, Way]] = []
+    removals: list[Way] = []
+    for name in reading:
+        option = flags.option(name)
+        current = given[name]
+        has_default, _ = flags.default(name)
+        if flags.is_switch(name):
+            removals.append((Edit("remove", option),))
+            continue
+        values: list[object] = [c for c in flags.choices(name) if c != current]
+        if isinstance(current, int) and not isinstance(current, bool):
+            values += [n for n in (*_POWERS, *numbers) if n != current and n not in values]
+        for value in values[:_SEARCHED_VALUES]:
+            text = str(value).lower() if isinstance(value, bool) else str(value)
+            changes.append((_distance(current, value), (Edit("pass", option, text),)))
+        if has_default:
+            removals.append((Edit("remove", option),))
+    # The nearest value first (`--dp 3` to 4 or 2 before `--tp 8` to 3); sorted() keeps ties in order.
+    return [way for _, way in sorted(changes, key=lambda c: c[0])] + removals
+
+
+def _distance(current: object, value: object) -> float:
+    """How far another value is from the one asked for: the ratio of two sizes, else one step."""
+    if isinstance(current, int) and isinstance(value, int) and not isinstance(value, bool) and current > 0 and value > 0:
+        return abs(math.log(value / current))
+    return 1.0
 
 
 def intent_keeping(fixes: Sequence[Fix]) -> Fix | None:
@@ -104,7 +158,9 @@ def _completed(ruleset: RuleSet, rule: Rule, argv: list[str], way: Way, flags: F
         # share a flag with the rule (`_shares_flags`: the model path, which nearly all read, aside);
         # and the rule itself.
         reading = _fields(edits, ruleset) | (set(fields_read(rule.effective)) - _EVERYWHERE)
-        evaluator = launch_evaluator(ruleset, fixed, env=env, facts=facts)
+        # Fresh facts for the fixed command: the launch's keep what its terms read by their text,
+        # and a method run over the launch (`--quantization` read by `_verify_quantization`) reads the flags.
+        evaluator = launch_evaluator(ruleset, fixed, env=env, facts=dataclasses.replace(facts) if facts else None)
         errors = definite_errors(ruleset, fixed, reading=reading, including=(rule,), evaluator=evaluator)
         if evaluator.holds(rule) is not False:
             return None  # the way does not clear it on this command line, or not surely
@@ -164,3 +220,63 @@ def _text(way: Way, extras: Sequence[tuple[Way, Rule]]) -> str:
     why = "; ".join(f"{' '.join(e.text().partition(' ')[2] for e in extra)} clears "
                     f"{blocker.location.file.rsplit('/', 1)[-1]}:{blocker.location.line}" for extra, blocker in extras)
     return f"{way_text(combined)} ({why})"
+
+
+# ---- when no flag change avoids it --------------------------------------------------------------------
+
+
+def beyond_flags(ruleset: RuleSet, rule: Rule, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
+                 facts: Facts | None = None) -> list[str] | None:
+    """What decides a definite error when no change of flags avoids it on this machine, with this
+    model and environment; None when that is not proven.
+
+    The proof: the rule's trigger evaluated with every flag the user can set unknown (the model path
+    aside: the model is what is served) and the platform, model and environment as the launch has
+    them; a method run over the launch's values (a run term) is unknown too, as it reads the flags.
+    Kleene's logic only answers true when the trigger holds for every value of the unknowns, so true
+    is a proof; `decided` treats the unknown atoms as independent, which can only leave more unknown.
+    What decides it: each of the platform, the model and the environment without which the proof no
+    longer holds."""
+    command = parse_command(argv, ruleset.catalog)
+    launch = launch_context(ruleset, command, env, facts=facts)
+    flags = Flags(ruleset.flags)
+    kept = {name: value for name, value in launch.values.items() if name in NOT_A_FIX or not flags.settable(name)}
+
+    def proven(unknown: frozenset[TermKind]) -> bool:
+        # Fresh facts: the launch's cache its terms' values by their text, read with its flags.
+        fresh = dataclasses.replace(launch.facts) if launch.facts is not None else None
+        context = _Unknowing(kept, launch.env, launch.envs, {}, launch.spellings, launch.writes, fresh)
+        context.unknown, context.settable = unknown, frozenset(n for n in launch.values if n not in kept)
+        return context.decided(rule.effective) is True
+
+    if not proven(frozenset()):
+        return None
+    read = {t.kind for t in terms(rule.effective)}
+    deciding = [kind for kind in _DECIDED_BY if kind in read and not proven(frozenset({kind}))]
+    found = []
+    for kind in deciding or [k for k in _DECIDED_BY if k in read]:
+        if kind is TermKind.ENV:
+            names = sorted({t.name for t in terms(rule.effective) if t.kind is TermKind.ENV})
+            found.append(_DECIDED_BY[kind] + " " + ", ".join(names[:3]) + (" …" if len(names) > 3 else ""))
+        else:
+            found.append(_DECIDED_BY[kind])
+    return found or ["the model path"]
+
+
+class _Unknowing(Context):
+    """A launch's context that knows no term reading a flag the user can set (`settable`): not even
+    a platform or model term over one, nor a run term (the method reads the flags), nor terms of the
+    kinds in `unknown`."""
+
+    unknown: frozenset[TermKind] = frozenset()
+    settable: frozenset[str] = frozenset()
+
+    def value_of(self, term: Term) -> object:
+        if term.kind in self.unknown or RUN_FUNCTION in term.text or (
+                term.kind is not TermKind.FIELD and not self.settable.isdisjoint(term.fields)):
+            raise LookupError(term.text)
+        return super().value_of(term)
+
+
+_DECIDED_BY = {TermKind.PLATFORM: "the GPU or platform", TermKind.MODEL: "the model's config",
+               TermKind.ENV: "environment variable"}

@@ -76,14 +76,15 @@ def command_line(args: Sequence[str]) -> str:
 def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[str, Rule] | None = None,
          source_url: str = DEFAULT_SOURCE_URL, *, link_to: Callable[[str], str] | None = None,
          heading: str | None = None, data_link: str | None = None, sections: Sequence[str] = (),
-         fixes: Sequence[Fix] | None = None) -> str:
+         fixes: Sequence[Fix] | None = None, filled: Mapping[str, str] | None = None) -> str:
     """The Markdown page of one rule.
 
     `link_to` maps a rule id to the target of links to its page (default `<id>.md`, pages side by
     side); `heading` replaces the title line, `data_link` the target of the JSON link (a docs site
     keeps its pages and data apart), `sections` (Markdown) go after the related errors. `fixes`: the
     solutions checked on the example command line (`products.fixes.working_fixes`); without them the
-    solutions are read off the condition and say so.
+    solutions are read off the condition and say so. `filled`: placeholder values to show in the
+    message (those of a pasted error).
     """
     rules = rules or {}
     link_to = link_to or _beside
@@ -94,6 +95,8 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
     facts = [code(rule.exception) if rule.exception else None, kind, code(rule.id), f"sglang {escape(label)}" if label else None]
     out += [" · ".join(f for f in facts if f), ""]
     message = known_message(rule)
+    for name, value in (filled or {}).items():  # the values a pasted error shows (`explain`)
+        message = re.sub(r"(?<!\{)\{" + re.escape(name) + r"(![rs])?(:[^{}]*)?\}(?!\})", lambda m: value, message)  # noqa: B023
     out += ["## Error message" if kind != "adjustment" else "## What SGLang does", "", fence(message, "text"), ""]
     if not rule.message_static and "{" in message:
         out += ["Parts in `{...}` are filled in at run time.", ""]

@@ -18,13 +18,14 @@ ARGUMENT_RULE = "argument-error"
 TOOL_URI = "https://github.com/sglang-constraints/sglang-constraints"
 
 
-def sarif_document(reports: Sequence[tuple[tuple[str, int] | None, Report, Callable[[Rule], list[str]]]],
-                   version: str) -> dict:
-    """The SARIF log of several launch commands' reports, each with where the command is and its fixes."""
+def sarif_document(reports: Sequence[tuple[tuple[str, int] | None, Report, Callable[[Rule], list[str]],
+                                      Callable[[Rule], list[str] | None]]], version: str) -> dict:
+    """The SARIF log of several launch commands' reports, each with where the command is, its fixes and,
+    for an error no change of flags avoids, what decides it."""
     rules: dict[str, dict] = {}
     results = []
     label = reports[0][1].label if reports else ""
-    for place, report, fixes in reports:
+    for place, report, fixes, beyond in reports:
         for error in report.argument_errors:
             rules.setdefault(ARGUMENT_RULE, {
                 "id": ARGUMENT_RULE, "name": "ArgumentError",
@@ -40,7 +41,9 @@ def sarif_document(reports: Sequence[tuple[tuple[str, int] | None, Report, Calla
                 "properties": {"sglangLocation": f"{rule.location.file}:{rule.location.line}", "kind": rule.kind.value},
             })
             fix = fixes(rule)
-            text = shown_message(rule, finding.text) + (f" Fix: {'; or '.join(fix)}." if fix else "")
+            deciders = beyond(rule) if not fix else None
+            text = shown_message(rule, finding.text) + (f" Fix: {'; or '.join(fix)}." if fix else "") + (
+                f" No change of flags avoids it here; it depends on {'; '.join(deciders)}." if deciders else "")
             results.append(_result(rule.id, f"{text} ({rule.location.file}:{rule.location.line})", place))
     return {
         "$schema": SARIF_SCHEMA,

@@ -444,7 +444,7 @@ def _atom_edits(atom: Atom, flags: Flags, truth: bool) -> list[Way]:
     # A field as the run resolved it (`resolved(--attention-backend)`) is what the user typed when
     # they typed it: the same edits, each checked again before it is offered (`fixes`).
     if term.kind not in (TermKind.FIELD, TermKind.RESOLVED) or not flags.settable(term.name) \
-            or term.name in _NOT_A_FIX:
+            or term.name in NOT_A_FIX:
         return []
     found: list[Way] = []
     for value, edit in _candidates(atom, flags):
@@ -464,7 +464,7 @@ def _atom_edits(atom: Atom, flags: Flags, truth: bool) -> list[Way]:
 
 # Fields no one changes to get past an error: the model itself (`--model-path none` skips most
 # checks, and serves nothing).
-_NOT_A_FIX = frozenset({"model_path"})
+NOT_A_FIX = frozenset({"model_path"})
 
 
 def _candidates(atom: Atom, flags: Flags) -> list[tuple[object, Way]]:

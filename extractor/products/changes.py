@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import ClassVar
 
 from ..core.formula import CONVENTION, Spellings, render, render_flags
-from ..core.model import And, Atom, Flag, Formula, Not, Or, Rule, RuleKind, Term, TermKind
+from ..core.model import And, Atom, Const, Flag, Formula, Not, Or, Rule, RuleKind, Term, TermKind
 
 STYLES = ("text", "markdown")
 _EXCERPT = 240  # characters of a condition shown in text and Markdown (JSON has them whole)
@@ -29,8 +29,10 @@ def _excerpt(text: str, limit: int = _EXCERPT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _quote(text: str) -> str:
-    return json.dumps(_excerpt(" ".join(text.split()), 160), ensure_ascii=False)
+def _quote(text: str, whole: bool = False) -> str:
+    """A message in quotes: whole where what it says is the change, else its first 160 characters."""
+    text = " ".join(text.split())
+    return json.dumps(text if whole else _excerpt(text, 160), ensure_ascii=False)
 
 
 def _side(rule: Rule, spellings: Spellings) -> dict:
@@ -121,9 +123,12 @@ class Added(RuleChange):
     kind, title = "added", "Guards added"
 
     def _what(self, style: str) -> str:
-        # The in-function condition reads better than the trigger, which repeats every earlier check.
-        condition = render_flags(self.rule.condition, self.spellings[1])
-        return f"{_quote(self.rule.message)} if {_code(_excerpt(condition), style)}"
+        # When it fires for a launch (the trigger, in flags), not the test its function writes; a guard
+        # no launch reaches says so rather than count as a new way to be rejected.
+        if isinstance(self.rule.effective, Const) and not self.rule.effective.value:
+            return f"{_quote(self.rule.message, whole=True)} (dead: no launch reaches it, its trigger is never true)"
+        trigger = render_flags(self.rule.effective, self.spellings[1])
+        return f"{_quote(self.rule.message, whole=True)} when {_code(_excerpt(trigger), style)}"
 
 
 class Removed(RuleChange):
@@ -144,7 +149,7 @@ class MessageChanged(RuleChange):
 
     def _what(self, style: str) -> str:
         assert self.old is not None and self.new is not None
-        return f"{_quote(self.old.message)} -> {_quote(self.new.message)}"
+        return f"{_quote(self.old.message, whole=True)} -> {_quote(self.new.message, whole=True)}"
 
 
 class ExceptionChanged(RuleChange):
@@ -188,6 +193,14 @@ class Tightened(_ConditionChange):
 
 class Relaxed(_ConditionChange):
     kind, title = "relaxed", "Conditions relaxed (fewer launches rejected)"
+
+
+class CaughtEarlier(_ConditionChange):
+    kind, title = "caught-earlier", "Still rejected, by a guard that now stops the launch first"
+
+
+class RelaxedByNewFlags(_ConditionChange):
+    kind, title = "relaxed-by-new-flags", "Relaxed only with flags new in this release (every launch the old release took is judged as before)"
 
 
 class ConditionChanged(_ConditionChange):
@@ -235,6 +248,7 @@ class FlagChange:
     title: ClassVar[str] = ""
     old: Flag | None
     new: Flag | None
+    details: str = ""  # a removed flag: since when, which releases accepted it, what replaces it
 
     @property
     def flag(self) -> Flag:
@@ -249,6 +263,7 @@ class FlagChange:
             "id": self.flag.name,
             "old": None if self.old is None else _flag_side(self.old),
             "new": None if self.new is None else _flag_side(self.new),
+            **({"details": self.details} if self.details else {}),
         }
 
     def explain(self, style: str = "text") -> str:
@@ -277,6 +292,9 @@ class FlagAdded(FlagChange):
 class FlagRemoved(FlagChange):
     kind, title = "flag-removed", "Flags removed"
 
+    def _what(self, style: str) -> str:
+        return self.details
+
 
 class FlagDefaultChanged(FlagChange):
     kind, title = "flag-default-changed", "Flag defaults changed"
@@ -301,7 +319,7 @@ class FlagChoicesChanged(FlagChange):
 
 Change = RuleChange | FlagChange
 CHANGE_CLASSES: tuple[type, ...] = (
-    Added, Removed, Moved, MessageChanged, ExceptionChanged, Tightened, Relaxed, ConditionChanged,
+    Added, Removed, Moved, MessageChanged, ExceptionChanged, Tightened, Relaxed, CaughtEarlier, RelaxedByNewFlags, ConditionChanged,
     AdjustmentAdded, AdjustmentRemoved, AdjustmentMoved, AdjustmentValueChanged, AdjustmentWidened,
     AdjustmentNarrowed, AdjustmentConditionChanged,
     FlagAdded, FlagRemoved, FlagDefaultChanged, FlagChoicesChanged,

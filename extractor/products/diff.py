@@ -17,9 +17,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..analysis.rules import function_key, normalized_message
-from ..core.formula import Spellings, fields_read, render
-from ..core.model import Flag, Formula, Rule, RuleKind
+from ..core.formula import Spellings, apply_transforms, compare, conj, disj, fields_read, neg, render
+from ..core.model import And, Atom, Const, Flag, Formula, Not, Or, Rule, RuleKind, Term, TermKind
 from ..core.serialize import SCHEMA_VERSION
+from ..logic.releases import shipped_flag_history
 from ..logic.solver import implies
 from .changes import (
     KIND_ALIASES,
@@ -34,6 +35,8 @@ from .changes import (
     AdjustmentValueChanged,
     AdjustmentWidened,
     Added,
+    CaughtEarlier,
+    RelaxedByNewFlags,
     Change,
     ConditionChanged,
     ExceptionChanged,
@@ -225,9 +228,10 @@ def find_changes(old: Snapshot, new: Snapshot, compare: str = "trigger", memo: M
         came = AdjustmentAdded if rule.kind is RuleKind.ADJUSTMENT else Added
         changes.append(came(None, rule, "", spellings=spellings))
     domains = field_domains(old.flags, new.flags)
+    earlier = _EarlierGuards(new.rules, {r.id for r in added}, _new_only_defaults(old.flags, new.flags))
     for pair in pairs:
-        changes.extend(_pair_changes(pair, compare, domains, spellings, memo.verdicts))
-    changes.extend(_flag_changes(old.flags, new.flags))
+        changes.extend(_pair_changes(pair, compare, domains, spellings, memo.verdicts, earlier))
+    changes.extend(_flag_changes(old.flags, new.flags, str(new.source.get("release") or "")))
     yield from sorted(changes, key=_change_order)
 
 
@@ -238,9 +242,28 @@ def _change_order(change: Change) -> tuple:
     return (KIND_ORDER[change.kind], rule.location.file, rule.location.line, rule.id)
 
 
+class _EarlierGuards:
+    """The guards of the new side that run before a given one and read a flag it reads: a launch a
+    guard's new trigger leaves out may stop at one of them first, and stays rejected."""
+
+    LIMIT = 12  # the nearest ones before the guard: a disjunction the solver decides quickly
+
+    def __init__(self, rules: Sequence[Rule], added: set[str], new_only: Mapping[str, object]) -> None:
+        self.guards = sorted((r for r in rules if r.kind is not RuleKind.ADJUSTMENT and r.order is not None),
+                             key=lambda r: r.order or 0)
+        self.added = added
+        self.new_only = new_only  # fields only the new release has, at their defaults (an old launch's values)
+
+    def before(self, rule: Rule, reading: set[str]) -> list[Rule]:
+        found = [g for g in self.guards if (g.order or 0) < (rule.order or 0)
+                 and not reading.isdisjoint(set(fields_read(g.effective)) - {"model_path"})]
+        return found[-self.LIMIT:]
+
+
 def _pair_changes(pair: Pair, compare: str, domains: Mapping[str, Sequence[object]],
                   spellings: tuple[Spellings, Spellings],
-                  verdicts: MutableMapping[tuple[str, str], str | None]) -> Iterator[RuleChange]:
+                  verdicts: MutableMapping[tuple[str, str], str | None],
+                  earlier: _EarlierGuards | None = None) -> Iterator[RuleChange]:
     a, b, how = pair.old, pair.new, pair.matched_by
     adjustment = a.kind is RuleKind.ADJUSTMENT
     if a.location.file != b.location.file or a.function != b.function:
@@ -256,6 +279,26 @@ def _pair_changes(pair: Pair, compare: str, domains: Mapping[str, Sequence[objec
     if (a.id, b.id) not in verdicts:
         verdicts[a.id, b.id] = compare_conditions(a, b, compare, domains)
     verdict = verdicts[a.id, b.id]
+    if verdict == "relaxed" and not adjustment and compare == "trigger" and earlier is not None:
+        # Relaxed only when fewer launches are rejected: one that a guard running first now stops
+        # (often a guard new in this release) is rejected all the same.
+        key = (a.id, b.id + "|earlier")
+        if key not in verdicts:
+            verdicts[key] = _caught_by(a, b, earlier, domains)
+        if verdicts[key] is not None:
+            yield CaughtEarlier(a, b, how, verdicts[key] or "", compare, spellings=spellings)
+            return
+        # A launch that avoids it only through a flag the old release did not have was no launch of
+        # the old release: for those it took, the new fields hold their defaults.
+        key = (a.id, b.id + "|new-flags")
+        if key not in verdicts:
+            narrowed = _at_defaults(canonical(b.effective), earlier.new_only)
+            verdicts[key] = "yes" if narrowed is not None and implies(canonical(a.effective), narrowed, domains) else None
+        if verdicts[key] is not None:
+            names = sorted(set(fields_read(b.effective)) & set(earlier.new_only))
+            yield RelaxedByNewFlags(a, b, how, "avoided only with " + ", ".join(spellings[1].text(n) for n in names),
+                                    compare, spellings=spellings)
+            return
     if verdict is not None:
         kinds = {
             "tightened": AdjustmentWidened if adjustment else Tightened,
@@ -267,6 +310,56 @@ def _pair_changes(pair: Pair, compare: str, domains: Mapping[str, Sequence[objec
             "local condition changed" if local else
             "local condition unchanged: earlier checks or the call path changed")
         yield kinds[verdict](a, b, how, note, compare, spellings=spellings)
+
+
+def _new_only_defaults(old: Iterable[Flag], new: Iterable[Flag]) -> dict[str, object]:
+    """The fields only the new catalog has, with a literal default: their value in every launch the
+    old release accepted (the old parser knew no option for them)."""
+    known = {f.name for f in old}
+    return {f.name: f.default_value for f in new if f.name not in known and f.default_is_literal}
+
+
+def _at_defaults(f: Formula, values: Mapping[str, object]) -> Formula | None:
+    """The formula with each test of one of `values`' fields (as typed) decided at that value; None
+    when it tests none of them."""
+    changed = False
+
+    def walk(g: Formula) -> Formula:
+        nonlocal changed
+        if isinstance(g, Atom):
+            term = g.term
+            if term.kind is TermKind.FIELD and term.name in values and not isinstance(g.other, Term):
+                try:
+                    truth = compare(apply_transforms(values[term.name], term.transforms), g.op,
+                                    g.other.value if g.other is not None else None)
+                except (TypeError, ValueError, AttributeError):
+                    return g
+                changed = True
+                return Const(bool(truth))
+            return g
+        if isinstance(g, Not):
+            return neg(walk(g.arg))
+        if isinstance(g, And):
+            return conj(*(walk(x) for x in g.args))
+        if isinstance(g, Or):
+            return disj(*(walk(x) for x in g.args))
+        return g
+
+    found = walk(f)
+    return found if changed else None
+
+
+def _caught_by(a: Rule, b: Rule, earlier: _EarlierGuards, domains: Mapping[str, Sequence[object]]) -> str | None:
+    """When every launch the old guard rejected is rejected by the new one or by a guard that runs
+    before it, which of those (the added ones named first); else None."""
+    guards = earlier.before(b, set(fields_read(a.effective)) - {"model_path"})
+    if not guards or not implies(canonical(a.effective), canonical(Or((b.effective, *(g.effective for g in guards)))),
+                                 domains):
+        return None
+    named = sorted(guards, key=lambda g: (g.id not in earlier.added, -(g.order or 0)))[:3]
+    places = ", ".join(f"{g.location.file}:{g.location.line}" + (" (new)" if g.id in earlier.added else "")
+                       for g in named)
+    return f"the launches it no longer reaches stop first at {places}" + (" or another" if len(guards) > 3 else "")
 
 
 def memo_path(old_key: str, new_key: str, compare: str, folder: Path | None = None) -> Path:
@@ -299,11 +392,17 @@ def compare_conditions(a: Rule, b: Rule, compare: str = "trigger",
     return "changed"
 
 
-def _flag_changes(old: Iterable[Flag], new: Iterable[Flag]) -> Iterator[FlagChange]:
+def _flag_changes(old: Iterable[Flag], new: Iterable[Flag], release: str = "") -> Iterator[FlagChange]:
+    """`release`: the new side's release, whose place in the shipped flag history says since when a
+    removed flag is gone, which releases accepted it and what sets its field now."""
     before = {f.name: f for f in old}
     after = {f.name: f for f in new}
+    history = shipped_flag_history() if release else None
     for name in sorted(before.keys() - after.keys()):
-        yield FlagRemoved(before[name], None)
+        flag = before[name]
+        story = next((found for option in flag.flags if history is not None
+                      and (found := history.story(option, release))), None)
+        yield FlagRemoved(flag, None, story or ("" if flag.flags else "a field no option set"))
     for name in sorted(after.keys() - before.keys()):
         yield FlagAdded(None, after[name])
     for name in sorted(before.keys() & after.keys()):
@@ -360,11 +459,16 @@ def _summary_line(changes: Sequence[Change]) -> str:
     return ", ".join(f"{n} {k}" for k, n in found.items()) if found else "no changes"
 
 
+_FLAGS_FIRST = ("flag-removed", "flag-choices-changed", "flag-default-changed", "flag-added")
+
+
 def _grouped(changes: Sequence[Change]) -> list[tuple[str, list[Change]]]:
+    """Changes by kind; the flags' first: a removed or renamed option breaks a launch before any guard."""
     groups: dict[str, list[Change]] = defaultdict(list)
     for change in changes:
         groups[change.kind].append(change)
-    return [(kind, groups[kind]) for kind in KINDS if groups.get(kind)]
+    ordered = [*_FLAGS_FIRST, *(k for k in KINDS if k not in _FLAGS_FIRST)]
+    return [(kind, groups[kind]) for kind in ordered if groups.get(kind)]
 
 
 def parse_kinds(text: str) -> frozenset[str]:

@@ -602,3 +602,22 @@ def test_a_report_reads_flags_first_and_says_what_an_added_guard_does() -> None:
     assert '"Two pages at least." when --page-size < 2' in text
     assert f'"{long} (old)" -> "{long} (new)"' in text
     validate(diff.diff_document(old, new, changes), "diff.schema.json")
+
+
+@pytest.mark.network
+def test_the_diff_of_two_real_releases_reads_right(capsys: pytest.CaptureFixture) -> None:
+    """0.5.22 to 0.5.23: the one removed flag first with its history; no guard is "relaxed" because
+    only --enable-return-aux-hidden-states (new in 0.5.23) spares launches; added guards by trigger."""
+    code, text, err = run_cli(capsys, "diff", "0.5.22", "0.5.23")
+    assert code == 1, err
+    lines = text.splitlines()
+    assert lines[2] == "flag-removed (1): Flags removed"
+    assert lines[3].strip().endswith("--speculative-skip-dp-mlp-sync was removed in 0.5.23 (accepted 0.5.11..0.5.22)")
+    sections = {line.split(" (")[0]: line for line in lines if line and not line.startswith((" ", "0.5"))}
+    assert "relaxed-by-new-flags" in sections
+    relaxed = text.split("\nrelaxed (", 1)[1].split("\n\n", 1)[0]
+    assert "--enable-return-aux-hidden-states" not in relaxed.split("\n", 1)[0]
+    spared = text.split("\nrelaxed-by-new-flags (", 1)[1].split("\n\n", 1)[0]
+    assert "(avoided only with --enable-return-aux-hidden-states)" in spared
+    added = text.split("\nadded (", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    assert added and all('" when ' in line or "(dead:" in line for line in added)

@@ -33,6 +33,7 @@ from extractor.products.site_model import site_index
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SEED = "The argument disaggregation-decode-enable-offload-kvcache is only supported for decode side."
 RELEASES = "0.5.10,0.5.11"  # two small releases: a site of ~1,100 pages, built in well under a minute
 
 
@@ -109,6 +110,14 @@ def test_the_project_is_complete_deterministic_and_generated(built: Path) -> Non
             if version != api["versions"][-1]:
                 assert f"errors/{error['id']}/{version}.md" in written
     assert (built / "public" / "index.html").is_file()
+    # What a page says for people is in the API too: the seed's meaning, its checked solutions and
+    # the example fix that keeps the decode-only flag (on a decode server).
+    seed = next(e for e in index["errors"] if e["message"] == SEED)
+    reader = json.loads(written[seed["api"]])["reader"]
+    assert reader["meaning"].startswith("Rejected when --disaggregation-decode-enable-offload-kvcache is set")
+    assert reader["solutions_checked"] and len(reader["solutions"]) >= 2
+    after = reader["example"]["after"]
+    assert "--disaggregation-decode-enable-offload-kvcache" in after and after[after.index("--disaggregation-mode") + 1] == "decode"
     # The compiled validators that passed them agree with jsonschema, the reference for draft 2020-12.
     schema = load_schema(SITE_SCHEMA)
     reference = jsonschema.validators.validator_for(schema)(schema)

@@ -65,9 +65,11 @@ def main() -> int:
                 for fix in fixes:
                     after = {f.rule.id for f in check(ruleset, list(fix.argv), env=env, platform=platform).definite}
                     verified.append(rule.id not in after and after <= had)
-                    if index == 0:
-                        oracle.append({"id": f"{profile}|{case['id']}|{len(oracle)}", "argv": list(fix.argv),
-                                       "env": env, "profile": profile, "rule": rule.id, "fix": fix.text})
+                    if index == 0:  # a fix that sets a variable puts `NAME=VALUE` in front: the oracle's env
+                        fixed_argv, fixed_env = split_command(list(fix.argv))
+                        oracle.append({"id": f"{profile}|{case['id']}|{len(oracle)}", "argv": fixed_argv,
+                                       "env": {**env, **fixed_env}, "profile": profile, "rule": rule.id,
+                                       "fix": fix.text})
                 beyond = None if fixes else beyond_flags(ruleset, rule, plain, env=env, facts=facts)
                 rows.append({"profile": profile, "case": case["id"], "first": index == 0, "rule": rule.id,
                              "place": f"{rule.location.file}:{rule.location.line}", "message": finding.text[:160],

@@ -19,7 +19,7 @@ from .fixes import example_fixes
 from .linter import RuleSet
 from .pages import DEFAULT_SOURCE_URL, by_function, own_fields, replace_file
 from .sides import Snapshot
-from .site_api import SITE_SCHEMA, api_record, error_document, flag_document, index_document, release_document
+from .site_api import SITE_SCHEMA, api_record, error_document, flag_document, index_document, reader_record, release_document
 from .site_model import SiteIndex, flag_slug, site_index
 from .site_pages import (
     BANNER,
@@ -127,6 +127,7 @@ def site_files(site: SiteIndex, documents: Callable[[str], tuple[Mapping, Mappin
     has its text is at hand."""
     files: dict[str, tuple[object, str | None]] = {}
     records: dict[str, list[tuple[str, Mapping]]] = defaultdict(list)
+    readers: dict[str, dict] = {}  # by page: what the newest release's page says, for programs
     flag_records: dict[str, list[tuple[str, Mapping]]] = defaultdict(list)
     flag_lists: dict[str, tuple[list[str], list[str]]] = {}
     primary: dict[str, str] = {}
@@ -148,6 +149,9 @@ def site_files(site: SiteIndex, documents: Callable[[str], tuple[Mapping, Mappin
             entry = site.errors[page]
             records[page].append((label, api_record(raw[rule.id])))
             newest_version = entry.version_of(entry.newest, site.order)
+            if label == entry.newest and rule.kind is not RuleKind.ADJUSTMENT:
+                readers[page] = reader_record(rule, flags, groups[(rule.location.file, rule.function)],
+                                              checked.get(rule.id))
             if label == entry.newest or (label in entry.versions and label != newest_version):
                 text = error_page(entry, rule, label, flags, snapshot.source, by_id, site, own[rule.id], source_url,
                                   checked.get(rule.id))
@@ -176,7 +180,7 @@ def site_files(site: SiteIndex, documents: Callable[[str], tuple[Mapping, Mappin
         old_rule_flags = rule_flags
         del snapshot, by_id, raw, own, rules_document, flags_document  # the next release replaces them
     for page, entry in site.errors.items():
-        files[f"api/errors/{page}.json"] = (error_document(entry, records[page]), SITE_SCHEMA)
+        files[f"api/errors/{page}.json"] = (error_document(entry, records[page], readers.get(page)), SITE_SCHEMA)
     for name, entry in site.flags.items():
         errors, adjustments = flag_lists.get(name, ([], []))
         files[f"api/flags/{flag_slug(name)}.json"] = (flag_document(entry, flag_records[name], errors, adjustments),

@@ -3,7 +3,8 @@
 An error's document holds its record of every release it is in; records that are the same in several
 releases are kept once with the list of those releases. A record is the rule as `extract` writes it,
 less its formula trees and their Python renderings (`trigger_cli` says the same in flags; the trees
-are in each release's rules.json).
+are in each release's rules.json). Beside them, `reader`: what the newest release's page says for
+people (meaning, solutions, example fix), as data.
 """
 
 from __future__ import annotations
@@ -11,8 +12,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
+from ..core.model import Rule
 from ..core.serialize import SCHEMA_VERSION
+from .fixes import Fix, intent_keeping
+from .pages import meaning
 from .site_model import ErrorEntry, FlagEntry, SiteIndex, flag_slug
+from .terminal import inline as plain
+from .words import Flags, solutions, way_text
 
 SITE_SCHEMA = "site.schema.json"
 SITE_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/site.schema.json"
@@ -40,11 +46,27 @@ def grouped(records: Sequence[tuple[str, Mapping]], key: str) -> list[dict]:
     return list(groups.values())
 
 
-def error_document(entry: ErrorEntry, records: Sequence[tuple[str, Mapping]]) -> dict:
+def error_document(entry: ErrorEntry, records: Sequence[tuple[str, Mapping]], reader: Mapping | None = None) -> dict:
+    """An error's API document; `reader`: what its page in the newest release says (`reader_record`)."""
     return {**_header("error"), "id": entry.page, "ids": list(entry.ids), "kind": entry.kind,
             "message": entry.message, "releases": list(entry.releases), "first_seen": entry.releases[0],
             "last_seen": entry.newest, "versions": list(entry.versions), "changes": [dict(c) for c in entry.changes],
-            "records": grouped(records, "rule")}
+            "records": grouped(records, "rule"), **({"reader": dict(reader)} if reader is not None else {})}
+
+
+def reader_record(rule: Rule, flags: Flags, siblings: Sequence[Rule], fixes: Sequence[Fix] | None) -> dict:
+    """What a guard's page says for people, as data: the meaning in words, the solutions (checked on
+    the example command line when `fixes` is given, else read off the condition) and the example fix
+    (the command lines before and after, the checked solution that keeps the flags passed)."""
+    checked = fixes is not None
+    ways = [fix.text for fix in fixes] if checked else [way_text(w) for w in solutions(rule, flags, siblings)]
+    shown = intent_keeping(fixes or ())
+    example = None
+    if rule.example is not None:
+        example = {"before": list(rule.example.before),
+                   "after": list(shown.argv) if shown is not None else list(rule.example.after)}
+    return {"meaning": plain(meaning(rule, flags, siblings)), "solutions": ways, "solutions_checked": checked,
+            "example": example}
 
 
 def flag_document(entry: FlagEntry, records: Sequence[tuple[str, Mapping]], errors: Sequence[str],

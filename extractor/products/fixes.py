@@ -6,7 +6,12 @@ hicache-storage-backend is provided"). Each way is applied and the command check
 environment and facts; a way that sets off a new error is completed with a way out of that one
 that only adds flags (never removes more of what the user typed, never undoes the way), at most
 `MAX_EXTRA` times; so is one that leaves an error the command already had on the same flags. Ways
-that cannot be made to work are not offered.
+that cannot be made to work are not offered. When none read off the condition works (it tests a
+value SGLang derives from the flags), single edits of the flags the command passes that the rule
+reads are searched, the nearest value first. Each fixed command is checked with facts of its own.
+
+`beyond_flags` proves the other case: no change of flags avoids the error on this machine, with
+this model and environment, and says what decides it instead.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from ..logic.evaluation import Context
 from ..logic.facts import Facts
 from ..logic.launch import parse_command
 from .linter import RuleSet, definite_errors, launch_context, launch_evaluator
-from .words import NOT_A_FIX, PLACEHOLDER, Edit, Flags, Way, apply_way, outside_terms, solutions, way_text
+from .words import NOT_A_FIX, PLACEHOLDER, Edit, Flags, Way, apply_way, solutions, way_text
 
 MAX_EXTRA = 3
 
@@ -243,7 +248,7 @@ def beyond_flags(ruleset: RuleSet, rule: Rule, argv: Sequence[str], *, env: Mapp
     kept = {name: value for name, value in launch.values.items() if name in NOT_A_FIX or not flags.settable(name)}
 
     def proven(unknown: frozenset[TermKind]) -> bool:
-        # Fresh facts: the launch's cache its terms' values by their text, read with its flags.
+        # Fresh facts: the launch's keep its terms' values by their text, read with its flags.
         fresh = dataclasses.replace(launch.facts) if launch.facts is not None else None
         context = _Unknowing(kept, launch.env, launch.envs, {}, launch.spellings, launch.writes, fresh)
         context.unknown, context.settable = unknown, frozenset(n for n in launch.values if n not in kept)

@@ -182,6 +182,13 @@ def assume(f: Formula, facts: set[Formula], fixed: Mapping[tuple, object] | None
     return f
 
 
+def at_values(f: Formula, values: Mapping[str, object]) -> Formula:
+    """The formula with each test of a field in `values` (as typed) decided at that value (`assume`)."""
+    fixed = {key: values[t.name] for t in terms(f)
+             if t.kind is TermKind.FIELD and t.name in values and (key := _value_key(t)) is not None}
+    return assume(f, set(), fixed) if fixed else f
+
+
 @lru_cache(maxsize=65536)
 def disj(*parts: Formula) -> Formula:
     """`a or b or ...`, flattened, with constants folded, repeats dropped and `p and x or p and not x` merged."""

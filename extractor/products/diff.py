@@ -17,8 +17,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..analysis.rules import function_key, normalized_message
-from ..core.formula import Spellings, apply_transforms, compare, conj, disj, fields_read, neg, render
-from ..core.model import And, Atom, Const, Flag, Formula, Not, Or, Rule, RuleKind, Term, TermKind
+from ..core.formula import Spellings, at_values, fields_read, render
+from ..core.model import Flag, Formula, Or, Rule, RuleKind
 from ..core.serialize import SCHEMA_VERSION
 from ..logic.releases import shipped_flag_history
 from ..logic.solver import implies
@@ -292,8 +292,9 @@ def _pair_changes(pair: Pair, compare: str, domains: Mapping[str, Sequence[objec
         # the old release: for those it took, the new fields hold their defaults.
         key = (a.id, b.id + "|new-flags")
         if key not in verdicts:
-            narrowed = _at_defaults(canonical(b.effective), earlier.new_only)
-            verdicts[key] = "yes" if narrowed is not None and implies(canonical(a.effective), narrowed, domains) else None
+            now = canonical(b.effective)
+            narrowed = at_values(now, earlier.new_only)
+            verdicts[key] = "yes" if narrowed is not now and implies(canonical(a.effective), narrowed, domains) else None
         if verdicts[key] is not None:
             names = sorted(set(fields_read(b.effective)) & set(earlier.new_only))
             yield RelaxedByNewFlags(a, b, how, "avoided only with " + ", ".join(spellings[1].text(n) for n in names),
@@ -317,36 +318,6 @@ def _new_only_defaults(old: Iterable[Flag], new: Iterable[Flag]) -> dict[str, ob
     old release accepted (the old parser knew no option for them)."""
     known = {f.name for f in old}
     return {f.name: f.default_value for f in new if f.name not in known and f.default_is_literal}
-
-
-def _at_defaults(f: Formula, values: Mapping[str, object]) -> Formula | None:
-    """The formula with each test of one of `values`' fields (as typed) decided at that value; None
-    when it tests none of them."""
-    changed = False
-
-    def walk(g: Formula) -> Formula:
-        nonlocal changed
-        if isinstance(g, Atom):
-            term = g.term
-            if term.kind is TermKind.FIELD and term.name in values and not isinstance(g.other, Term):
-                try:
-                    truth = compare(apply_transforms(values[term.name], term.transforms), g.op,
-                                    g.other.value if g.other is not None else None)
-                except (TypeError, ValueError, AttributeError):
-                    return g
-                changed = True
-                return Const(bool(truth))
-            return g
-        if isinstance(g, Not):
-            return neg(walk(g.arg))
-        if isinstance(g, And):
-            return conj(*(walk(x) for x in g.args))
-        if isinstance(g, Or):
-            return disj(*(walk(x) for x in g.args))
-        return g
-
-    found = walk(f)
-    return found if changed else None
 
 
 def _caught_by(a: Rule, b: Rule, earlier: _EarlierGuards, domains: Mapping[str, Sequence[object]]) -> str | None:

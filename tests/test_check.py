@@ -770,8 +770,8 @@ def test_an_error_no_flag_avoids_says_what_decides_it(tmp_path: Path, capsys) ->
     ruleset = ruleset_of(extraction, tree)
     legacy = check(ruleset, ["--page-size", "16"], env={"SGLANG_LEGACY_KERNELS": "1"})
     rule = legacy.definite[0].rule
-    assert beyond_flags(ruleset, rule, ["--page-size", "16"], env={"SGLANG_LEGACY_KERNELS": "1"}) == [
-        "environment variable SGLANG_LEGACY_KERNELS"]
+    found = beyond_flags(ruleset, rule, ["--page-size", "16"], env={"SGLANG_LEGACY_KERNELS": "1"})
+    assert found is not None and found.deciders == ("environment variable SGLANG_LEGACY_KERNELS",)
     fast = check(ruleset, ["--page-size", "16"], env={"SGLANG_FAST": "1"})
     assert beyond_flags(ruleset, fast.definite[0].rule, ["--page-size", "16"], env={"SGLANG_FAST": "1"}) is None
 

@@ -235,3 +235,53 @@ def test_every_fix_the_pages_of_0_5_23_print_clears_its_error_and_sets_off_none(
                 wrong.append((rule_id, fix.text, sorted(after - had)))
     assert not wrong, wrong[:5]
     assert applied > 200
+
+
+# --- (g) check's fixes where the condition names no flag to change -----------------------------------
+
+# config.json shapes of two public checkpoints (openai/gpt-oss-20b, Qwen/Qwen2.5-VL-7B-Instruct), cut
+# to what the checks read.
+GPT_OSS_20B = {"architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "hidden_size": 2880,
+               "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "num_hidden_layers": 24,
+               "max_position_embeddings": 131072, "vocab_size": 201088,
+               "quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn"]}}
+QWEN25_VL_7B = {"architectures": ["Qwen2_5_VLForConditionalGeneration"], "model_type": "qwen2_5_vl",
+                "hidden_size": 3584, "num_attention_heads": 28, "num_key_value_heads": 4, "num_hidden_layers": 28,
+                "max_position_embeddings": 128000, "vocab_size": 152064, "vision_config": {"depth": 32}}
+
+
+@pytest.mark.parametrize("config, variables, args, fixes", [
+    # The run of `_verify_quantization` says which `--quantization` passes: an online requantization
+    # of the MXFP4 checkpoint (the real SGLang 0.5.23 on a CPU accepts it).
+    (GPT_OSS_20B, [], ["--tp", "1"], ["pass --quantization quark_mxfp4"]),
+    # The deprecated variable selects the CUDA IPC transport; the flag overrides it.
+    (QWEN25_VL_7B, ["SGLANG_USE_CUDA_IPC_TRANSPORT=1"], ["--tp-size", "8"],
+     ["pass --mm-feature-transport cpu", "unset SGLANG_USE_CUDA_IPC_TRANSPORT"]),
+])
+def test_a_fix_where_the_condition_names_no_flag_is_searched_and_checked(tmp_path: Path, config, variables, args,
+                                                                          fixes) -> None:
+    """On a CPU, a definite error whose own condition tests the platform or a method run gets its
+    fix from the search over what the rule reads (a flag left at its default, passed; a variable of
+    the command, unset), each fixed command free of definite errors."""
+    import json
+
+    from extractor.logic.facts import find_platform
+    from extractor.logic.launch import parse_command
+    from extractor.products.fixes import checked_fixes
+    from extractor.products.linter import check, launch_facts
+    from extractor.products.pages import by_function
+    from extractor.products.rulesets import release_rules
+    from extractor.products.words import Flags
+
+    ruleset = release_rules("0.5.23")
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    argv = [*variables, "--model-path", str(tmp_path), *args]
+    cpu = find_platform("cpu")
+    report = check(ruleset, argv, platform=cpu)
+    assert report.definite, [(f.rule.message, f.unknown[:2]) for f in report.findings if f.certainty == "definite"]
+    rule = report.definite[0].rule
+    facts = launch_facts(parse_command(argv, ruleset.catalog), cpu, None, None, ruleset.library, {}, ruleset.envs)
+    found = checked_fixes(ruleset, rule, argv, Flags(ruleset.flags), by_function(ruleset.rules), facts=facts)
+    assert [f.text for f in found][:len(fixes)] == fixes
+    for fix in found:
+        assert not check(ruleset, list(fix.argv), platform=cpu).definite, fix.text

@@ -73,7 +73,8 @@ def main() -> int:
                 beyond = None if fixes else beyond_flags(ruleset, rule, plain, env=env, facts=facts)
                 rows.append({"profile": profile, "case": case["id"], "first": index == 0, "rule": rule.id,
                              "place": f"{rule.location.file}:{rule.location.line}", "message": finding.text[:160],
-                             "fixes": [f.text for f in fixes], "verified": verified, "beyond_flags": beyond})
+                             "fixes": [f.text for f in fixes], "verified": verified,
+                             "beyond_flags": beyond.text() if beyond else None})
     Path(args.out).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     if args.oracle:
         Path(args.oracle).write_text("".join(json.dumps(c) + "\n" for c in oracle), encoding="utf-8")

@@ -16,7 +16,7 @@ from ..core.serialize import dumps
 
 if TYPE_CHECKING:  # the linter and its helpers are imported when a check runs: other commands start faster
     from ..core.model import Rule
-    from ..products.linter import RuleSet
+    from ..products.linter import Beyond, RuleSet
     from ..products.words import Flags
 
 
@@ -67,7 +67,7 @@ def add_parser(commands) -> None:
 
 
 def _fixes(ruleset, report, argv: list[str], flags: Flags, groups, env: dict[str, str], platform, model, host
-           ) -> tuple[Callable[[Rule], list[str]], Callable[[Rule], list[str] | None]]:
+           ) -> tuple[Callable[[Rule], list[str]], Callable[[Rule], Beyond | None]]:
     """Fixes of each finding: those of a definite error checked on this very command line (and
     completed where they would set off another error); a possible one's read off its condition.
     And, for a definite error no fix clears, what decides it when no change of flags can."""
@@ -90,7 +90,7 @@ def _fixes(ruleset, report, argv: list[str], flags: Flags, groups, env: dict[str
                               if rule.id in definite else fixes_for(rule, flags, groups[(rule.location.file, rule.function)]))
         return found[rule.id]
 
-    def beyond(rule: Rule) -> list[str] | None:
+    def beyond(rule: Rule) -> Beyond | None:
         if rule.id not in definite or fixes(rule):
             return None
         return beyond_flags(ruleset, rule, plain, env=env, facts=facts)

@@ -17,6 +17,7 @@ this model and environment, and says what decides it instead.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from ..core.model import RUN_FUNCTION, Rule, RuleKind, Term, TermKind
 from ..logic.evaluation import Context
 from ..logic.facts import Facts
 from ..logic.launch import parse_command
-from .linter import RuleSet, definite_errors, launch_context, launch_evaluator
+from .linter import Beyond, RuleSet, definite_errors, launch_context, launch_evaluator
 from .words import NOT_A_FIX, PLACEHOLDER, Edit, Flags, Way, apply_way, solutions, way_text
 
 MAX_EXTRA = 3
@@ -57,7 +58,8 @@ def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
     """`working_fixes` with the fixed command lines."""
     found: list[Fix] = []
     had = set(had) if had is not None else {r.id for r in definite_errors(ruleset, argv, env=env, facts=facts)}
-    typed = parse_command(argv, ruleset.catalog).given
+    command = parse_command(argv, ruleset.catalog)
+    typed = command.given
     given = set(typed)
     for way in solutions(rule, flags, siblings.get((rule.location.file, rule.function), ())):
         way = _on_the_command(way, given, ruleset)
@@ -70,24 +72,43 @@ def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
         # Nothing read off the condition works (it tests a value SGLang derives, `attn_dp_size` from
         # `--dp` under `--enable-dp-attention`): try the flags the command passes that the rule reads,
         # through what SGLang derives from them too, each changed or removed.
-        for way in _searched_ways(ruleset, rule, typed, flags):
+        left = None  # ways still tried once one works: the alternatives nearest it, not every one
+        for way in _searched_ways(ruleset, rule, argv, typed, flags, command.env, env, facts):
             completed = _completed(ruleset, rule, list(argv), way, flags, siblings, had, env, facts)
             if completed is not None and all(f.text != completed.text for f in found):
                 found.append(completed)
+                left = _AFTER_FIRST if left is None else left
                 if len(found) == MAX_SEARCHED:
+                    break
+            elif left is not None:
+                left -= 1
+                if left == 0:
                     break
     return found
 
 
 MAX_SEARCHED = 3  # fixes kept from the search over the command's own flags
+_AFTER_FIRST = 4  # ways tried after the first that works, when fewer than MAX_SEARCHED have
 _SEARCHED_VALUES = 8  # values of one flag tried
 _POWERS = (1, 2, 4, 8, 16)  # sizes tried for an integer flag, besides the command's own numbers
 
 
-def _searched_ways(ruleset: RuleSet, rule: Rule, given: Mapping[str, object], flags: Flags) -> list[Way]:
-    """Single edits of the flags the command passes that the rule reads (`RuleSet.readers`: through
-    the values SGLang derives from them too): another value first (what was asked for stays, in
-    another amount or kind), then removing the flag."""
+def _searched_ways(ruleset: RuleSet, rule: Rule, argv: Sequence[str], given: Mapping[str, object], flags: Flags,
+                   assignments: Iterable[str] = (), env: Mapping[str, str] | None = None,
+                   facts: Facts | None = None) -> list[Way]:
+    """Single edits the rule's reads suggest: the flags the command passes that the rule reads
+    (`RuleSet.readers`: through the values SGLang derives from them too) changed to another value
+    first (what was asked for stays, in another amount or kind); then flags of few values the rule
+    reads and the command leaves at their defaults, passed (`--mm-feature-transport cpu` overrides
+    what `SGLANG_USE_CUDA_IPC_TRANSPORT=1` selects); then the variables of the command's environment
+    the rule reads, unset; then the flags the command passes, removed."""
+    # A flag a method run reads (`--quantization` in `_verify_quantization`) is tried at each of its
+    # values, nearest first to what the run held where it stopped: the run tells which one passes
+    # (`quark_mxfp4` for an MXFP4 checkpoint on a CPU).
+    run_reads = {name for t in terms(rule.effective) if RUN_FUNCTION in t.text for name in t.fields}
+    if run_reads and facts is not None and not facts.stops:
+        launch_evaluator(ruleset, argv, env=env, facts=facts).holds(rule)  # where the run stops, with what it held
+    held = {k: v for values in (facts.stops.values() if facts is not None else ()) for k, v in values.items()}
     reading = [name for name in given if name not in NOT_A_FIX and flags.settable(name)
                and any(r.id == rule.id for r in ruleset.readers.get(name, ()))]
     numbers = sorted({v for v in given.values() if isinstance(v, int) and not isinstance(v, bool) and v > 0})
@@ -103,13 +124,54 @@ def _searched_ways(ruleset: RuleSet, rule: Rule, given: Mapping[str, object], fl
         values: list[object] = [c for c in flags.choices(name) if c != current]
         if isinstance(current, int) and not isinstance(current, bool):
             values += [n for n in (*_POWERS, *numbers) if n != current and n not in values]
-        for value in values[:_SEARCHED_VALUES]:
+        if name in run_reads:
+            values = _nearest_first(values, held.get(f"self.{name}", current))
+        for value in values if name in run_reads else values[:_SEARCHED_VALUES]:
             text = str(value).lower() if isinstance(value, bool) else str(value)
             changes.append((_distance(current, value), (Edit("pass", option, text),)))
         if has_default:
             removals.append((Edit("remove", option),))
+    additions: list[Way] = []
+    # The flags the message names first (it says what to change), then those of few values before
+    # switches (a switch turns on another way of serving: `--encoder-only`).
+    message = rule.message or ""
+    for name in sorted(set(fields_read(rule.effective)) - set(given) - NOT_A_FIX,
+                       key=lambda n: (not _named_in(flags, n, message), n not in run_reads, flags.is_switch(n), n)):
+        if not flags.settable(name):
+            continue
+        has_default, default = flags.default(name)
+        if flags.is_switch(name):
+            if has_default and default is False:
+                additions.append((Edit("pass", flags.option(name)),))
+            continue
+        values = _nearest_first(flags.choices(name), held.get(f"self.{name}")) if name in run_reads \
+            else flags.choices(name)[:_SEARCHED_VALUES]
+        additions += [(Edit("pass", flags.option(name), str(c)),) for c in values if not (has_default and c == default)]
+    set_here = {text.partition("=")[0] for text in assignments}
+    unsets = [(Edit("env", t.name),) for t in sorted(terms(rule.effective), key=lambda t: t.name)
+              if t.kind is TermKind.ENV and t.name in set_here]
+    additions = additions[:_ADDED + sum(len(flags.choices(name)) for name in run_reads)]
+    named = [way for way in additions if _named_in(flags, ruleset.catalog.option(way[0].name).flag.name, message)]
     # The nearest value first (`--dp 3` to 4 or 2 before `--tp 8` to 3); sorted() keeps ties in order.
-    return [way for _, way in sorted(changes, key=lambda c: c[0])] + removals
+    ways = ([way for _, way in sorted(changes, key=lambda c: c[0])] + named + unsets
+            + [way for way in additions if way not in named] + removals)
+    return list(dict.fromkeys(ways))
+
+
+def _nearest_first(choices: Sequence[object], current: object) -> list[object]:
+    """Choices ordered by how much they share with the value a run held where it stopped (`mxfp4`:
+    `quark_mxfp4` first), in their own order when there is none."""
+    if not isinstance(current, str):
+        return list(choices)
+    return sorted(choices, key=lambda c: -difflib.SequenceMatcher(None, str(c), current).ratio())
+
+
+def _named_in(flags: Flags, name: str, message: str) -> bool:
+    option = flags.option(name)
+    return bool(option) and option in message
+
+
+_ADDED = 24  # ways that pass a flag the command leaves at its default, tried at most
 
 
 def _distance(current: object, value: object) -> float:
@@ -166,9 +228,9 @@ def _completed(ruleset: RuleSet, rule: Rule, argv: list[str], way: Way, flags: F
         # Fresh facts for the fixed command: the launch's keep what its terms read by their text,
         # and a method run over the launch (`--quantization` read by `_verify_quantization`) reads the flags.
         evaluator = launch_evaluator(ruleset, fixed, env=env, facts=dataclasses.replace(facts) if facts else None)
-        errors = definite_errors(ruleset, fixed, reading=reading, including=(rule,), evaluator=evaluator)
         if evaluator.holds(rule) is not False:
             return None  # the way does not clear it on this command line, or not surely
+        errors = definite_errors(ruleset, fixed, reading=reading, including=(rule,), evaluator=evaluator)
         # A new error, or one the command had that reads the same flags: the fix is not done until
         # those are (the seed's decode-only offload flag also wants a storage backend).
         new = [e for e in errors if e.id not in had or _shares_flags(e, rule)]
@@ -231,21 +293,23 @@ def _text(way: Way, extras: Sequence[tuple[Way, Rule]]) -> str:
 
 
 def beyond_flags(ruleset: RuleSet, rule: Rule, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
-                 facts: Facts | None = None) -> list[str] | None:
+                 facts: Facts | None = None) -> Beyond | None:
     """What decides a definite error when no change of flags avoids it on this machine, with this
     model and environment; None when that is not proven.
 
-    The proof: the rule's trigger evaluated with every flag the user can set unknown (the model path
-    aside: the model is what is served) and the platform, model and environment as the launch has
-    them; a method run over the launch's values (a run term) is unknown too, as it reads the flags.
-    Kleene's logic only answers true when the trigger holds for every value of the unknowns, so true
-    is a proof; `decided` treats the unknown atoms as independent, which can only leave more unknown.
-    What decides it: each of the platform, the model and the environment without which the proof no
-    longer holds."""
+    The proof: the rule's trigger evaluated with every flag the user can set unknown (those that say
+    which model and which config of it are served aside: the model is what is served) and the
+    platform, model and environment as the launch has them. Kleene's logic only answers true when
+    the trigger holds for every value of the unknowns, so true is a proof; `decided` treats the
+    unknown atoms as independent, which can only leave more unknown. A method run over the launch's
+    values (a run term) reads the flags it needs as it goes: one it reads leaves the run unknown.
+    What decides it: each of the platform, the model and the environment without which the proof
+    no longer holds."""
     command = parse_command(argv, ruleset.catalog)
     launch = launch_context(ruleset, command, env, facts=facts)
     flags = Flags(ruleset.flags)
-    kept = {name: value for name, value in launch.values.items() if name in NOT_A_FIX or not flags.settable(name)}
+    kept = {name: value for name, value in launch.values.items()
+            if name in NOT_A_FIX or name in THE_MODEL or not flags.settable(name)}
 
     def proven(unknown: frozenset[TermKind]) -> bool:
         # Fresh facts: the launch's keep its terms' values by their text, read with its flags.
@@ -265,20 +329,29 @@ def beyond_flags(ruleset: RuleSet, rule: Rule, argv: Sequence[str], *, env: Mapp
             found.append(_DECIDED_BY[kind] + " " + ", ".join(names[:3]) + (" …" if len(names) > 3 else ""))
         else:
             found.append(_DECIDED_BY[kind])
-    return found or ["the model path"]
+    return Beyond(tuple(found or ["the model path"]))
+
+
+# Flags that say which model and which config of it are served: as the model path, no way out of an
+# error (overriding the checkpoint's `quantization_config` serves another model).
+THE_MODEL = frozenset({"revision", "json_model_override_args", "model_config_parser", "decrypted_config_file",
+                       "decrypted_draft_config_file", "trust_remote_code"})
 
 
 class _Unknowing(Context):
     """A launch's context that knows no term reading a flag the user can set (`settable`): not even
-    a platform or model term over one, nor a run term (the method reads the flags), nor terms of the
-    kinds in `unknown`."""
+    a platform or model term over one, nor terms of the kinds in `unknown`. A run term runs (a flag
+    it reads that is not known leaves it unknown), but not with a kind unknown: it may read any."""
 
     unknown: frozenset[TermKind] = frozenset()
     settable: frozenset[str] = frozenset()
 
     def value_of(self, term: Term) -> object:
-        if term.kind in self.unknown or RUN_FUNCTION in term.text or (
-                term.kind is not TermKind.FIELD and not self.settable.isdisjoint(term.fields)):
+        if RUN_FUNCTION in term.text:
+            if self.unknown:
+                raise LookupError(term.text)
+            return super().value_of(term)
+        if term.kind in self.unknown or (term.kind is not TermKind.FIELD and not self.settable.isdisjoint(term.fields)):
             raise LookupError(term.text)
         return super().value_of(term)
 

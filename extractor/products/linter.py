@@ -129,6 +129,20 @@ class Finding:
         return self.needs[0] if self.needs else "code"
 
 
+@dataclass(frozen=True)
+class Beyond:
+    """Why no change of flags avoids a definite error: what decides it instead (the GPU or platform,
+    the model's config, environment variables)."""
+
+    deciders: tuple[str, ...]
+
+    def text(self) -> str:
+        return "no change of flags avoids it here; it depends on " + "; ".join(self.deciders)
+
+    def record(self) -> dict:
+        return {"beyond_flags": list(self.deciders)}
+
+
 @dataclass
 class Report:
     findings: list[Finding]
@@ -288,7 +302,7 @@ def launch_context(ruleset: RuleSet, command: CommandLine, env: Mapping[str, str
 
 
 def report_json(report: Report, fixes: Callable[[Rule], list[str]],
-                beyond: Callable[[Rule], list[str] | None] = lambda rule: None) -> dict:
+                beyond: Callable[[Rule], Beyond | None] = lambda rule: None) -> dict:
     """`beyond(rule)`: for a definite error no change of flags avoids, what decides it (`fixes.beyond_flags`)."""
     return {
         "source": report.label,
@@ -304,7 +318,7 @@ def report_json(report: Report, fixes: Callable[[Rule], list[str]],
                 "order": f.rule.order,
                 "location": {"file": f.rule.location.file, "line": f.rule.location.line},
                 "fix": fixes(f.rule),
-                **({"beyond_flags": found} if f.certainty == "definite" and (found := beyond(f.rule)) else {}),
+                **(found.record() if f.certainty == "definite" and (found := beyond(f.rule)) else {}),
                 "unknown": list(f.unknown),
                 "needs": list(f.needs),
                 "changed_by": list(f.changed_by),
@@ -344,7 +358,7 @@ _WAITING_GIVEN = {  # the facts were given but do not decide these
 
 def report_text(report: Report, fixes: Callable[[Rule], list[str]], show_possible: bool = False,
                 given: frozenset[str] = frozenset(),
-                beyond: Callable[[Rule], list[str] | None] = lambda rule: None) -> str:
+                beyond: Callable[[Rule], Beyond | None] = lambda rule: None) -> str:
     """Definite errors in run order (the first marked as where the launch stops); possible ones as one
     summary line per kind of missing fact, or each with what would decide it when `show_possible`.
     `given`: the kinds of facts the user passed (platform, model), so the summary asks for the right thing."""
@@ -365,8 +379,8 @@ def report_text(report: Report, fixes: Callable[[Rule], list[str]], show_possibl
         fix = fixes(rule)
         if fix:
             lines.append("  fix: " + "; or ".join(fix))
-        elif finding.certainty == "definite" and (deciders := beyond(rule)):
-            lines.append("  no change of flags avoids it here; it depends on " + "; ".join(deciders))
+        elif finding.certainty == "definite" and (found := beyond(rule)):
+            lines.append("  " + found.text())
         if finding.unknown:
             shown = ", ".join(finding.unknown[:3]) + (" ..." if len(finding.unknown) > 3 else "")
             needs = f" (needs {', '.join(finding.needs)})" if finding.needs else ""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..core.model import Rule
-from .linter import Report, shown_message
+from .linter import Beyond, Report, shown_message
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 ARGUMENT_RULE = "argument-error"
@@ -19,7 +19,7 @@ TOOL_URI = "https://github.com/sglang-constraints/sglang-constraints"
 
 
 def sarif_document(reports: Sequence[tuple[tuple[str, int] | None, Report, Callable[[Rule], list[str]],
-                                      Callable[[Rule], list[str] | None]]], version: str) -> dict:
+                                      Callable[[Rule], Beyond | None]]], version: str) -> dict:
     """The SARIF log of several launch commands' reports, each with where the command is, its fixes and,
     for an error no change of flags avoids, what decides it."""
     rules: dict[str, dict] = {}
@@ -41,9 +41,9 @@ def sarif_document(reports: Sequence[tuple[tuple[str, int] | None, Report, Calla
                 "properties": {"sglangLocation": f"{rule.location.file}:{rule.location.line}", "kind": rule.kind.value},
             })
             fix = fixes(rule)
-            deciders = beyond(rule) if not fix else None
+            found = beyond(rule) if not fix else None
             text = shown_message(rule, finding.text) + (f" Fix: {'; or '.join(fix)}." if fix else "") + (
-                f" No change of flags avoids it here; it depends on {'; '.join(deciders)}." if deciders else "")
+                f" {found.text()[0].upper()}{found.text()[1:]}." if found else "")
             results.append(_result(rule.id, f"{text} ({rule.location.file}:{rule.location.line})", place))
     return {
         "$schema": SARIF_SCHEMA,

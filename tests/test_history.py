@@ -273,6 +273,8 @@ def test_release_history(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     refactor = next(s for s in document["steps"] if s["to"] == "0.5.19")
     assert refactor["summary"]["moved"] > refactor["summary"]["added"] + refactor["summary"]["removed"]
     assert (tmp_path / "timeline.md").read_text().count("\n| 0.5.") == len(labels)
+    # Each release dated with the day PyPI published it (the shipped history records it).
+    assert "\n| 0.5.19 | 2026-" in (tmp_path / "timeline.md").read_text()
 
 
 def test_the_cache_keeps_the_most_recently_used_files_within_its_limit(tmp_path: Path,

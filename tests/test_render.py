@@ -129,6 +129,41 @@ def test_page_names_conditions_outside_the_command_line(site, extraction) -> Non
     assert "- environment: `envs.SGLANG_STRICT.get()`" in (site / f"{strict.id}.md").read_text(encoding="utf-8")
 
 
+def test_page_quotes_sglang_s_comments_and_help_texts_and_says_what_it_is_pinned_to(extraction) -> None:
+    """"In SGLang's own words": the comment blocks right above the guard and above the `if` around it
+    (each once, with the line it stands above), then the help text of each flag the check tests; the
+    footer names the commit and its day (or the tag) and links a prefilled report, or none."""
+    from dataclasses import replace
+
+    from extractor.core.model import Snippet
+    from extractor.products.pages import comments_above
+
+    rule = next(r for r in extraction.rules if r.message.startswith("Offloading the KV cache is only"))
+    snippet = Snippet(10, 16, "\n".join([
+        "    # Decode-side offload pushes retracted KV to host storage;",
+        "    # prefill servers have no such path.",
+        "    if cfg.offload_kvcache:",
+        "        x = 1",
+        "        # checked once per launch",
+        "        if cfg.disaggregation_mode != 'decode':",
+        "            raise ValueError('...')"]))
+    moved = replace(rule, snippet=snippet, enclosing=(12, 15), location=replace(rule.location, line=16))
+    assert comments_above(moved) == [(12, "Decode-side offload pushes retracted KV to host storage; prefill "
+                                          "servers have no such path."), (15, "checked once per launch")]
+    flags = Flags(extraction.flags)
+    text = page(moved, flags, {"label": "g", "commit": "0132848349abcdef", "commit_date": "2026-08-28T10:00:00"},
+                {r.id: r for r in extraction.rules})
+    words = text.split("In SGLang's own words:")[1].split("##")[0]
+    assert "- “Decode-side offload pushes retracted KV to host storage; prefill servers have no such path.” " \
+           "(comment above `server_args.py:12`)" in words
+    assert "- “checked once per launch” (comment above `server_args.py:15`)" in words
+    assert "- `--offload-kvcache`: “Offload the KV cache.” (its help text)" in words
+    footer = text.split("\n---\n")[-1]
+    assert "from sglang g (commit `0132848349ab` of 2026-08-28)" in footer
+    assert "[Report a problem with this page](https://github.com/sglang-constraints/sglang-constraints/issues/new?" in footer
+    assert "Report a problem" not in page(moved, flags, {"label": "g"}, report_url=None)
+
+
 def test_source_link_templates(extraction) -> None:
     rule = extraction.rules[0]
     assert source_link(rule, {"commit": "abc"}, "https://x/{commit}/{path}#L{line}") == \

@@ -63,9 +63,11 @@ class FakeIndex:
         self.url = f"http://127.0.0.1:{self.server.server_port}/simple"
         threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True).start()
 
-    def add(self, filename: str, data: bytes, *, sha256: str | None = None, yanked: bool = False) -> None:
+    def add(self, filename: str, data: bytes, *, sha256: str | None = None, yanked: bool = False,
+            uploaded: str | None = None) -> None:
         self.files[filename] = data
         self.entries.append({
+            **({"upload-time": uploaded} if uploaded else {}),
             "filename": filename,
             "url": f"../../files/{filename}",  # relative, as PEP 691 allows
             "hashes": {"sha256": sha256 or hashlib.sha256(data).hexdigest()},
@@ -240,6 +242,20 @@ def test_interrupted_download_then_retry(index: FakeIndex, tmp_path: Path) -> No
     assert "\n" not in str(caught.value)
     assert list((tmp_path / "archives").iterdir()) == []
     assert fetch(index, "1.0", tmp_path).read_text("sglang/srt/server_args.py") == "X = 1\n"
+
+
+def test_release_dates_are_the_first_upload_of_each_release(index: FakeIndex) -> None:
+    """PEP 700's upload times: a release's day is its earliest file's (the sdist may come later); a
+    yanked file and an undated one say nothing; an HTML index dates none."""
+    from extractor.sources.trees import release_dates
+
+    index.add("sglang-0.5.1.tar.gz", b"x", uploaded="2026-02-02T08:00:00.5Z")
+    index.add("sglang-0.5.1-py3-none-any.whl", b"x", uploaded="2026-02-01T23:59:59Z")
+    index.add("sglang-0.5.2-py3-none-any.whl", b"x", uploaded="2026-03-01T00:00:00Z", yanked=True)
+    index.add("sglang-0.5.3-py3-none-any.whl", b"x")
+    assert release_dates(index_url=index.url) == {"0.5.1": "2026-02-01"}
+    index.html = True
+    assert release_dates(index_url=index.url) == {}
 
 
 def test_invalid_version(tmp_path: Path) -> None:

@@ -41,6 +41,7 @@ def cmd_flag_history(args) -> int:
     from ..products.flag_history import flag_history_document
     from ..products.history import release_specs
     from ..products.output import require_writable, write_documents
+    from ..sources.trees import release_dates
 
     require_writable(Path(args.output), "--output", folder=False)
 
@@ -57,7 +58,7 @@ def cmd_flag_history(args) -> int:
                 print(f"warning: {version}: {why or 'no launch options found'}", file=sys.stderr)
     if not found:
         raise SourceError("no release could be read")
-    document = flag_history_document(found, skipped)
+    document = flag_history_document(found, skipped, release_dates(index_url=args.index_url))
     output = Path(args.output)
     write_documents(output.parent, {output.name: (document, "flag-history.schema.json")})
     print(f"{len(found)} releases ({found[0][0]}..{found[-1][0]}), {len(document['flags'])} options, "

@@ -24,6 +24,9 @@ def add_parser(commands) -> None:
     add_range_arguments(parser, which)
     parser.add_argument("--source-url", default=None,
                         help="link template with {commit}, {path}, {line} (default: GitHub, pinned)")
+    parser.add_argument("--report-url", default=None, metavar="URL",
+                        help="repository whose issues take reports of a wrong page (a 'Report a problem' link on "
+                             "each page; default: this project's; 'none' for no link)")
     parser.add_argument("-o", "--output", default="site", help="folder of the MkDocs project")
     parser.add_argument("--build", action="store_true", help="then run `mkdocs build --strict` into OUTPUT/public")
     parser.set_defaults(func=cmd_site)
@@ -33,7 +36,7 @@ def cmd_site(args: argparse.Namespace) -> int:
     from ..products.cache import extraction_cache
     from ..products.cached import load_cached
     from ..products.history import run_history
-    from ..products.pages import DEFAULT_SOURCE_URL
+    from ..products.pages import DEFAULT_REPORT_URL, DEFAULT_SOURCE_URL
     from ..products.output import require_writable
     from ..products.site import history_site, write_site
 
@@ -59,7 +62,8 @@ def cmd_site(args: argparse.Namespace) -> int:
             raise SourceError(f"extraction {key[:12]} is missing from the cache {folder}")
         return found
 
-    files = history_site(history, documents, args.compare, args.source_url)
+    report_url = None if args.report_url == "none" else args.report_url or DEFAULT_REPORT_URL
+    files = history_site(history, documents, args.compare, args.source_url, report_url)
     output = Path(args.output)
     written = write_site(output, files)
     pages = sum(name.endswith(".md") for name in files)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
@@ -29,6 +29,7 @@ class FlagHistory:
 
     releases: tuple[str, ...]
     flags: Mapping[str, Mapping[str, object]]
+    released: Mapping[str, str] = field(default_factory=dict)  # release -> the day it was published
 
     def story(self, option: str, release: str) -> str | None:
         """Why `release` does not accept `option`, when another release did: removed (and since when),
@@ -80,5 +81,11 @@ def shipped_flag_history() -> FlagHistory | None:
     return flag_history_of(json.loads(text))
 
 
+def release_date(release: str) -> str | None:
+    """The day a release was published on PyPI, as the shipped history records it."""
+    history = shipped_flag_history()
+    return history.released.get(release) if history is not None else None
+
+
 def flag_history_of(document: Mapping) -> FlagHistory:
-    return FlagHistory(tuple(document["releases"]), document["flags"])
+    return FlagHistory(tuple(document["releases"]), document["flags"], document.get("released", {}))

@@ -28,6 +28,7 @@ from packaging.version import InvalidVersion, Version
 from ..core.errors import LayoutError, ParseError, SourceError
 from ..core.places import cached_releases
 from ..core.serialize import SCHEMA_VERSION, dumps
+from ..logic.releases import release_date
 from ..sources.layout import ARG_GROUPS, SERVER_ARGS, find_layout
 from ..sources.trees import git_log, git_tree, release_versions
 from .cache import code_fingerprint, extraction_cache, prune_cache, read_pickled, start_process, write_pickled
@@ -550,7 +551,7 @@ def timeline_markdown(document: Mapping) -> str:
     for source in document["sources"]:
         summary = by_target.get(source["label"])
         info = source["source"]
-        date = (info.get("commit_date") or "")[:10]
+        date = (info.get("commit_date") or release_date(str(info.get("release") or "")) or "")[:10]
         row = [source["label"], date, source["rules"], source["guards"], source["adjustments"], source["flags"]]
         if summary is None:
             row += [""] * (len(shown) + 2)

@@ -17,7 +17,7 @@ from .history import History, history_document
 from ..core.model import RuleKind
 from .fixes import example_fixes
 from .linter import RuleSet
-from .pages import DEFAULT_SOURCE_URL, by_function, own_fields, replace_file
+from .pages import DEFAULT_REPORT_URL, DEFAULT_SOURCE_URL, by_function, own_fields, replace_file
 from .sides import Snapshot
 from .site_api import SITE_SCHEMA, api_record, error_document, flag_document, index_document, reader_record, release_document
 from .site_model import SiteIndex, flag_slug, site_index
@@ -106,7 +106,8 @@ nav:
 
 
 def history_site(history: History, documents: Callable[[str], tuple[Mapping, Mapping]], compare: str = "trigger",
-                 source_url: str = DEFAULT_SOURCE_URL) -> dict[str, tuple[object, str | None]]:
+                 source_url: str = DEFAULT_SOURCE_URL, report_url: str | None = DEFAULT_REPORT_URL
+                 ) -> dict[str, tuple[object, str | None]]:
     """The site of a history: `documents(key)` gives the cached rules and flags documents of a source."""
     document = history_document(history, compare)
     good = [s for s in history.sources if s.error is None]
@@ -116,11 +117,12 @@ def history_site(history: History, documents: Callable[[str], tuple[Mapping, Map
         steps[new_label] = [{**c, "from": old_label, "to": new_label} for c in step["changes"]]
     site = site_index(document, [s.outline for s in good], steps)
     keys = {label: s.key for label, s in zip(site.labels, good)}
-    return site_files(site, lambda label: documents(keys[label]), source_url)
+    return site_files(site, lambda label: documents(keys[label]), source_url, report_url)
 
 
 def site_files(site: SiteIndex, documents: Callable[[str], tuple[Mapping, Mapping]],
-               source_url: str = DEFAULT_SOURCE_URL) -> dict[str, tuple[object, str | None]]:
+               source_url: str = DEFAULT_SOURCE_URL, report_url: str | None = DEFAULT_REPORT_URL
+               ) -> dict[str, tuple[object, str | None]]:
     """Every file of the MkDocs project by path: (text or document, schema of a document or None).
 
     One release's documents and records are held at a time: a page is written while the release that
@@ -154,7 +156,7 @@ def site_files(site: SiteIndex, documents: Callable[[str], tuple[Mapping, Mappin
                                               checked.get(rule.id))
             if label == entry.newest or (label in entry.versions and label != newest_version):
                 text = error_page(entry, rule, label, flags, snapshot.source, by_id, site, own[rule.id], source_url,
-                                  checked.get(rule.id))
+                                  checked.get(rule.id), report_url)
                 path = f"errors/{page}.md" if label == entry.newest else f"errors/{page}/{label}.md"
                 files[path] = (text, None)
         for flag_data in flags_document["flags"]:

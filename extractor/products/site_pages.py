@@ -17,7 +17,7 @@ from ..core.model import Flag, Rule
 from ..logic.evaluation import known_message
 from .changes import TITLES
 from .fixes import Fix
-from .pages import DEFAULT_SOURCE_URL, escape, page, pinned_link
+from .pages import DEFAULT_REPORT_URL, DEFAULT_SOURCE_URL, escape, page, pinned_link
 from .site_model import ErrorEntry, FlagEntry, SiteIndex, flag_slug
 from .words import Flags, code
 
@@ -141,7 +141,7 @@ def _change_words(change: Mapping) -> str:
 
 def error_page(entry: ErrorEntry, rule: Rule, label: str, flags: Flags, source: Mapping, rules: Mapping[str, Rule],
                site: SiteIndex, tested: Sequence[str] = (), source_url: str = DEFAULT_SOURCE_URL,
-               fixes: Sequence[Fix] | None = None) -> str:
+               fixes: Sequence[Fix] | None = None, report_url: str | None = DEFAULT_REPORT_URL) -> str:
     """The page of `rule` as release `label` has it: the error's own page when that is its newest text,
     else the page of that earlier version (out of the search index: the newest text is the one to find).
     `tested` are the fields its own condition tests (`pages.own_fields`)."""
@@ -162,7 +162,8 @@ def error_page(entry: ErrorEntry, rule: Rule, label: str, flags: Flags, source: 
 
     text = page(rule, flags, source, rules, source_url, link_to=link, heading="\n".join(heading),
                 data_link=relative(f"api/errors/{entry.page}.json", here),
-                sections=[flags_section(tested, site, flags, here), history_section(entry, site, here)], fixes=fixes)
+                sections=[flags_section(tested, site, flags, here), history_section(entry, site, here)], fixes=fixes,
+                report_url=report_url)
     for section in _UNSEARCHED:
         text = text.replace(f"\n{section}\n", f"\n{section} {{ data-search-exclude }}\n", 1)
     return "\n".join(_front(searched=newest, page_title=known_message(rule))) + "\n" + text

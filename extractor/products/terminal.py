@@ -15,7 +15,7 @@ import textwrap
 SHORT_SECTIONS = ("Error message", "What SGLang does", "What it means", "Solutions", "Example fix")
 _LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]*)\)")
 _ESCAPED = re.compile(r"\\([\\`*_\[\]<>#&|~{}()!.+-])")
-_CODE_SPAN = re.compile(r"(`+)\s?(.+?)\s?\1")
+_CODE_SPAN = re.compile(r"(?<!\\)(`+)\s?(.+?)\s?(?<!\\)\1")  # an escaped backquote opens or closes none
 _FENCE = re.compile(r"^(`{3,})")
 
 

@@ -213,6 +213,7 @@ class _Dist:
     size: int | None
     yanked: bool
     version: Version
+    uploaded: str | None = None  # ISO time the index gives (PEP 700 "upload-time"), when it does
 
 
 def release_tree(version: str, *, index_url: str | None = None, cache_dir: Path | None = None) -> SourceTree:
@@ -237,6 +238,18 @@ def release_versions(*, index_url: str | None = None, pre: bool = False) -> list
     index = (index_url or os.environ.get("PIP_INDEX_URL") or DEFAULT_INDEX_URL).rstrip("/")
     found = {dist.version for dist in _index_files(index, "*") if not dist.yanked}
     return [str(version) for version in sorted(found) if pre or not version.is_prerelease]
+
+
+def release_dates(*, index_url: str | None = None) -> dict[str, str]:
+    """The day each release was published (its first file's upload, `YYYY-MM-DD`), for the releases
+    whose files the index dates (PyPI's JSON simple API does; an HTML page does not)."""
+    index = (index_url or os.environ.get("PIP_INDEX_URL") or DEFAULT_INDEX_URL).rstrip("/")
+    found: dict[str, str] = {}
+    for dist in _index_files(index, "*"):
+        if dist.uploaded and not dist.yanked:
+            label = str(dist.version)
+            found[label] = min(found.get(label, dist.uploaded[:10]), dist.uploaded[:10])
+    return dict(sorted(found.items()))
 
 
 def _load_info(tree_dir: Path) -> SourceInfo | None:
@@ -281,6 +294,7 @@ def _dist(entry: dict, page: str, version: Version) -> _Dist:
         size=size if isinstance(size, int) else None,
         yanked=bool(entry.get("yanked")),
         version=version,
+        uploaded=entry.get("upload-time") if isinstance(entry.get("upload-time"), str) else None,
     )
 
 

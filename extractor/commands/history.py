@@ -61,7 +61,7 @@ def range_specs(args: argparse.Namespace, releases: str | None = None) -> list[S
 def cmd_history(args) -> int:
     from ..products.diff import counts
     from ..products.history import history_document, run_history, timeline_markdown
-    from ..products.output import require_writable, write_documents
+    from ..products.output import require_writable, whole_folder, write_documents
 
     require_writable(Path(args.output), "--output")
     specs = range_specs(args)
@@ -71,10 +71,11 @@ def cmd_history(args) -> int:
     if not document["sources"]:
         raise SourceError("no source could be extracted: " + "; ".join(e["message"] for e in document["errors"]))
     folder = Path(args.output)
-    write_documents(folder, {
-        "history.json": (document, "history.schema.json"),
-        "timeline.md": ({"text": timeline_markdown(document)}, None),
-    })
+    with whole_folder(folder) as made:
+        write_documents(made, {
+            "history.json": (document, "history.schema.json"),
+            "timeline.md": ({"text": timeline_markdown(document)}, None),
+        })
     totals = {k: n for k, n in counts(c for _, _, s in history.steps for c in s["changes"]).items() if n}
     print(f"{len(document['sources'])} sources, {len(document['steps'])} steps, "
           f"{len(document['rules'])} rule lineages; "

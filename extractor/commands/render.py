@@ -16,6 +16,9 @@ def add_parser(commands) -> None:
     parser.add_argument("-o", "--output", default="docs", help="folder for the pages")
     parser.add_argument("--source-url", default=None,
                         help="link template with {commit}, {path}, {line} (default: GitHub, pinned)")
+    parser.add_argument("--report-url", default=None, metavar="URL",
+                        help="repository whose issues take reports of a wrong page (a 'Report a problem' link on "
+                             "each page; default: this project's; 'none' for no link)")
     parser.add_argument("--keep-going", action="store_true", help="skip files that fail to parse")
     parser.set_defaults(func=cmd_render)
 
@@ -23,9 +26,10 @@ def add_parser(commands) -> None:
 def cmd_render(args: argparse.Namespace) -> int:
     from ..products.extraction import extract
     from ..products.fixes import example_fixes
-    from ..products.pages import DEFAULT_SOURCE_URL, by_function, render_site  # imported when pages are written
+    # imported when pages are written
+    from ..products.pages import DEFAULT_REPORT_URL, DEFAULT_SOURCE_URL, by_function, render_site
     from ..products.rulesets import load_rules, ruleset_of
-    from ..products.output import require_writable
+    from ..products.output import require_writable, whole_folder
     from ..products.words import Flags
 
     require_writable(Path(args.output), "--output")
@@ -44,6 +48,9 @@ def cmd_render(args: argparse.Namespace) -> int:
         raise UsageError(f"--source-url: bad template ({error})") from None
     # Each page's solutions checked on its example command line, as `check` checks its fixes.
     checked = example_fixes(ruleset, Flags(flag_list), by_function(rules))
-    written = render_site(rules, flag_list, source, Path(args.output), args.source_url, checked_fixes=checked)
+    report_url = None if args.report_url == "none" else args.report_url or DEFAULT_REPORT_URL
+    with whole_folder(Path(args.output)) as made:
+        written = render_site(rules, flag_list, source, made, args.source_url, checked_fixes=checked,
+                              report_url=report_url)
     print(f"{len(rules)} pages and index.md -> {args.output} ({len(written)} files)")
     return EXIT_OK

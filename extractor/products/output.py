@@ -337,6 +337,7 @@ def folder_made_aside(target: Path) -> Iterator[Path]:
     if old.is_dir() and not target.exists():
         old.rename(target)  # an earlier run was killed mid-swap
     made = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent))
+    os.chmod(made, 0o777 & ~_UMASK)  # mkdtemp makes 0700; an output folder is an ordinary shareable one
     try:
         yield made
         shutil.rmtree(old, ignore_errors=True)
@@ -347,6 +348,27 @@ def folder_made_aside(target: Path) -> Iterator[Path]:
         shutil.rmtree(made, ignore_errors=True)
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+# Marks a folder `whole_folder` made: the next run may replace it whole (it holds no one else's files).
+MADE_WHOLE = ".sglang-constraints"
+
+
+@contextmanager
+def whole_folder(target: Path, *, owned: bool = False) -> Iterator[Path]:
+    """Where a command writes a folder of outputs so that readers see the previous complete folder
+    or the new one: made aside and swapped in (`folder_made_aside`) when the folder is the tool's
+    (`owned`: extract's OUTPUT/<label>/), new, empty, or marked by an earlier whole write; else the
+    folder itself, file by file, each whole (a folder holding the user's own files, such as a docs
+    folder `render` was pointed at, is never replaced)."""
+    if not (owned or not target.exists() or (target / MADE_WHOLE).is_file() or not any(target.iterdir())):
+        yield target
+        return
+    with folder_made_aside(target) as made:
+        if not owned:
+            (made / MADE_WHOLE).write_text("Made whole by sglang-constraints: its next run replaces this folder.\n",
+                                           encoding="utf-8")
+        yield made
 
 
 def output_dir(out_root: Path, label: str) -> Path:

@@ -246,7 +246,7 @@ def test_progress_only_on_a_terminal() -> None:
     progress = history.Progress(2, loud)
     progress.step("extracted 0.5.10")
     progress.close()
-    assert "1/2 extracted 0.5.10" in loud.getvalue() and loud.getvalue().endswith("\n")
+    assert "1/2 extracted 0.5.10" in loud.getvalue() and loud.getvalue().endswith("\r")  # the line cleared
 
 
 # Full range by hand: SGLANG_CONSTRAINTS_FULL_HISTORY=1 (about 18 releases; minutes on a cold cache).

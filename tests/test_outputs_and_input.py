@@ -4,6 +4,7 @@ or untouched: a read-only target refused before the work, an interrupted site bu
 from __future__ import annotations
 
 import errno
+import io
 import os
 import subprocess
 from pathlib import Path
@@ -17,6 +18,8 @@ from extractor.logic.shell import Operator, shell_words, simple_commands
 from extractor.products import output
 from extractor.products.output import folder_made_aside, require_writable
 from extractor.core.errors import UsageError
+
+from .conftest import FIXTURES
 
 from .test_check import rules_file, ruleset  # noqa: F401 - fixtures
 
@@ -172,22 +175,50 @@ def test_an_interrupted_site_build_keeps_the_previous_site(tmp_path: Path, monke
     assert (public / "index.html").read_text() == "previous" and [p.name for p in tmp_path.iterdir()] == ["public"]
 
 
-def test_progress_notes_go_to_a_terminal_only(monkeypatch, capsys) -> None:
-    import io
+class Terminal(io.StringIO):
+    """A stream that says it is a terminal."""
 
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_notes_go_to_a_terminal_only(monkeypatch, capsys) -> None:
     from extractor.core.progress import progress
 
     progress("fetching")  # captured stderr is no terminal: nothing
     assert capsys.readouterr().err == ""
 
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
     terminal = Terminal()
     monkeypatch.setattr("sys.stderr", terminal)
     progress("sglang 0.5.23: fetching it")
     assert terminal.getvalue() == "sglang-constraints: sglang 0.5.23: fetching it\n"
+
+
+def test_a_status_line_names_the_extraction_s_stage_on_a_terminal_only(monkeypatch, capsys) -> None:
+    """Each stage of an extraction rewrites the one status line in place (`\\r`), and the line is
+    cleared when the work ends; piped, nothing is written."""
+    from extractor.core.progress import Status
+    from extractor.products.extraction import extract
+    from extractor.sources.trees import path_tree
+
+    tree = path_tree(FIXTURES / "render_basic" / "src")
+    with Status("extracting"):
+        extract(tree)
+    assert capsys.readouterr().err == ""
+
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    with Status("extracting"):
+        extract(tree)
+    lines = terminal.getvalue().split("\r")
+    assert [line.rstrip() for line in lines[1:5]] == [
+        "sglang-constraints: extracting: parsing its files (1 of 4)",
+        "sglang-constraints: extracting: walking its functions and the launch's run (2 of 4)",
+        "sglang-constraints: extracting: finding an example launch for each guard (3 of 4)",
+        "sglang-constraints: extracting: relating the errors (4 of 4)"]
+    assert lines[-2].strip() == "" and lines[-1] == ""  # cleared: what follows starts on a clean line
+    extract(tree)  # no line open: nothing more
+    assert terminal.getvalue().count("\r") == len(lines) - 1
 
 
 def test_sigterm_cleans_up_as_ctrl_c_does(tmp_path: Path) -> None:

@@ -21,16 +21,19 @@ def add_parser(commands) -> None:
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
+    from ..core.progress import Status
     from ..products.extraction import no_collections
     from ..products.output import encoded_documents, output_dir, require_writable, whole_folder, write_encoded
 
     require_writable(Path(args.output), "--output")
-    ex = run_extract(args)
-    folder = output_dir(Path(args.output), ex.info.label)
-    with no_collections():  # the parsed trees are still alive: a full collection would scan them all
-        texts, counts = encoded_documents(ex, jobs_of(args))  # rules.json, flags.json, graph.json, .graphml, .dot
-        with whole_folder(folder, owned=True) as made:  # rules.json and flags.json of one run, never mixed
-            write_encoded(made, texts)
+    with Status("extracting") as line:  # the stages on a terminal's status line
+        ex = run_extract(args)
+        folder = output_dir(Path(args.output), ex.info.label)
+        line.step("writing and validating the documents")
+        with no_collections():  # the parsed trees are still alive: a full collection would scan them all
+            texts, counts = encoded_documents(ex, jobs_of(args))  # rules.json, flags.json, graph.json, .graphml, .dot
+            with whole_folder(folder, owned=True) as made:  # rules.json and flags.json of one run, never mixed
+                write_encoded(made, texts)
     print(
         f"{ex.info.label}: {counts['rules']} rules ({counts['by_kind']['raise']} raise, {counts['by_kind']['assert']} assert, "
         f"{counts['by_kind']['adjustment']} adjustment; {counts['reachable']} reachable), {counts['flags']} flags, "

@@ -88,12 +88,14 @@ def build(folder: Path) -> int:
     """`mkdocs build --strict` of the project in `folder`, with this interpreter; its output shown only
     when it fails. The site is built beside `public/` and swapped in whole: an interrupted or failed
     build leaves the previous one."""
+    from ..core.progress import Status
     from ..products.output import folder_made_aside
     from ..products.site import PUBLIC
 
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # Material's notice about MkDocs 2 is not ours to show
     try:
-        with folder_made_aside(folder / PUBLIC) as made:
+        with folder_made_aside(folder / PUBLIC) as made, Status("site") as line:
+            line.step(f"building {folder / PUBLIC} with MkDocs (mkdocs build --strict)")
             done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet",
                                    "--config-file", str(folder / "mkdocs.yml"), "--site-dir", str(made)],
                                   env=env, capture_output=True, text=True, check=False)

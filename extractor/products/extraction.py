@@ -19,6 +19,7 @@ from ..analysis.rules import rules_of
 from ..core.collector import long_lived
 from ..core.errors import ParseError, SourceError
 from ..core.model import Flag, HelperLibrary, Notice, Rule, SourceProblem, Write
+from ..core.progress import step
 from ..logic.environment import EnvVar
 from ..sources.layout import Layout, find_layout
 from ..sources.trees import SourceInfo, SourceTree
@@ -162,13 +163,21 @@ def extract(tree: SourceTree, include: list[str] | None = None, keep_going: bool
 
 
 class _Stages:
-    """Wall time per stage, for the benchmark (`bench/run.py`); nothing when no one asks."""
+    """Wall time per stage, for the benchmark (`bench/run.py`), when asked; and the stage in progress
+    told to the terminal's status line, when one is open (`core.progress`)."""
+
+    # What comes after each stage, in words.
+    NEXT = {"": "parsing its files (1 of 4)", "parse": "walking its functions and the launch's run (2 of 4)",
+            "walk": "finding an example launch for each guard (3 of 4)", "witnesses": "relating the errors (4 of 4)"}
 
     def __init__(self, into: dict[str, float] | None) -> None:
         self.into = into
         self.last = time.perf_counter()
+        step(self.NEXT[""])
 
     def done(self, stage: str) -> None:
+        if stage in self.NEXT:
+            step(self.NEXT[stage])
         if self.into is not None:
             now = time.perf_counter()
             self.into[stage] = self.into.get(stage, 0.0) + now - self.last

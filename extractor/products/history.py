@@ -17,7 +17,6 @@ import hashlib
 import json
 import multiprocessing
 import os
-import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..core.errors import LayoutError, ParseError, SourceError
 from ..core.places import cached_releases
+from ..core.progress import Status
 from ..core.serialize import SCHEMA_VERSION, dumps
 from ..logic.releases import release_date
 from ..sources.layout import ARG_GROUPS, SERVER_ARGS, find_layout
@@ -219,25 +219,22 @@ def _step_path(folder: Path, old_key: str, new_key: str, compare: str) -> Path:
 
 
 class Progress:
-    """A one-line progress display on a terminal; silent otherwise (logs and CI stay clean)."""
+    """The steps of a history counted on the terminal's status line (`core.progress.Status`): a bar,
+    how many of how many, the last step; silent when stderr is no terminal (logs and CI stay clean)."""
+
+    WIDTH = 30
 
     def __init__(self, total: int, stream=None) -> None:
-        self.stream = stream or sys.stderr
-        self.enabled = self.stream.isatty()
+        self.line = Status("history", stream).__enter__()
         self.total, self.done = total, 0
 
     def step(self, what: str) -> None:
         self.done += 1
-        if self.enabled:
-            width = 30
-            filled = width * self.done // max(self.total, 1)
-            self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {what[:40]:<40}")
-            self.stream.flush()
+        filled = self.WIDTH * self.done // max(self.total, 1)
+        self.line.step(f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {self.done}/{self.total} {what[:40]}")
 
     def close(self) -> None:
-        if self.enabled:
-            self.stream.write("\n")
-            self.stream.flush()
+        self.line.__exit__()
 
 
 @dataclass(slots=True)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..core.errors import SourceError
-from ..core.progress import progress
+from ..core.progress import Status, progress
 from ..core.serialize import environment_of, helpers_of, read_rule_documents, records_of, resolution_of
 from ..logic.environment import EnvVar
 from .cache import code_fingerprint, read_pickled, write_pickled
@@ -100,7 +100,8 @@ def release_rules(version: str, index_url: str | None = None) -> RuleSet:
     fresh = None
     if key is None:
         progress(f"sglang {tree.info.label}: extracting its rules (once, about 20 s; kept in the cache)")
-        fresh = _release_ruleset(tree)
+        with Status(f"sglang {tree.info.label}: extracting"):
+            fresh = _release_ruleset(tree)
         key = cached_key(tree)
         if key is None:
             return fresh

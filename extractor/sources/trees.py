@@ -30,7 +30,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..core.errors import SourceError
 from ..core.places import INFO_FILE, cache_root
-from ..core.progress import progress
+from ..core.progress import Status, progress, step
 
 DEFAULT_INDEX_URL = "https://pypi.org/simple"
 HTTP_TIMEOUT = 60.0
@@ -227,9 +227,11 @@ def release_tree(version: str, *, index_url: str | None = None, cache_dir: Path 
     if info is None:
         index = (index_url or os.environ.get("PIP_INDEX_URL") or DEFAULT_INDEX_URL).rstrip("/")
         progress(f"sglang {release}: fetching it from {index} (once; kept in {root})")
-        dist = _choose(_index_files(index, release), release, index)
-        archive = _fetch(dist, root / "archives", release)
-        info = _unpack_release(archive, dist, release, tree_dir)
+        with Status(f"sglang {release}"):
+            dist = _choose(_index_files(index, release), release, index)
+            archive = _fetch(dist, root / "archives", release)
+            step("unpacking it")
+            info = _unpack_release(archive, dist, release, tree_dir)
     return _DirectoryTree(info, tree_dir, _walk_py(tree_dir / PACKAGE, tree_dir))
 
 
@@ -371,9 +373,14 @@ def _fetch(dist: _Dist, archives: Path, release: str) -> Path:
     try:
         hasher = hashlib.sha256()
         with os.fdopen(handle, "wb") as out, urllib.request.urlopen(dist.url, timeout=HTTP_TIMEOUT) as response:
+            total = dist.size or int(response.headers.get("Content-Length") or 0)
+            done = 0
             while chunk := response.read(1 << 20):
                 hasher.update(chunk)
                 out.write(chunk)
+                done += len(chunk)
+                step(f"downloading {dist.filename}: {done >> 20} of {total >> 20} MiB" if total
+                     else f"downloading {dist.filename}: {done >> 20} MiB", often=True)
         if hasher.hexdigest() != expected:
             raise SourceError(f"sglang=={release}: {dist.filename}: sha256 mismatch "
                               f"(index says {expected}, got {hasher.hexdigest()})")

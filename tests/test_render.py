@@ -282,3 +282,18 @@ def test_real_release_pages_are_commonmark(tmp_path) -> None:
     assert "is set and `--disaggregation-mode` is not `decode`" in text
     assert "blob/v0.5.23/python/sglang/srt/" in text
     assert f"]({offload.id}.md)" in (tmp_path / "index.md").read_text(encoding="utf-8")
+
+
+def test_a_long_condition_reads_as_what_it_reads() -> None:
+    """"What it means" stays a sentence: an own condition whose words run past the budget is said
+    part by part, a long part by the flags and kinds of facts it reads, pointing at the whole."""
+    from extractor.products.pages import meaning
+
+    long_part = Or(tuple(Atom(field("tp_size"), "==", Lit(n)) for n in range(40))
+                   + (Atom(Term(TermKind.PLATFORM, "is_hip()", "is_hip()")),))
+    rule = _rule(And((OFFLOAD, long_part)))
+    text = meaning(rule, FLAGS, [])
+    assert text == ("Rejected when `--offload` is set and a longer condition over `--tp-size` and platform "
+                    "conditions (see “When it happens”).")
+    short = _rule(And((OFFLOAD, MODE_NOT_DECODE)))
+    assert meaning(short, FLAGS, []) == "Rejected when `--offload` is set and `--mode` is not `decode`."

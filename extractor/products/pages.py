@@ -33,6 +33,7 @@ DEFAULT_REPORT_URL = "https://github.com/sglang-constraints/sglang-constraints"
 LAUNCH = ("python", "-m", "sglang.launch_server")
 _TITLE_LENGTH = 90
 _MAX_WORDS = 300
+_MAX_MEANING = 500  # the own condition in words longer than this reads as parts, or as what it reads
 _KIND_WORDS = {"env": "environment", "platform": "platform", "model": "model", "opaque": "other",
                "resolved": "resolved value"}  # an inherited condition longer than this in words is summarized
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#&|~])")
@@ -211,7 +212,16 @@ def meaning(rule: Rule, flags: Flags, siblings: Sequence[Rule]) -> str:
             else f"SGLang sets {code(flags.option(rule.target or ''))} to {code(rule.value or '')}")
     if not own:
         return f"{lead} whenever it is reached."
-    return f"{lead} when {words(And(tuple(own)) if len(own) > 1 else own[0], flags)}."
+    whole = words(And(tuple(own)) if len(own) > 1 else own[0], flags)
+    if len(whole) <= _MAX_MEANING:
+        return f"{lead} when {whole}."
+    # Too long to read as one sentence: each part in words, a long one by what it reads; all of it
+    # by what it reads when that is still too long. The whole condition is under "When it happens".
+    parts = [_bullet(part, flags) for part in own]
+    joined = join_words(list(dict.fromkeys(parts)), "and")
+    if len(own) > 1 and len(joined) <= _MAX_MEANING:
+        return f"{lead} when {joined}."
+    return f"{lead} under {_bullet(And(tuple(own)) if len(own) > 1 else own[0], flags, 0)}."
 
 
 def own_words(rule: Rule, flags: Flags, siblings: Sequence[Rule]) -> list[str]:
@@ -260,13 +270,15 @@ def _flags_in_code(fix: str) -> str:
     return _CODE_WORDS.sub(lambda m: f"`{m.group(1)}`", fix)
 
 
-def _bullet(part: Formula, flags: Flags) -> str:
-    """One inherited condition in words, or a summary of what it reads when the words run too long."""
+def _bullet(part: Formula, flags: Flags, most: int = _MAX_WORDS) -> str:
+    """A condition in words, or, when the words run longer than `most`, what it reads."""
     text = words(part, flags)
-    if len(text) <= _MAX_WORDS:
+    if len(text) <= most:
         return text
-    names = sorted({flags.option(n) for t in terms(part) for n in t.fields if t.kind is TermKind.FIELD})
-    kinds = sorted({_KIND_WORDS[t.kind.value] for t in terms(part) if t.kind is not TermKind.FIELD})
+    names = sorted({flags.option(n) for t in terms(part) for n in t.fields
+                    if t.kind in (TermKind.FIELD, TermKind.RESOLVED) and flags.settable(n)})
+    kinds = sorted({_KIND_WORDS[t.kind.value] for t in terms(part)
+                    if t.kind not in (TermKind.FIELD, TermKind.RESOLVED) and t.kind.value in _KIND_WORDS})
     reads = ", ".join(code(n) for n in names[:8]) + (" …" if len(names) > 8 else "")
     also = ((" and " if names else "") + join_words(kinds, "and") + " conditions") if kinds else ""
     return f"a longer condition over {reads}{also} (see “When it happens”)"

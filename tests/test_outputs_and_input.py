@@ -7,6 +7,7 @@ import errno
 import io
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -150,6 +151,21 @@ def test_a_folder_made_aside_is_swapped_in_whole_or_not_at_all(tmp_path: Path) -
         with folder_made_aside(target):
             raise RuntimeError
     assert (target / "index.html").read_text() == "new"
+
+
+def test_what_a_killed_run_left_aside_goes_after_a_day(tmp_path: Path) -> None:
+    """A folder made aside by a run killed with SIGKILL stays (hidden, never read) until a later run
+    of the same output finds it over a day old; a younger one may be a live run's, and stays."""
+    target = tmp_path / "out"
+    stale, live = tmp_path / ".out.killed.tmp", tmp_path / ".out.running.tmp"
+    for leftover in (stale, live):
+        leftover.mkdir()
+        (leftover / "rules.json").write_text("{")
+    two_days_ago = time.time() - 2 * output.STALE_SECONDS
+    os.utime(stale, (two_days_ago, two_days_ago))
+    with folder_made_aside(target) as made:
+        (made / "rules.json").write_text("{}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.running.tmp", "out"]
 
 
 def test_an_interrupted_site_build_keeps_the_previous_site(tmp_path: Path, monkeypatch) -> None:

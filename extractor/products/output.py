@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
@@ -336,6 +337,7 @@ def folder_made_aside(target: Path) -> Iterator[Path]:
     parent.mkdir(parents=True, exist_ok=True)
     if old.is_dir() and not target.exists():
         old.rename(target)  # an earlier run was killed mid-swap
+    _sweep(parent, target.name)
     made = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent))
     os.chmod(made, 0o777 & ~_UMASK)  # mkdtemp makes 0700; an output folder is an ordinary shareable one
     try:
@@ -348,6 +350,23 @@ def folder_made_aside(target: Path) -> Iterator[Path]:
         shutil.rmtree(made, ignore_errors=True)
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+# A folder made aside this long ago belongs to a run that was killed (`kill -9`, a power cut): no
+# run of this tool takes a day.
+STALE_SECONDS = 24 * 3600
+
+
+def _sweep(parent: Path, name: str) -> None:
+    """Remove what killed runs left beside `name` (`.NAME.*.tmp` folders older than STALE_SECONDS);
+    a live run's folder is younger and stays."""
+    now = time.time()
+    for leftover in parent.glob(f".{name}.*.tmp"):
+        try:
+            if leftover.is_dir() and now - leftover.stat().st_mtime > STALE_SECONDS:
+                shutil.rmtree(leftover, ignore_errors=True)
+        except OSError:
+            continue
 
 
 # Marks a folder `whole_folder` made: the next run may replace it whole (it holds no one else's files).

@@ -7,8 +7,9 @@ environment and facts; a way that sets off a new error is completed with a way o
 that only adds flags (never removes more of what the user typed, never undoes the way), at most
 `MAX_EXTRA` times; so is one that leaves an error the command already had on the same flags. Ways
 that cannot be made to work are not offered. When none read off the condition works (it tests a
-value SGLang derives from the flags), single edits of the flags the command passes that the rule
-reads are searched, the nearest value first. Each fixed command is checked with facts of its own.
+value SGLang derives from the flags, the platform, or a method run over the launch), single edits
+of what the rule reads are searched (`_searched_ways`). Each fixed command is checked with facts of
+its own.
 
 `beyond_flags` proves the other case: no change of flags avoids the error on this machine, with
 this model and environment, and says what decides it instead.
@@ -70,8 +71,7 @@ def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
             found.append(completed)
     if not found:
         # Nothing read off the condition works (it tests a value SGLang derives, `attn_dp_size` from
-        # `--dp` under `--enable-dp-attention`): try the flags the command passes that the rule reads,
-        # through what SGLang derives from them too, each changed or removed.
+        # `--dp` under `--enable-dp-attention`, or the platform): single edits of what the rule reads.
         left = None  # ways still tried once one works: the alternatives nearest it, not every one
         for way in _searched_ways(ruleset, rule, argv, typed, flags, command.env, env, facts):
             completed = _completed(ruleset, rule, list(argv), way, flags, siblings, had, env, facts)
@@ -90,18 +90,20 @@ def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
 MAX_SEARCHED = 3  # fixes kept from the search over the command's own flags
 _AFTER_FIRST = 4  # ways tried after the first that works, when fewer than MAX_SEARCHED have
 _SEARCHED_VALUES = 8  # values of one flag tried
+_ADDED = 24  # ways that pass a flag the command leaves at its default, tried at most (a run's flags aside)
 _POWERS = (1, 2, 4, 8, 16)  # sizes tried for an integer flag, besides the command's own numbers
 
 
 def _searched_ways(ruleset: RuleSet, rule: Rule, argv: Sequence[str], given: Mapping[str, object], flags: Flags,
                    assignments: Iterable[str] = (), env: Mapping[str, str] | None = None,
                    facts: Facts | None = None) -> list[Way]:
-    """Single edits the rule's reads suggest: the flags the command passes that the rule reads
-    (`RuleSet.readers`: through the values SGLang derives from them too) changed to another value
-    first (what was asked for stays, in another amount or kind); then flags of few values the rule
-    reads and the command leaves at their defaults, passed (`--mm-feature-transport cpu` overrides
-    what `SGLANG_USE_CUDA_IPC_TRANSPORT=1` selects); then the variables of the command's environment
-    the rule reads, unset; then the flags the command passes, removed."""
+    """Single edits the rule's reads suggest, in this order: the flags the command passes that the
+    rule reads (`RuleSet.readers`: through the values SGLang derives from them too) changed to
+    another value, the nearest first (what was asked for stays, in another amount or kind); flags of
+    few values the rule reads and the command leaves at their defaults, passed, those its message
+    names first (`--mm-feature-transport cpu` overrides what `SGLANG_USE_CUDA_IPC_TRANSPORT=1`
+    selects); the variables of the command's environment the rule reads, unset; the other flags
+    left unset, passed; the flags the command passes, removed."""
     # A flag a method run reads (`--quantization` in `_verify_quantization`) is tried at each of its
     # values, nearest first to what the run held where it stopped: the run tells which one passes
     # (`quark_mxfp4` for an MXFP4 checkpoint on a CPU).
@@ -109,6 +111,21 @@ def _searched_ways(ruleset: RuleSet, rule: Rule, argv: Sequence[str], given: Map
     if run_reads and facts is not None and not facts.stops:
         launch_evaluator(ruleset, argv, env=env, facts=facts).holds(rule)  # where the run stops, with what it held
     held = {k: v for values in (facts.stops.values() if facts is not None else ()) for k, v in values.items()}
+    changes, removals = _changes(ruleset, rule, given, flags, run_reads, held)
+    message = rule.message or ""
+    additions = _additions(rule, given, flags, run_reads, held, message)
+    named = [way for way in additions if _named_in(flags, ruleset.catalog.option(way[0].name).flag.name, message)]
+    set_here = {text.partition("=")[0] for text in assignments}
+    unsets = [(Edit("env", t.name),) for t in sorted(terms(rule.effective), key=lambda t: t.name)
+              if t.kind is TermKind.ENV and t.name in set_here]
+    ways = changes + named + unsets + [way for way in additions if way not in named] + removals
+    return list(dict.fromkeys(ways))
+
+
+def _changes(ruleset: RuleSet, rule: Rule, given: Mapping[str, object], flags: Flags, run_reads: set[str],
+             held: Mapping[str, object]) -> tuple[list[Way], list[Way]]:
+    """Another value for each flag the command passes that the rule reads (the nearest first: `--dp 3`
+    to 4 or 2 before `--tp 8` to 3), and the removals of those flags."""
     reading = [name for name in given if name not in NOT_A_FIX and flags.settable(name)
                and any(r.id == rule.id for r in ruleset.readers.get(name, ()))]
     numbers = sorted({v for v in given.values() if isinstance(v, int) and not isinstance(v, bool) and v > 0})
@@ -124,17 +141,23 @@ def _searched_ways(ruleset: RuleSet, rule: Rule, argv: Sequence[str], given: Map
         values: list[object] = [c for c in flags.choices(name) if c != current]
         if isinstance(current, int) and not isinstance(current, bool):
             values += [n for n in (*_POWERS, *numbers) if n != current and n not in values]
-        if name in run_reads:
-            values = _nearest_first(values, held.get(f"self.{name}", current))
-        for value in values if name in run_reads else values[:_SEARCHED_VALUES]:
+        values = _nearest_first(values, held.get(f"self.{name}", current)) if name in run_reads \
+            else values[:_SEARCHED_VALUES]
+        for value in values:
             text = str(value).lower() if isinstance(value, bool) else str(value)
             changes.append((_distance(current, value), (Edit("pass", option, text),)))
         if has_default:
             removals.append((Edit("remove", option),))
+    # sorted() keeps ties in their order.
+    return [way for _, way in sorted(changes, key=lambda c: c[0])], removals
+
+
+def _additions(rule: Rule, given: Mapping[str, object], flags: Flags, run_reads: set[str],
+               held: Mapping[str, object], message: str) -> list[Way]:
+    """Flags of few values the rule reads and the command leaves at their defaults, passed: those the
+    message names first (it says what to change), then those a run reads, then others, switches
+    last (a switch turns on another way of serving: `--encoder-only`)."""
     additions: list[Way] = []
-    # The flags the message names first (it says what to change), then those of few values before
-    # switches (a switch turns on another way of serving: `--encoder-only`).
-    message = rule.message or ""
     for name in sorted(set(fields_read(rule.effective)) - set(given) - NOT_A_FIX,
                        key=lambda n: (not _named_in(flags, n, message), n not in run_reads, flags.is_switch(n), n)):
         if not flags.settable(name):
@@ -147,15 +170,7 @@ def _searched_ways(ruleset: RuleSet, rule: Rule, argv: Sequence[str], given: Map
         values = _nearest_first(flags.choices(name), held.get(f"self.{name}")) if name in run_reads \
             else flags.choices(name)[:_SEARCHED_VALUES]
         additions += [(Edit("pass", flags.option(name), str(c)),) for c in values if not (has_default and c == default)]
-    set_here = {text.partition("=")[0] for text in assignments}
-    unsets = [(Edit("env", t.name),) for t in sorted(terms(rule.effective), key=lambda t: t.name)
-              if t.kind is TermKind.ENV and t.name in set_here]
-    additions = additions[:_ADDED + sum(len(flags.choices(name)) for name in run_reads)]
-    named = [way for way in additions if _named_in(flags, ruleset.catalog.option(way[0].name).flag.name, message)]
-    # The nearest value first (`--dp 3` to 4 or 2 before `--tp 8` to 3); sorted() keeps ties in order.
-    ways = ([way for _, way in sorted(changes, key=lambda c: c[0])] + named + unsets
-            + [way for way in additions if way not in named] + removals)
-    return list(dict.fromkeys(ways))
+    return additions[:_ADDED + sum(len(flags.choices(name)) for name in run_reads)]
 
 
 def _nearest_first(choices: Sequence[object], current: object) -> list[object]:
@@ -167,11 +182,9 @@ def _nearest_first(choices: Sequence[object], current: object) -> list[object]:
 
 
 def _named_in(flags: Flags, name: str, message: str) -> bool:
+    """Whether the message names the field's option (`--mm-feature-transport=cuda_ipc requires ...`)."""
     option = flags.option(name)
     return bool(option) and option in message
-
-
-_ADDED = 24  # ways that pass a flag the command leaves at its default, tried at most
 
 
 def _distance(current: object, value: object) -> float:

@@ -1,7 +1,7 @@
 """Fault injection: commands killed with SIGKILL at seeded random moments, and run side by side.
 
-Each kind of output (extract's OUTPUT/<label>/, a render folder, history's folder, a built site's
-public/) holds a previous complete output when a run that makes a new one is killed (`kill -9` to its
+Each kind of output (extract's OUTPUT/<label>/, a render folder, history's folder, a site's MkDocs
+docs/ and its built public/) holds a previous complete output when a run that makes a new one is killed (`kill -9` to its
 process group: no handler runs). After the kill the folder is the previous output or the new one,
 never a mix or a part (a run killed between the swap's two renames leaves the previous folder as
 `.NAME.old`, which the next run puts back); the next run succeeds and gives the new output byte for
@@ -126,22 +126,25 @@ def test_a_killed_run_leaves_the_previous_output_or_the_new_one(tmp_path: Path, 
     assert "previous" in seen  # the kills did land before the swap
 
 
-def test_a_killed_history_or_site_build_leaves_the_previous_output_or_the_new_one(tmp_path: Path,
+def test_a_killed_history_or_site_leaves_the_previous_output_or_the_new_one(tmp_path: Path,
                                                                                    history_repo) -> None:  # noqa: F811
     pytest.importorskip("mkdocs")
     repo, commits = history_repo
     rng = random.Random(f"{SEED}-history-site")
     cache = tmp_path / "cache"
     before, after = f"{commits[0]}..{commits[3]}", f"{commits[0]}..{commits[-1]}"
-    for kind, runs, extra in (("history", 8, []), ("site", 6, ["--build"])):
-        out = tmp_path / kind
-        target = out / "public" if kind == "site" else out
+    # (command, the folder checked inside its output, runs, options): the MkDocs project's docs/ and
+    # the built site's public/.
+    for kind, inside, runs, extra in (("history", "", 8, []), ("site", "docs", 5, []),
+                                      ("site", "public", 5, ["--build"])):
+        out = tmp_path / f"{kind}-{inside}"
+        target = out / inside if inside else out
         complete(cache, kind, "--git", str(repo), "--revs", before, "-o", str(out), *extra)
-        previous, saved = visible(target), tmp_path / f"saved-{kind}"
+        previous, saved = visible(target), tmp_path / f"saved-{kind}-{inside}"
         shutil.copytree(target, saved)
-        fresh = tmp_path / f"fresh-{kind}"
+        fresh = tmp_path / f"fresh-{kind}-{inside}"
         seconds = complete(cache, kind, "--git", str(repo), "--revs", after, "-o", str(fresh), *extra)
-        new = visible(fresh / "public" if kind == "site" else fresh)
+        new = visible(fresh / inside if inside else fresh)
         kill_runs(rng, runs, cache, target, [kind, "--git", str(repo), "--revs", after, "-o", str(out), *extra],
                   previous, new, saved, seconds)
 

@@ -209,9 +209,10 @@ def _with_page(change: Mapping, site: SiteIndex, label: str) -> dict:
 
 
 def write_site(folder: Path, files: Mapping[str, tuple[object, str | None]]) -> int:
-    """Validate every document, then write mkdocs.yml and docs/ (each file whole or not at all); files
-    left in the site's own folders from an earlier run go. Returns the number of files written."""
-    from .output import validate
+    """Validate every document, then write docs/ (the whole folder swapped in, or each file whole or
+    not at all: `output.whole_folder`) and mkdocs.yml; files left in the site's own folders from an
+    earlier run go. Returns the number of files written."""
+    from .output import validate, whole_folder
 
     texts: dict[str, str] = {}
     for name, (content, schema) in files.items():
@@ -222,14 +223,16 @@ def write_site(folder: Path, files: Mapping[str, tuple[object, str | None]]) -> 
         else:
             assert isinstance(content, str)
             texts[name] = content
-    docs = folder / DOCS
-    for name in sorted(texts):
-        path = docs / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        replace_file(path, texts[name])
-    for owned in GENERATED:
-        for path in sorted((docs / owned).rglob("*")):
-            if path.is_file() and path.relative_to(docs).as_posix() not in texts:
-                path.unlink()
+    # docs/ made whole and swapped in when it is the site's own (new, or made whole before); an older
+    # one, which may hold pages of its owner's, file by file, each whole.
+    with whole_folder(folder / DOCS) as docs:
+        for name in sorted(texts):
+            path = docs / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            replace_file(path, texts[name])
+        for owned in GENERATED:
+            for path in sorted((docs / owned).rglob("*")):
+                if path.is_file() and path.relative_to(docs).as_posix() not in texts:
+                    path.unlink()
     replace_file(folder / "mkdocs.yml", MKDOCS_YML)
     return len(texts) + 1

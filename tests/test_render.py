@@ -297,3 +297,20 @@ def test_a_long_condition_reads_as_what_it_reads() -> None:
                     "conditions (see “When it happens”).")
     short = _rule(And((OFFLOAD, MODE_NOT_DECODE)))
     assert meaning(short, FLAGS, []) == "Rejected when `--offload` is set and `--mode` is not `decode`."
+
+
+def test_a_message_built_in_a_local_f_string_shows_that_string() -> None:
+    """`raise ValueError(f"{msg} To allow ...")` where `msg = f"Warning: {reason} ... ({derived})."`:
+    the page shows the f-string's own text, its fields in people's names, not `{msg}`."""
+    from extractor.logic.evaluation import known_message
+
+    built = Term(TermKind.OPAQUE, "f", 'f"Warning: {reason} context_length ({context_length}) is greater than '
+                 'the derived context_length ({get_context_length(self__hf_text_config)}). " f"This may fail."')
+    rule = _rule(OFFLOAD, message="{msg} To allow overriding this maximum, set SGLANG_X=1", message_static=False,
+                 placeholders=(("msg", built),))
+    assert known_message(rule) == (
+        "Warning: {reason} context_length ({context_length}) is greater than the derived context_length "
+        "({get_context_length(self.hf_text_config)}). This may fail. To allow overriding this maximum, set SGLANG_X=1")
+    plain = _rule(OFFLOAD, message="{msg} x", message_static=False,
+                  placeholders=(("msg", Term(TermKind.OPAQUE, "m", "make_message(a)")),))
+    assert known_message(plain) == "{msg} x"  # no string: as written

@@ -8,6 +8,7 @@ Triggers already read each field as the run resolved it.
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 from collections.abc import Callable, Container, Mapping, Sequence
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 
 from ..core.formula import (CONVENTION, OneOf, Spellings, apply_transforms, conj, disj, distinct_atoms, evaluate, neg,
                             parse_pinned,
-                            pinned_in, pinned_name,
+                            pinned_in, pinned_name, readable_text,
                             render, render_flags)
 from ..core.model import And, Atom, Const, Formula, Lit, Not, Or, Rule, Term, TermKind, Write
 from .environment import EnvVar, env_default, parse_env
@@ -482,12 +483,40 @@ def filled_message(rule: Rule, context: Context, rewritten: Container[str] = ())
 
 def known_message(rule: Rule) -> str:
     """The message with the placeholders whose value holds for every launch filled (a local bound to
-    a literal: `{ib_sysfs_path}` -> `/sys/class/infiniband`): what pages and titles show."""
+    a literal: `{ib_sysfs_path}` -> `/sys/class/infiniband`), and a local bound to an f-string
+    written out as that f-string's own text (`{msg}` -> `Warning: {reason} context_length
+    ({context_length}) is greater than ...`): what pages and titles show."""
     message = rule.message
     for name, value in rule.placeholders:
         if isinstance(value, Lit):
             message = _placeholder(name).sub(lambda m: _shown(m, value.value), message)  # noqa: B023 - used at once
+        elif isinstance(value, Term) and (template := _template(value.text)) is not None:
+            message = _placeholder(name).sub(lambda m: template.replace("\\", "\\\\"), message)  # noqa: B023
     return message
+
+
+def _template(text: str) -> str | None:
+    """An f-string's (or a string's) source as a message template: its literal parts as they read, each
+    replacement field as `{expression}` in people's names (`self.hf_text_config`, not the walk's);
+    None when the text is no string."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError):
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.replace("{", "{{").replace("}", "}}")
+    if not isinstance(node, ast.JoinedStr):
+        return None
+    parts = []
+    for part in node.values:
+        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+            parts.append(part.value.replace("{", "{{").replace("}", "}}"))
+        elif isinstance(part, ast.FormattedValue):
+            conversion = {115: "!s", 114: "!r", 97: "!a"}.get(part.conversion, "")
+            parts.append("{" + readable_text(ast.unparse(part.value)) + conversion + "}")
+        else:
+            return None
+    return "".join(parts)
 
 
 def _placeholder(name: str) -> re.Pattern[str]:

@@ -311,6 +311,13 @@ def test_a_message_built_in_a_local_f_string_shows_that_string() -> None:
     assert known_message(rule) == (
         "Warning: {reason} context_length ({context_length}) is greater than the derived context_length "
         "({get_context_length(self.hf_text_config)}). This may fail. To allow overriding this maximum, set SGLANG_X=1")
+    # `explain` matches the written-out text: each field's value out of a pasted error.
+    from extractor.products.explain import match
+
+    found = match("ValueError: Warning: User-specified context_length (200000) is greater than the derived "
+                  "context_length (131072). This may fail. To allow overriding this maximum, set SGLANG_X=1", rule)
+    assert found is not None and found[1] and found[2] == {
+        "reason": "User-specified", "context_length": "200000", "get_context_length(self.hf_text_config)": "131072"}
     plain = _rule(OFFLOAD, message="{msg} x", message_static=False,
                   placeholders=(("msg", Term(TermKind.OPAQUE, "m", "make_message(a)")),))
     assert known_message(plain) == "{msg} x"  # no string: as written

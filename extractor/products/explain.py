@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..core.model import Rule, RuleKind
+from ..logic.evaluation import known_message
 
 _MAX_TEXT = 20_000  # characters of pasted text looked at (the end, where the error is)
 _MIN_LITERAL = 10  # a template with less fixed text than this matches too much to mean anything
@@ -50,11 +51,13 @@ class Template:
 
 
 def template(rule: Rule) -> Template:
-    """The rule's message as a template; a static message is all fixed text."""
+    """The rule's message as a template, as pages show it (`known_message`: a placeholder that holds
+    one literal filled, a message built in a local f-string written out); a static message is all
+    fixed text."""
     if rule.message_static:
         return Template((rule.message,))
     parts: list[str] = []
-    text, depth, start, chunk = rule.message, 0, 0, []
+    text, depth, start, chunk = known_message(rule), 0, 0, []
     i = 0
     while i < len(text):
         ch = text[i]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..core.errors import EXIT_OK, UsageError
+from ..core.errors import EXIT_OK
+from .links import add_link_arguments, page_links
 from .source import add_source_arguments, jobs_of, open_source
 
 
@@ -14,11 +15,7 @@ def add_parser(commands) -> None:
                                  description="Docs pages from a source (like extract) or a rules.json.")
     add_source_arguments(parser)
     parser.add_argument("-o", "--output", default="docs", help="folder for the pages")
-    parser.add_argument("--source-url", default=None,
-                        help="link template with {commit}, {path}, {line} (default: GitHub, pinned)")
-    parser.add_argument("--report-url", default=None, metavar="URL",
-                        help="repository whose issues take reports of a wrong page (a 'Report a problem' link on "
-                             "each page; default: this project's; 'none' for no link)")
+    add_link_arguments(parser)
     parser.add_argument("--keep-going", action="store_true", help="skip files that fail to parse")
     parser.set_defaults(func=cmd_render)
 
@@ -26,15 +23,13 @@ def add_parser(commands) -> None:
 def cmd_render(args: argparse.Namespace) -> int:
     from ..products.extraction import extract
     from ..products.fixes import example_fixes
-    # imported when pages are written
-    from ..products.pages import DEFAULT_REPORT_URL, DEFAULT_SOURCE_URL, by_function, render_site
+    from ..products.pages import by_function, render_site  # imported when pages are written
     from ..products.rulesets import load_rules, ruleset_of
     from ..products.output import require_writable, whole_folder
     from ..products.words import Flags
 
     require_writable(Path(args.output), "--output")
-
-    args.source_url = args.source_url or DEFAULT_SOURCE_URL
+    source_url, report_url = page_links(args)
     if args.path and args.path.endswith(".json") and not (args.release or args.git):
         ruleset = load_rules(args.path)
     else:
@@ -42,15 +37,10 @@ def cmd_render(args: argparse.Namespace) -> int:
         with open_source(args) as tree:  # its environ.py gives env defaults, as the witnesses were checked with
             ruleset = ruleset_of(extract(tree, include=args.include, keep_going=args.keep_going, jobs=jobs), tree)
     rules, flag_list, source = ruleset.rules, ruleset.flags, ruleset.source
-    try:
-        args.source_url.format(commit="c", path="p", line=1, end_line=1)
-    except (KeyError, IndexError, ValueError) as error:
-        raise UsageError(f"--source-url: bad template ({error})") from None
     # Each page's solutions checked on its example command line, as `check` checks its fixes.
     checked = example_fixes(ruleset, Flags(flag_list), by_function(rules))
-    report_url = None if args.report_url == "none" else args.report_url or DEFAULT_REPORT_URL
     with whole_folder(Path(args.output)) as made:
-        written = render_site(rules, flag_list, source, made, args.source_url, checked_fixes=checked,
+        written = render_site(rules, flag_list, source, made, source_url, checked_fixes=checked,
                               report_url=report_url)
     print(f"{len(rules)} pages and index.md -> {args.output} ({len(written)} files)")
     return EXIT_OK

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..core.errors import EXIT_INTERNAL, EXIT_OK, EXIT_PARTIAL, SourceError, UsageError
 from .history import add_range_arguments, range_specs
+from .links import add_link_arguments, page_links
 
 
 def add_parser(commands) -> None:
@@ -22,11 +23,7 @@ def add_parser(commands) -> None:
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--release", metavar="VERSION", help="one release")
     add_range_arguments(parser, which)
-    parser.add_argument("--source-url", default=None,
-                        help="link template with {commit}, {path}, {line} (default: GitHub, pinned)")
-    parser.add_argument("--report-url", default=None, metavar="URL",
-                        help="repository whose issues take reports of a wrong page (a 'Report a problem' link on "
-                             "each page; default: this project's; 'none' for no link)")
+    add_link_arguments(parser)
     parser.add_argument("-o", "--output", default="site", help="folder of the MkDocs project")
     parser.add_argument("--build", action="store_true", help="then run `mkdocs build --strict` into OUTPUT/public")
     parser.set_defaults(func=cmd_site)
@@ -36,17 +33,11 @@ def cmd_site(args: argparse.Namespace) -> int:
     from ..products.cache import extraction_cache
     from ..products.cached import load_cached
     from ..products.history import run_history
-    from ..products.pages import DEFAULT_REPORT_URL, DEFAULT_SOURCE_URL
     from ..products.output import require_writable
     from ..products.site import history_site, write_site
 
     require_writable(Path(args.output), "--output")
-
-    args.source_url = args.source_url or DEFAULT_SOURCE_URL
-    try:
-        args.source_url.format(commit="c", path="p", line=1, end_line=1)
-    except (KeyError, IndexError, ValueError) as error:
-        raise UsageError(f"--source-url: bad template ({error})") from None
+    source_url, report_url = page_links(args)
     if args.build:
         require_mkdocs()  # before the long part
     specs = range_specs(args, args.release)
@@ -62,8 +53,7 @@ def cmd_site(args: argparse.Namespace) -> int:
             raise SourceError(f"extraction {key[:12]} is missing from the cache {folder}")
         return found
 
-    report_url = None if args.report_url == "none" else args.report_url or DEFAULT_REPORT_URL
-    files = history_site(history, documents, args.compare, args.source_url, report_url)
+    files = history_site(history, documents, args.compare, source_url, report_url)
     output = Path(args.output)
     written = write_site(output, files)
     pages = sum(name.endswith(".md") for name in files)

@@ -3,9 +3,8 @@
 A first `check` of a release takes about 20 s; silent, it looks hung. `progress` prints a note that
 stays; `Status` keeps one line at the bottom of the terminal naming the step in progress (the bytes
 downloaded, the stage of the extraction, told with `step` from deep in the work), rewritten in
-place and cleared when the work ends. Piped
-or captured output (CI logs, `--format json`, tests) stays as it was: both write to stderr, and only
-to a terminal.
+place and cleared when the work ends. Piped or captured output (CI logs, `--format json`, tests)
+stays as it was: both write to stderr, and only to a terminal.
 """
 
 from __future__ import annotations
@@ -55,15 +54,22 @@ class Status:
         self.stream.flush()
         self.width = len(line)
 
-    def __enter__(self) -> Status:
+    def open(self) -> Status:
+        """The innermost line from now on (what `step` tells), until `close`."""
         _ACTIVE.append(self)
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def close(self) -> None:
         _ACTIVE.remove(self)
         if self.stream is not None and self.width:
             self.stream.write("\r" + " " * self.width + "\r")
             self.stream.flush()
+
+    def __enter__(self) -> Status:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 # The open status lines, innermost last: a stage deep in the work (the extraction's, a download's

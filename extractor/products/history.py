@@ -225,7 +225,7 @@ class Progress:
     WIDTH = 30
 
     def __init__(self, total: int, stream=None) -> None:
-        self.line = Status("history", stream).__enter__()
+        self.line = Status("history", stream).open()
         self.total, self.done = total, 0
 
     def step(self, what: str) -> None:
@@ -234,7 +234,7 @@ class Progress:
         self.line.step(f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {self.done}/{self.total} {what[:40]}")
 
     def close(self) -> None:
-        self.line.__exit__()
+        self.line.close()
 
 
 @dataclass(slots=True)

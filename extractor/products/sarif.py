@@ -42,8 +42,9 @@ def sarif_document(reports: Sequence[tuple[tuple[str, int] | None, Report, Calla
             })
             fix = fixes(rule)
             found = beyond(rule) if not fix else None
+            sentence = found.text() if found else ""
             text = shown_message(rule, finding.text) + (f" Fix: {'; or '.join(fix)}." if fix else "") + (
-                f" {found.text()[0].upper()}{found.text()[1:]}." if found else "")
+                f" {sentence[:1].upper()}{sentence[1:]}." if sentence else "")
             results.append(_result(rule.id, f"{text} ({rule.location.file}:{rule.location.line})", place))
     return {
         "$schema": SARIF_SCHEMA,

@@ -10,7 +10,7 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 
-from .commands import check, diff, explain, extract, flag_history, graph, history, render, site
+from .commands import check, diff, explain, extract, flag_history, graph, history, render, schema, site
 from .core.errors import (
     EXIT_INPUT,
     EXIT_INTERNAL,
@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     commands = parser.add_subparsers(dest="command", required=True)
-    for command in (extract, render, check, explain, graph, diff, history, flag_history, site):
+    for command in (extract, render, check, explain, graph, diff, history, flag_history, site, schema):
         command.add_parser(commands)
     return parser
 

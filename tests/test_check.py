@@ -507,6 +507,22 @@ def test_config_file_is_merged_before_parsing(ruleset, tmp_path) -> None:
         "Config file must be YAML format, got: .json")
 
 
+def test_config_file_keys_as_sglang_merges_them(ruleset, tmp_path) -> None:
+    """SGLang passes `--KEY` as written: an empty list and a false switch are left out (also under an
+    underscore spelling, which names a switch), `tp_size: 2` is --tp_size, which argparse does not
+    know, and a BooleanOptionalAction key is refused by the merger itself."""
+    config = tmp_path / "serve.yaml"
+
+    def errors(text: str) -> list[str]:
+        config.write_text(text, encoding="utf-8")
+        return [e.message for e in check(ruleset, ["--config", str(config), "--model-path", "m"]).argument_errors]
+
+    assert errors("cuda-graph-bs: []\noffload_kvcache: false\ntp-size: [2]\n") == []
+    assert errors("tp_size: 2\n") == ["unrecognized arguments: --tp_size (did you mean --tp-size?)"]
+    assert errors("enable-overlap: false\n") == [
+        "Unsupported config option 'enable_overlap' with action 'BooleanOptionalAction'"]
+
+
 def test_no_fix_asks_to_change_the_model(ruleset) -> None:
     from extractor.products.pages import by_function
     from extractor.products.words import Flags, fixes_for

@@ -106,6 +106,14 @@ def test_the_project_is_complete_deterministic_and_generated(built: Path) -> Non
     assert regenerated == written
     index = json.loads(written["api/index.json"])
     assert [r["label"] for r in index["releases"]] == ["0.5.10", "0.5.11"]
+    # Each release's config-file schema, linked from its page; its rules link to their pages.
+    for label in ("0.5.10", "0.5.11"):
+        schema = json.loads(written[f"api/schemas/{label}.json"])
+        assert schema["x-sglang-release"] == label and schema["allOf"]
+        assert f"(../api/schemas/{label}.json)" in written[f"releases/{label}.md"].decode()
+        for check in schema["allOf"]:
+            page = check["x-sglang-rule"]["page"]
+            assert page.startswith("../../errors/") and page[len("../../"):-5] + ".md" in written
     for error in index["errors"]:
         api = json.loads(written[error["api"]])
         assert api["id"] == error["id"] and f"errors/{error['id']}.md" in written

@@ -418,7 +418,8 @@ def run_case(argv: list[str], report) -> dict[str, Any]:
         server_args = prepare_server_args(list(argv))
         stage = "resolve"
         report(stage)
-        server_args.resolve_once()
+        if hasattr(server_args, "resolve_once"):  # before 0.5.19 __post_init__ resolves
+            server_args.resolve_once()
         stage = "check"
         report(stage)
         server_args.check_server_args()

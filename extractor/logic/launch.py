@@ -358,20 +358,48 @@ def config_arguments(tokens: list[str], catalog: Catalog, read: Callable[[str], 
         return rest, "Config file must contain a dictionary at root level"
     merged: list[str] = []
     for key, value in data.items():
-        option = f"--{key}"
-        resolved, _ = catalog.resolve(option)
-        if isinstance(value, bool):
-            if resolved is not None and not resolved.store:
-                merged += [option] if value else []
-            else:
-                merged += [option, str(value).lower()]
-        elif isinstance(value, list):
-            merged += [option, *(str(v) for v in value)]
-        elif isinstance(value, dict):
-            merged += [option, json.dumps(value)]
-        else:
-            merged += [option, str(value)]
+        refused = config_key_refusal(str(key), catalog)
+        if refused:
+            return rest, refused
+        merged += config_words(str(key), value, catalog)
     return merged + rest, None
+
+
+# Actions SGLang's config merger refuses, as it names them (argparse's class names).
+_ACTION_CLASS = {"store_false": "_StoreFalseAction", "count": "_CountAction", "store_const": "_StoreConstAction"}
+
+
+def config_key_refusal(key: str, catalog: Catalog) -> str | None:
+    """SGLang's words when its config merger refuses a key: a spelling of an option whose action
+    takes no value and is not store_true (`BooleanOptionalAction`, deprecated switches), or takes
+    several values through an action of its own (`LoRAPathAction`). None: passed on as `--KEY`."""
+    option = catalog.options.get(f"--{key.replace('_', '-')}") or catalog.options.get(f"--{key}")
+    if option is None:
+        return None  # an unknown key or an abbreviation: argparse has its say
+    flag = option.flag
+    if any(a.flag == f"--{key}" for a in flag.aliases):
+        return None  # how SGLang declares an alias is not known here: never refused
+    action = (flag.action or "").rsplit(".", 1)[-1]
+    if action in ("", "store", "store_true") or (option.store and flag.nargs in (None, "None")):
+        return None
+    name = key.replace("-", "_")
+    return f"Unsupported config option '{name}' with action '{_ACTION_CLASS.get(action, action)}'"
+
+
+def config_words(key: str, value: object, catalog: Catalog) -> list[str]:
+    """The words SGLang's config merger makes of one key: `--KEY` as written; true on a switch alone
+    (false: nothing); a list as several values (empty: nothing); a mapping as JSON; else `str(value)`."""
+    option = f"--{key}"
+    if isinstance(value, bool):
+        switch = catalog.options.get(f"--{key.replace('_', '-')}") or catalog.options.get(option)
+        if switch is not None and not switch.store:
+            return [option] if value else []
+        return [option, str(value).lower()]
+    if isinstance(value, list):
+        return [option, *(str(v) for v in value)] if value else []
+    if isinstance(value, dict):
+        return [option, json.dumps(value)]
+    return [option, str(value)]
 
 
 def _read_file(path: str) -> str:

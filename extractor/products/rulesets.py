@@ -112,6 +112,18 @@ def release_rules(version: str, index_url: str | None = None) -> RuleSet:
     return ruleset
 
 
+def git_rules(repo: str, rev: str) -> RuleSet:
+    """The rule set of a commit of a local git clone, through the extraction cache."""
+    from ..analysis.environ import env_defaults
+    from ..sources.trees import git_tree
+    from .cached import extract_documents
+
+    with git_tree(repo, rev) as tree:
+        rules, flags, _ = extract_documents(tree)
+        envs = environment_of(rules)
+        return ruleset_from_documents(rules, flags, envs if envs is not None else env_defaults(tree))
+
+
 def _pointer(version: str, index_url: str | None) -> Path:
     """Where the index key of a release is noted: by the release, its package index and the code that
     extracts and loads rules (another code, another note)."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from ..core.serialize import dumps, resolution_of
 from .history import History, history_document
 from ..core.model import RuleKind
+from .config_schema import config_schema
 from .fixes import example_fixes
 from .linter import RuleSet
 from .pages import DEFAULT_REPORT_URL, DEFAULT_SOURCE_URL, by_function, own_fields, replace_file
@@ -35,6 +36,16 @@ from .words import Flags
 
 DOCS = "docs"  # the MkDocs docs_dir inside the project folder
 PUBLIC = "public"  # where `mkdocs build` writes the site
+# The release page's pointer to its config-file schema (`products.config_schema`).
+CONFIG_SCHEMA_SECTION = """
+## Config file schema
+
+The JSON Schema of the YAML file this release reads with `--config`: [api/schemas/{label}.json](../api/schemas/{label}.json).
+An editor with the YAML language server picks it up from a first line
+`# yaml-language-server: $schema=<this site>/api/schemas/{label}.json`; pre-commit checks files with
+`check-jsonschema --schemafile <this site>/api/schemas/{label}.json`.
+"""
+
 GENERATED = ("errors", "flags", "releases", "api", "assets")  # folders of docs/ the site owns: stale files there go
 
 # Pasted error lines as search words. Material hands the query to Lunr, which reads a word's leading
@@ -175,7 +186,12 @@ def site_files(site: SiteIndex, documents: Callable[[str], tuple[Mapping, Mappin
                 flag_page(entry, flag, snapshot.source, errors, adjustments, site, source_url), None)
         rule_flags = {rule_id: [flags.option(n) for n in names] for rule_id, names in own.items()}
         changes = [_with_page(c, site, label) for c in site.steps.get(label, ())]
-        files[f"releases/{label}.md"] = (release_page(label, site, changes, rule_flags, old_rule_flags, primary), None)
+        release_text = release_page(label, site, changes, rule_flags, old_rule_flags, primary)
+        if "config" in ruleset.catalog.flags:  # the release reads --config FILE.yaml
+            files[f"api/schemas/{label}.json"] = (dumps(config_schema(
+                ruleset, lambda rule, label=label: f"../../errors/{site.page_of[label, rule.id]}.html")), None)
+            release_text += CONFIG_SCHEMA_SECTION.format(label=label)
+        files[f"releases/{label}.md"] = (release_text, None)
         pages = sorted({site.page_of[label, r.id] for r in snapshot.rules})
         files[f"api/releases/{label}.json"] = (
             release_document(label, site, changes, pages, [f.name for f in snapshot.flags]), SITE_SCHEMA)

@@ -262,6 +262,29 @@ def test_real_rules_refuse_their_examples_and_only_definite_files(real, tmp_path
     assert refused >= 0.8 * sum(rules[i["x-sglang-rule"]["id"]].example is not None for i in schema["allOf"])
 
 
+@pytest.mark.network
+def test_real_schema_refuses_only_files_check_finds_definite(real, tmp_path) -> None:
+    """Random files mixing the rules' own example settings: whatever the schema's rules refuse,
+    `check --config` finds a definite error in."""
+    version, ruleset, schema, _ = real
+    rules = {r.id: r for r in ruleset.rules}
+    settings: dict[str, list] = {}
+    for item in schema["allOf"]:
+        example = rules[item["x-sglang-rule"]["id"]].example
+        for key, value in (_as_config(example.before, ruleset.catalog.options) if example else {}).items():
+            if value not in settings.setdefault(key, []):
+                settings[key].append(value)
+    keys = sorted(settings)
+    rng = random.Random(f"{version}-files")
+    refused = 0
+    for _ in range(150):
+        data = {key: rng.choice(settings[key]) for key in rng.sample(keys, rng.randint(1, 4))}
+        if rule_errors(schema, data):
+            refused += 1
+            assert definite(ruleset, data, tmp_path), data
+    assert refused > 30
+
+
 def _as_config(argv, options) -> dict:
     """A launch's flags as a config file's keys, values typed as YAML reads them."""
     data, words = {}, list(argv)

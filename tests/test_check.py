@@ -802,3 +802,38 @@ def test_an_error_no_flag_avoids_says_what_decides_it(tmp_path: Path, capsys) ->
                  "--page-size", "16"]) == 1
     error = json.loads(capsys.readouterr().out)["errors"][0]
     assert error["fix"] and "beyond_flags" not in error
+
+
+# deepseek-ai/DeepSeek-V3's config.json, the fields SGLang's checks read (a fact of the checkpoint).
+DEEPSEEK_V3 = {
+    "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 7168,
+    "intermediate_size": 18432, "kv_lora_rank": 512, "max_position_embeddings": 163840, "moe_intermediate_size": 2048,
+    "n_group": 8, "n_routed_experts": 256, "n_shared_experts": 1, "num_attention_heads": 128,
+    "num_experts_per_tok": 8, "num_hidden_layers": 61, "num_key_value_heads": 128, "num_nextn_predict_layers": 1,
+    "q_lora_rank": 1536, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "rope_theta": 10000,
+    "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0,
+                     "original_max_position_embeddings": 4096, "type": "yarn"},
+    "topk_group": 4, "topk_method": "noaux_tc", "torch_dtype": "bfloat16", "v_head_dim": 128, "vocab_size": 129280,
+    "first_k_dense_replace": 3, "moe_layer_freq": 1, "norm_topk_prob": True, "routed_scaling_factor": 2.5,
+    "scoring_func": "sigmoid", "tie_word_embeddings": False, "rms_norm_eps": 1e-06, "hidden_act": "silu",
+}
+
+
+@pytest.mark.network
+def test_a_fix_leaving_an_error_the_command_had_is_still_a_fix(tmp_path, capsys) -> None:
+    """On a B200, DeepSeek-V3 with --context-length 1000000 and EAGLE top-k 4 stops at the context
+    length (the model derives 163840) and would next stop at the speculative backend check: setting
+    SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 clears the first and sets off nothing the command did
+    not have; the second keeps its own fix. The message shows the launch's values."""
+    model = tmp_path / "deepseek-v3"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps(DEEPSEEK_V3), encoding="utf-8")
+    argv = ["check", "--release", "0.5.23", "--platform", "B200", "--", "--model-path", str(model),
+            "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "2", "--speculative-eagle-topk", "4",
+            "--speculative-num-draft-tokens", "4", "--context-length", "1000000"]
+    assert main(argv) == 1
+    lines = capsys.readouterr().out.splitlines()
+    first = lines.index(next(line for line in lines if "model_config.py:1314" in line))
+    assert "context_length (1000000) is greater than the derived context_length (163840)." in lines[first]
+    assert lines[first + 1:first + 3] == ["  the launch stops here", "  fix: set SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"]
+    assert any("speculative_hook.py" in line for line in lines[first + 3:])

@@ -9,6 +9,7 @@ Triggers already read each field as the run resolved it.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 from collections.abc import Callable, Container, Mapping, Sequence
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from ..core.formula import (CONVENTION, OneOf, Spellings, apply_transforms, conj, disj, distinct_atoms, evaluate, neg,
                             parse_pinned,
                             pinned_in, pinned_name, readable_text,
-                            render, render_flags)
+                            render, render_flags, fields_read, terms)
 from ..core.model import And, Atom, Const, Formula, Lit, Not, Or, Rule, Term, TermKind, Write
 from .environment import EnvVar, env_default, parse_env
 from .facts import MODEL_CONFIG_FIELDS, PATH_TEST, Facts, plain_value, run_site
@@ -126,8 +127,7 @@ class Context:
                 if len(values) == 1:
                     return apply_transforms(values[0], term.transforms)
                 return OneOf(apply_transforms(v, term.transforms) for v in values)
-            key = assumption_key(term.text)
-            if key in self.assume:
+            if self.assume and (key := assumption_key(term.text)) in self.assume:
                 return self.assume[key]
             if term.kind in (TermKind.PLATFORM, TermKind.MODEL):
                 if self.facts is None or (term.kind is TermKind.PLATFORM and self.facts.platform is None):
@@ -452,7 +452,7 @@ def filled_message(rule: Rule, context: Context, rewritten: Container[str] = ())
     a check `check` runs with the method's own values where it stopped. Others as written."""
     if "{" not in rule.message:
         return rule.message
-    sites = [site for atom in every_atom(rule.trigger) if (site := run_site(atom.term.text)) is not None]
+    sites = _run_sites(rule.trigger)
     if sites:
         stops = context.facts.stops if context.facts is not None else {}
         held = next((stops[site] for site in sites if site in stops), None)
@@ -478,7 +478,64 @@ def filled_message(rule: Rule, context: Context, rewritten: Container[str] = ())
         if isinstance(value, Term):
             shown = field_value(value.name) if value.kind is TermKind.FIELD else _fact_value(value, context)
             message = _placeholder(name).sub(lambda m: _shown(m, shown), message)
+    if "{" in message:
+        message = _read_in_trigger(rule, message, context, field_value)
     return message
+
+
+@functools.lru_cache(maxsize=None)
+def _run_sites(trigger: Formula | None) -> tuple:
+    """The methods a trigger runs over the launch (`raised_in(...)` terms), where each stops."""
+    return tuple(site for atom in every_atom(trigger) if (site := run_site(atom.term.text)) is not None) \
+        if trigger is not None else ()
+
+
+@functools.lru_cache(maxsize=None)
+def _trigger_reads(trigger: Formula) -> tuple[frozenset[str], dict[str, Term]]:
+    """The fields a trigger reads, and its platform, model and opaque terms by their text as people
+    write it: what `_read_in_trigger` looks placeholders up in."""
+    return frozenset(fields_read(trigger)), {readable_name(term.text): term for term in terms(trigger)
+                                             if term.kind in (TermKind.MODEL, TermKind.PLATFORM, TermKind.OPAQUE)}
+
+
+# `{context_length}`, `{get_context_length(self.hf_text_config)}`: a placeholder as plain source text.
+_SOURCE_PLACEHOLDER = re.compile(r"(?<!\{)\{([^{}!]+?)(![rs])?\}(?!\})")
+
+
+def _read_in_trigger(rule: Rule, message: str, context: Context, field_value: Callable[[str], object]) -> str:
+    """Placeholders left that the guard's own condition reads: a bare field name the trigger tests
+    (a parameter that carries the flag, `{context_length}`), or a term of it written the same way
+    (`{get_context_length(self.hf_text_config)}`, a fact of the model's config.json), with the
+    launch's value. What the trigger does not read stays as written."""
+    fields, read = _trigger_reads(rule.effective)
+
+    def value(match: re.Match) -> str:
+        text = match.group(1).strip()
+        if text in fields:
+            return _shown(match, field_value(text))
+        term = read.get(readable_name(text))
+        # A call the message writes over its locals (`get_context_length(self.hf_text_config)`) is
+        # in the trigger over the launch's values: the terms calling that function, if one value.
+        call = re.match(r"([A-Za-z_][\w.]*)\(", text)
+        candidates = [term] if term is not None else [t for key, t in read.items()
+                                                      if call and key.startswith(call.group(0))]
+        found = set()
+        for candidate in candidates:
+            try:
+                got = context.value_of(candidate)
+            except LookupError:
+                return match.group(0)
+            if not plain_value(got) or isinstance(got, OneOf):
+                return match.group(0)
+            found.add(got)
+        return _shown(match, found.pop()) if len(found) == 1 else match.group(0)
+
+    return _SOURCE_PLACEHOLDER.sub(value, message)
+
+
+def readable_name(text: str) -> str:
+    """Source text as people write it: the walk's `self__hf_text_config` is `self.hf_text_config`."""
+    return re.sub(r"\s+", "", re.sub(r"\bself__", "self.", text))
 
 
 def known_message(rule: Rule) -> str:
@@ -548,9 +605,11 @@ def _fact_value(term: Term, context: Context) -> object:
     return found if plain_value(found) else _NOT_SHOWN
 
 
-def every_atom(f: Formula) -> list[Atom]:
-    """The distinct atoms, left to right, each shared subformula read once (triggers share most)."""
-    return distinct_atoms(f, sys.maxsize) or []
+@functools.lru_cache(maxsize=None)
+def every_atom(f: Formula) -> tuple[Atom, ...]:
+    """The distinct atoms, left to right, each shared subformula read once (triggers share most).
+    A property of the formula: found once per process (a formula hashes once, on creation)."""
+    return tuple(distinct_atoms(f, sys.maxsize) or ())
 
 
 MISSING_KINDS = ("platform", "model", "environment", "files", "code")

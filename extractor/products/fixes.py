@@ -230,10 +230,13 @@ def _completed(ruleset: RuleSet, rule: Rule, argv: list[str], way: Way, flags: F
                env: Mapping[str, str] | None, facts: Facts | None) -> Fix | None:
     edits: list[Edit] = list(way)
     extras: list[tuple[Way, Rule]] = []
+    # The way as it stood when it set off nothing new, only errors the command had already: what is
+    # given when completing it for those fails (they keep their own fixes).
+    fallback: Fix | None = None
     for _ in range(MAX_EXTRA + 1):
         fixed = apply_way(argv, tuple(edits), ruleset.catalog, placeholders=True)
         if fixed is None:
-            return None
+            return fallback
         # The guards that read what the edits change (only their truth can change), and those that
         # share a flag with the rule (`_shares_flags`: the model path, which nearly all read, aside);
         # and the rule itself.
@@ -242,22 +245,26 @@ def _completed(ruleset: RuleSet, rule: Rule, argv: list[str], way: Way, flags: F
         # and a method run over the launch (`--quantization` read by `_verify_quantization`) reads the flags.
         evaluator = launch_evaluator(ruleset, fixed, env=env, facts=dataclasses.replace(facts) if facts else None)
         if evaluator.holds(rule) is not False:
-            return None  # the way does not clear it on this command line, or not surely
+            return fallback  # the way does not clear it on this command line, or not surely
         errors = definite_errors(ruleset, fixed, reading=reading, including=(rule,), evaluator=evaluator)
         # A new error, or one the command had that reads the same flags: the fix is not done until
         # those are (the seed's decode-only offload flag also wants a storage backend).
-        new = [e for e in errors if e.id not in had or _shares_flags(e, rule)]
+        caused = [e for e in errors if e.id not in had]
+        new = caused or [e for e in errors if _shares_flags(e, rule)]
+        done = Fix(_text(way, extras), tuple(fixed), keeps=all(e.action != "remove" for e in edits))
         if not new:
-            return Fix(_text(way, extras), tuple(fixed), keeps=all(e.action != "remove" for e in edits))
+            return done
+        if not caused and fallback is None:
+            fallback = done
         blocker = new[0]
         edited = {e.name for e in edits}
         extra = next((w for w in solutions(blocker, flags, siblings.get((blocker.location.file, blocker.function), ()))
                       if w and all(e.action != "remove" and e.name not in edited for e in w)), None)
         if extra is None:
-            return None
+            return fallback
         edits.extend(extra)
         extras.append((extra, blocker))
-    return None
+    return fallback
 
 
 def _on_the_command(way: Way, given: set[str], ruleset: RuleSet) -> Way:

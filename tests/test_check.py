@@ -837,3 +837,33 @@ def test_a_fix_leaving_an_error_the_command_had_is_still_a_fix(tmp_path, capsys)
     assert "context_length (1000000) is greater than the derived context_length (163840)." in lines[first]
     assert lines[first + 1:first + 3] == ["  the launch stops here", "  fix: set SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"]
     assert any("speculative_hook.py" in line for line in lines[first + 3:])
+
+
+# openai/gpt-oss-20b's config.json, the fields SGLang's checks read: an MXFP4 checkpoint.
+GPT_OSS_20B = {
+    "architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "head_dim": 64, "hidden_size": 2880,
+    "intermediate_size": 2880, "layer_types": ["sliding_attention", "full_attention"] * 12,
+    "max_position_embeddings": 131072, "num_attention_heads": 64, "num_experts_per_tok": 4,
+    "experts_per_token": 4, "num_hidden_layers": 24, "num_key_value_heads": 8, "num_local_experts": 32,
+    "quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": [
+        "model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]},
+    "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0, "original_max_position_embeddings": 4096,
+                     "rope_type": "yarn", "truncate": False},
+    "rope_theta": 150000, "sliding_window": 128, "tie_word_embeddings": False, "vocab_size": 201088,
+    "rms_norm_eps": 1e-05, "hidden_act": "silu", "attention_bias": True, "swiglu_limit": 7.0,
+}
+
+
+@pytest.mark.network
+def test_a_fix_may_take_away_what_its_edit_conflicts_with(tmp_path, capsys) -> None:
+    """gpt-oss on a CPU needs SGLang's online requantization (`--quantization quark_mxfp4`), which the
+    flashinfer_trtllm MoE runner the command asks for does not take: the fix passes the one and
+    removes the other, and says why."""
+    model = tmp_path / "gpt-oss-20b"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps(GPT_OSS_20B), encoding="utf-8")
+    assert main(["check", "--release", "0.5.23", "--platform", "cpu", "--", "--model-path", str(model),
+                 "--tp", "2", "--moe-runner-backend", "flashinfer_trtllm"]) == 1
+    out = capsys.readouterr().out
+    assert ("  fix: pass --quantization quark_mxfp4 and remove --moe-runner-backend (removing --moe-runner-backend "
+            "clears moe_hook.py:124)") in out.splitlines()

@@ -258,8 +258,12 @@ def _completed(ruleset: RuleSet, rule: Rule, argv: list[str], way: Way, flags: F
             fallback = done
         blocker = new[0]
         edited = {e.name for e in edits}
-        extra = next((w for w in solutions(blocker, flags, siblings.get((blocker.location.file, blocker.function), ()))
-                      if w and all(e.action != "remove" and e.name not in edited for e in w)), None)
+        ways = [w for w in solutions(blocker, flags, siblings.get((blocker.location.file, blocker.function), ()))
+                if w and all(e.name not in edited for e in w)]
+        # What it adds, or else (an error the edit itself sets off) what it takes away: an MXFP4
+        # checkpoint requantized on a CPU, the MoE runner that does not take it left to its default.
+        extra = next((w for w in ways if all(e.action != "remove" for e in w)), None) or \
+            (next(iter(ways), None) if caused else None)
         if extra is None:
             return fallback
         edits.extend(extra)
@@ -300,11 +304,21 @@ def _fields(edits: Sequence[Edit], ruleset: RuleSet) -> set[str]:
     return fields
 
 
+def _what_clears(edit: Edit) -> str:
+    """An edit as the subject of "... clears X": `--hicache-storage-backend file`, `removing --x`,
+    `SGLANG_X=1`, `unsetting SGLANG_X`."""
+    if edit.action == "remove":
+        return f"removing {edit.name}"
+    if edit.action == "env" and edit.value is None:
+        return f"unsetting {edit.name}"
+    return edit.text().partition(" ")[2]
+
+
 def _text(way: Way, extras: Sequence[tuple[Way, Rule]]) -> str:
     if not extras:
         return way_text(way)
     combined = way + tuple(e for extra, _ in extras for e in extra)
-    why = "; ".join(f"{' '.join(e.text().partition(' ')[2] for e in extra)} clears "
+    why = "; ".join(f"{' and '.join(_what_clears(e) for e in extra)} clears "
                     f"{blocker.location.file.rsplit('/', 1)[-1]}:{blocker.location.line}" for extra, blocker in extras)
     return f"{way_text(combined)} ({why})"
 

@@ -483,14 +483,14 @@ def filled_message(rule: Rule, context: Context, rewritten: Container[str] = ())
     return message
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=4096)  # bounded: a process that reads many releases lets old formulas go
 def _run_sites(trigger: Formula | None) -> tuple:
     """The methods a trigger runs over the launch (`raised_in(...)` terms), where each stops."""
     return tuple(site for atom in every_atom(trigger) if (site := run_site(atom.term.text)) is not None) \
         if trigger is not None else ()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=4096)
 def _trigger_reads(trigger: Formula) -> tuple[frozenset[str], dict[str, Term]]:
     """The fields a trigger reads, and its platform, model and opaque terms by their text as people
     write it: what `_read_in_trigger` looks placeholders up in."""
@@ -605,10 +605,11 @@ def _fact_value(term: Term, context: Context) -> object:
     return found if plain_value(found) else _NOT_SHOWN
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=16384)
 def every_atom(f: Formula) -> tuple[Atom, ...]:
     """The distinct atoms, left to right, each shared subformula read once (triggers share most).
-    A property of the formula: found once per process (a formula hashes once, on creation)."""
+    A property of the formula: found once (a formula hashes once, on creation), for the formulas of
+    a release or two at a time (bounded: a process that reads many lets old ones go)."""
     return tuple(distinct_atoms(f, sys.maxsize) or ())
 
 

@@ -42,7 +42,7 @@ HUMAN_INT_TEXT = r"^\s*(\d+(_\d+)*|\d+(\.\d+)?(k|M|G|T)|\d+(Ki|Mi|Gi|Ti))\s*$"
 # the launch serves a real checkpoint (SGLang's own `none`/`dummy` model paths are for tests).
 GIVEN_ON_THE_COMMAND_LINE = {"model_path": "org/model"}
 
-_ALWAYS_REFUSED = ("--config", "--help", "-h")
+_ALWAYS_REFUSED = ("--help", "-h")  # argparse prints its help and exits: no launch
 
 
 @dataclass(frozen=True)
@@ -299,9 +299,6 @@ def _plain_kind(flag: Flag) -> str | None:
         kind = value_type(flag)
         return kind if kind in ("str", "int", "float") else None
     return None
-
-
-_LOWER_SAFE = re.compile(r"[A-Za-z0-9 _:/.-]*")
 
 
 def _case_free(text: str) -> str:

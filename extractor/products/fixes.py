@@ -73,7 +73,8 @@ def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
         # Nothing read off the condition works (it tests a value SGLang derives, `attn_dp_size` from
         # `--dp` under `--enable-dp-attention`, or the platform): single edits of what the rule reads.
         left = None  # ways still tried once one works: the alternatives nearest it, not every one
-        for way in _searched_ways(ruleset, rule, argv, typed, flags, command.env, env, facts):
+        searched = _searched_ways(ruleset, rule, argv, typed, flags, command.env, env, facts)
+        for way in searched:
             completed = _completed(ruleset, rule, list(argv), way, flags, siblings, had, env, facts)
             if completed is not None and all(f.text != completed.text for f in found):
                 found.append(completed)
@@ -84,6 +85,16 @@ def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
                 left -= 1
                 if left == 0:
                     break
+    if not found:
+        # Last: a way whose edit sets off an error no added flag clears, completed by taking away
+        # what that error names (an MXFP4 checkpoint requantized on a CPU, the MoE runner that does
+        # not take it left to its default). Never where a way that takes nothing away works.
+        tried = [_on_the_command(w, given, ruleset) for w in solutions(rule, flags, siblings.get(
+            (rule.location.file, rule.function), ()))]
+        for way in [w for w in tried if w] + searched:
+            completed = _completed(ruleset, rule, list(argv), way, flags, siblings, had, env, facts, take_away=True)
+            if completed is not None:
+                return [completed]  # one, the nearest: a last resort
     return found
 
 
@@ -227,7 +238,10 @@ def example_fix(ruleset: RuleSet, rule: Rule, flags: Flags, siblings: Mapping[tu
 
 def _completed(ruleset: RuleSet, rule: Rule, argv: list[str], way: Way, flags: Flags,
                siblings: Mapping[tuple[str, str], Sequence[Rule]], had: set[str],
-               env: Mapping[str, str] | None, facts: Facts | None) -> Fix | None:
+               env: Mapping[str, str] | None, facts: Facts | None, take_away: bool = False) -> Fix | None:
+    """The way applied to the command and completed, up to MAX_EXTRA times, with what clears the
+    errors it sets off (`take_away`: also by a removal, for the error the edit itself sets off);
+    None when it does not clear the rule or cannot be completed."""
     edits: list[Edit] = list(way)
     extras: list[tuple[Way, Rule]] = []
     # The way as it stood when it set off nothing new, only errors the command had already: what is
@@ -260,10 +274,8 @@ def _completed(ruleset: RuleSet, rule: Rule, argv: list[str], way: Way, flags: F
         edited = {e.name for e in edits}
         ways = [w for w in solutions(blocker, flags, siblings.get((blocker.location.file, blocker.function), ()))
                 if w and all(e.name not in edited for e in w)]
-        # What it adds, or else (an error the edit itself sets off) what it takes away: an MXFP4
-        # checkpoint requantized on a CPU, the MoE runner that does not take it left to its default.
         extra = next((w for w in ways if all(e.action != "remove" for e in w)), None) or \
-            (next(iter(ways), None) if caused else None)
+            (next(iter(ways), None) if caused and take_away else None)
         if extra is None:
             return fallback
         edits.extend(extra)

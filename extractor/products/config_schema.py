@@ -53,6 +53,9 @@ class Key:
     option: Option
     takes_value: bool  # "--KEY VALUE"; False: a switch, passed bare when the value is true
     refused: str | None = None  # the merger's (or argparse's) words when it refuses the key
+    # an underscore spelling (`tp_size`): refused by argparse, yet read by the cross-field checks as
+    # the flag, so that a file's next errors show with the first
+    misspelt: bool = False
 
 
 # ---- keys and the values each takes -----------------------------------------------------------------
@@ -411,15 +414,16 @@ def rule_schema(rule: Rule, keys_of: Mapping[str, list[Key]], catalog: Catalog,
     return None if found == NEVER else found
 
 
-def _required(schema: dict) -> set[str]:
-    """Keys every object valid under the schema holds."""
-    found = set(schema.get("required", ()))
-    if "allOf" in schema:
-        for part in schema["allOf"]:
-            found |= _required(part)
+def _required_groups(schema: dict) -> list[frozenset[str]]:
+    """Groups of keys of which every object valid under the schema holds one (a flag's spellings)."""
+    groups = [frozenset({key}) for key in schema.get("required", ())]
+    for part in schema.get("allOf", ()):
+        groups += _required_groups(part)
     if "anyOf" in schema:
-        found |= set.intersection(*(_required(part) for part in schema["anyOf"]))
-    return found
+        chosen = [_required_groups(part) for part in schema["anyOf"]]
+        if all(chosen):
+            groups.append(frozenset().union(*(min(c, key=len) for c in chosen)))
+    return groups
 
 
 def _named_at(message: str, key: str) -> int:
@@ -430,7 +434,7 @@ def _named_at(message: str, key: str) -> int:
 
 def _rule_keys(rule: Rule, keys_of: Mapping[str, list[Key]]) -> list[str]:
     names = fields_read(rule.effective)
-    return sorted({k.name for n in names for k in keys_of.get(n, ()) if not k.refused})
+    return sorted({k.name for n in names for k in keys_of.get(n, ()) if not k.refused and not k.misspelt})
 
 
 # ---- the document ----------------------------------------------------------------------------------
@@ -457,6 +461,7 @@ def config_schema(ruleset, page: Callable[[Rule], str | None] = lambda rule: Non
             # spelling names a switch
             left_out = [[], False] if not key.takes_value else [[]]
             properties[spelt] = {"description": words + ".", "if": {"enum": left_out}, "else": refusal(words)}
+            keys_of[key.option.flag.name].append(Key(spelt, key.option, key.takes_value, misspelt=True))
     shortened = abbreviations(catalog, keys)
     # An abbreviation takes what its key takes (a JSON pointer escapes "/" as "~1").
     patterns = {pattern: {"description": f"An abbreviation of {name} (argparse takes a unique prefix of an option).",
@@ -481,12 +486,12 @@ def config_schema(ruleset, page: Callable[[Rule], str | None] = lambda rule: Non
         # The failure quotes SGLang's words, at a key every file the rule refuses holds (the one its
         # message names first), else at the file.
         failure = {"not": {"description": message}}
-        held = sorted(_required(found), key=lambda k: (_named_at(message, k), k))
+        held = sorted(_required_groups(found), key=lambda g: (min(_named_at(message, k) for k in g), len(g), sorted(g)))
         checks.append({
             "description": f"SGLang: {message} ({where})",
             "x-sglang-rule": record,
             "if": found,
-            "then": {"properties": {held[0]: failure}} if held else failure,
+            "then": {"properties": {k: failure for k in sorted(held[0])}} if held else failure,
         })
     refused = sorted(name for name, key in keys.items() if key.refused)
     return {

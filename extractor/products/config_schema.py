@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from ..core.formula import compare, fields_read
+from ..core.formula import apply_transforms, compare, fields_read
 from ..core.model import And, Atom, Const, Flag, Formula, Lit, Not, Or, Rule, RuleKind, Term, TermKind
 from ..logic.evaluation import known_message
 from ..logic.expressions import UNKNOWN
@@ -284,8 +284,6 @@ class _Field:
 
 
 def _truth(atom: Atom, value: object) -> bool | None:
-    from ..core.formula import apply_transforms
-
     try:
         left = apply_transforms(value, atom.term.transforms)
         return bool(compare(left, atom.op, atom.other.value if isinstance(atom.other, Lit) else None))

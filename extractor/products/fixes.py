@@ -62,10 +62,12 @@ def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
     command = parse_command(argv, ruleset.catalog)
     typed = command.given
     given = set(typed)
-    for way in solutions(rule, flags, siblings.get((rule.location.file, rule.function), ())):
-        way = _on_the_command(way, given, ruleset)
-        if not way:
-            continue  # only removes what the command does not have: no way out here
+    # The ways read off the rule, without removals of what the command does not have (a way left
+    # empty is no way out here).
+    ways = [w for w in (_on_the_command(w, given, ruleset) for w in
+                        solutions(rule, flags, siblings.get((rule.location.file, rule.function), ()))) if w]
+    searched: list[Way] = []
+    for way in ways:
         completed = _completed(ruleset, rule, list(argv), way, flags, siblings, had, env, facts)
         if completed is not None and all(f.text != completed.text for f in found):
             found.append(completed)
@@ -89,9 +91,7 @@ def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
         # Last: a way whose edit sets off an error no added flag clears, completed by taking away
         # what that error names (an MXFP4 checkpoint requantized on a CPU, the MoE runner that does
         # not take it left to its default). Never where a way that takes nothing away works.
-        tried = [_on_the_command(w, given, ruleset) for w in solutions(rule, flags, siblings.get(
-            (rule.location.file, rule.function), ()))]
-        for way in [w for w in tried if w] + searched:
+        for way in ways + searched:
             completed = _completed(ruleset, rule, list(argv), way, flags, siblings, had, env, facts, take_away=True)
             if completed is not None:
                 return [completed]  # one, the nearest: a last resort

@@ -114,14 +114,10 @@ def release_rules(version: str, index_url: str | None = None) -> RuleSet:
 
 def git_rules(repo: str, rev: str) -> RuleSet:
     """The rule set of a commit of a local git clone, through the extraction cache."""
-    from ..analysis.environ import env_defaults
     from ..sources.trees import git_tree
-    from .cached import extract_documents
 
     with git_tree(repo, rev) as tree:
-        rules, flags, _ = extract_documents(tree)
-        envs = environment_of(rules)
-        return ruleset_from_documents(rules, flags, envs if envs is not None else env_defaults(tree))
+        return _release_ruleset(tree)
 
 
 def _pointer(version: str, index_url: str | None) -> Path:
@@ -133,6 +129,7 @@ def _pointer(version: str, index_url: str | None) -> Path:
 
 
 def _release_ruleset(tree) -> RuleSet:
+    """The rule set of a source tree (a release's, a commit's), through the extraction cache."""
     from ..analysis.environ import env_defaults
     from .cached import extract_documents
 

@@ -26,9 +26,9 @@ def python_type(flag: Flag) -> str:
         item = "Any"
     else:
         item = _ITEM.get(kind, "Any")
-    found = f"List[{item}]" if takes_list(flag) and action != "LoRAPathAction" else item
-    if action == "LoRAPathAction":
-        found = "Any"
+    if action == "LoRAPathAction":  # paths, name=path pairs or mappings, as its action parses them
+        return "Any"
+    found = f"List[{item}]" if takes_list(flag) else item
     optional = re.match(r"\s*(typing\.)?Optional\[", flag.type or "") is not None or (
         flag.default_is_literal and flag.default_value is None)
     return f"Optional[{found}]" if optional and found != "Any" else found

@@ -535,3 +535,50 @@ def test_a_fix_removes_only_what_the_command_passes(ruleset) -> None:
     fixes = working_fixes(ruleset, rule, argv, Flags(ruleset.flags), by_function(ruleset.rules), facts=facts)
     assert fixes == ["remove --attention-backend"]  # not `--decode-attention-backend`, which it lacks
     assert not check(ruleset, ["--model-path", "m"], platform=find_platform("H100")).definite
+
+
+LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+         "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32}
+
+
+def test_typical_launches_stop_first_at_a_platform_guard_with_a_fix_there(ruleset) -> None:
+    """A guard that reads the platform has no flag-only witness; on common setups it gets launches
+    that stop first at it, each with a fix `check` accepts there, and none where it cannot fire."""
+    from extractor.logic.facts import ModelFacts
+    from extractor.products.pages import by_function, page
+    from extractor.products.typical import Setup
+    from extractor.products.witness import eligible, typical_launches
+    from extractor.products.words import Flags
+
+    chosen = [Setup("8 × H100, a Llama", "H100", "org/llama", (), LLAMA),
+              Setup("8 × B200, a Llama", "B200", "org/llama", ("--page-size", "1"), LLAMA)]
+    found = typical_launches(ruleset, Flags(ruleset.flags), by_function(ruleset.rules), chosen)
+    blackwell = next(r for r in ruleset.rules if r.message == BLACKWELL)
+    assert not eligible(blackwell)  # it reads the platform: no flag-only witness
+    [launch] = found[blackwell.id]  # on the Hopper node only: a B200 is Blackwell
+    assert launch.setup == "8 × H100, a Llama"
+    assert launch.before == ("--model-path", "org/llama", "--attention-backend", "trtllm_mla")
+    assert launch.after is not None and "--attention-backend" in (launch.fix or "")
+    by_title = {s.title: s for s in chosen}
+    assert len(found) >= 5
+    for rule_id, launches in found.items():
+        for typical in launches:
+            setup = by_title[typical.setup]
+            assert typical.before[:2] == setup.launch[:2]  # the setup's model, first
+            on = {"platform": find_platform(setup.platform), "model": ModelFacts(setup.config, setup.model)}
+            assert check(ruleset, list(typical.before), **on).definite[0].rule.id == rule_id
+            if typical.after is not None:
+                assert rule_id not in {f.rule.id for f in check(ruleset, list(typical.after), **on).definite}
+    text = page(blackwell, Flags(ruleset.flags), {"label": "9.9.9"}, typical=found[blackwell.id])
+    assert ("## Typical launches that hit it" in text and "**8 × H100, a Llama**" in text
+            and "python -m sglang.launch_server --model-path org/llama --attention-backend trtllm_mla" in text)
+
+
+def test_the_shipped_setups_name_known_gpus_and_whole_configs() -> None:
+    from extractor.products.typical import setups
+
+    shipped = setups()
+    assert len(shipped) >= 3 and len({s.title for s in shipped}) == len(shipped)
+    for setup in shipped:
+        assert find_platform(setup.platform).facts["is_cuda"] is True
+        assert setup.config["architectures"] and setup.config["num_hidden_layers"] > 0

@@ -131,6 +131,12 @@ def test_the_project_is_complete_deterministic_and_generated(built: Path) -> Non
     assert reader["solutions_checked"] and len(reader["solutions"]) >= 2
     after = reader["example"]["after"]
     assert "--disaggregation-decode-enable-offload-kvcache" in after and after[after.index("--disaggregation-mode") + 1] == "decode"
+    # And a typical launch on a common setup: a real model on a GPU node, stopping first at it, fixed there.
+    [typical] = reader["typical_launches"]
+    assert typical["setup"] == "8 × H100, Llama 3.1 8B Instruct" and typical["gpu"] == "H100"
+    assert typical["before"][:2] == ["--model-path", "meta-llama/Llama-3.1-8B-Instruct"]
+    assert "--disaggregation-decode-enable-offload-kvcache" in typical["after"] and "--disaggregation-mode" in typical["after"]
+    assert "**8 × H100, Llama 3.1 8B Instruct**" in written[f"errors/{seed['id']}.md"].decode()
     # The compiled validators that passed them agree with jsonschema, the reference for draft 2020-12.
     schema = load_schema(SITE_SCHEMA)
     reference = jsonschema.validators.validator_for(schema)(schema)

@@ -26,6 +26,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     from ..products.pages import by_function, render_site  # imported when pages are written
     from ..products.rulesets import load_rules, ruleset_of
     from ..products.output import require_writable, whole_folder
+    from ..products.witness import typical_launches
     from ..products.words import Flags
 
     require_writable(Path(args.output), "--output")
@@ -39,8 +40,9 @@ def cmd_render(args: argparse.Namespace) -> int:
     rules, flag_list, source = ruleset.rules, ruleset.flags, ruleset.source
     # Each page's solutions checked on its example command line, as `check` checks its fixes.
     checked = example_fixes(ruleset, Flags(flag_list), by_function(rules))
+    typical = typical_launches(ruleset, Flags(flag_list), by_function(rules))
     with whole_folder(Path(args.output)) as made:
         written = render_site(rules, flag_list, source, made, source_url, checked_fixes=checked,
-                              report_url=report_url)
+                              report_url=report_url, typical=typical)
     print(f"{len(rules)} pages and index.md -> {args.output} ({len(written)} files)")
     return EXIT_OK

@@ -122,6 +122,7 @@ def _simple(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
+@lru_cache(maxsize=8192)  # a term's text is asked again on every launch
 def platform_key(text: str) -> str:
     """The predicate a platform term asks: `get_platform().is_sm100`, `is_sm100()` and `_is_sm100` are
     `is_sm100`; a call's arguments are dropped when the call is the whole term."""
@@ -133,6 +134,18 @@ def platform_key(text: str) -> str:
     if opening > 0 and _closing(key, opening) == len(key) - 1:
         key = key[:opening]
     return key.lstrip("_")
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """`os.path.isfile` for a chain of names and attributes, else None (cheaper than `ast.unparse`)."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
 def _closing(text: str, opening: int) -> int:
@@ -865,7 +878,7 @@ class _Evaluator:
             declared = self._declared_env(func)
             if declared is not None:
                 return declared
-            test = ast.unparse(func)
+            test = _dotted(func)
             if test in _PATH_TESTS and len(node.args) == 1 and not node.keywords:
                 path = self.eval(node.args[0])
                 if not isinstance(path, str):

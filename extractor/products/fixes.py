@@ -227,13 +227,20 @@ def example_fix(ruleset: RuleSet, rule: Rule, flags: Flags, siblings: Mapping[tu
     empty when it has no example or no way works there."""
     if rule.example is None or rule.kind is RuleKind.ADJUSTMENT:
         return []
-    argv = list(rule.example.before)
+    return short_command_fixes(ruleset, rule, rule.example.before, flags, siblings)
+
+
+def short_command_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flags,
+                        siblings: Mapping[tuple[str, str], Sequence[Rule]], facts: Facts | None = None) -> list[Fix]:
+    """`checked_fixes` of a short command line made to show the rule (an example, a typical launch),
+    under the platform and model `facts` when given."""
     ways = solutions(rule, flags, siblings.get((rule.location.file, rule.function), ()))
     # What the command already sets off, among the guards a fix can touch: those reading the
-    # rule's flags or what its ways edit (an example is a short command: others are rare).
+    # rule's flags or what its ways edit (a short command: others are rare).
     reading = (set(fields_read(rule.effective)) - _EVERYWHERE).union(*(_fields(w, ruleset) for w in ways))
-    had = {r.id for r in definite_errors(ruleset, argv, reading=reading)}
-    return checked_fixes(ruleset, rule, argv, flags, siblings, had=had)
+    had = {r.id for r in definite_errors(ruleset, argv, reading=reading,
+                                         facts=dataclasses.replace(facts) if facts else None)}
+    return checked_fixes(ruleset, rule, argv, flags, siblings, facts=facts, had=had)
 
 
 def _completed(ruleset: RuleSet, rule: Rule, argv: list[str], way: Way, flags: Flags,

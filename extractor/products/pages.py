@@ -25,6 +25,7 @@ from ..logic.launch import ENV_ASSIGNMENT
 from ..logic.evaluation import known_message
 from ..logic.releases import release_date
 from .fixes import Fix, intent_keeping
+from .typical import Typical
 from .words import Flags, code, join_words, outside_terms, solutions, split_condition, way_text, words
 
 DEFAULT_SOURCE_URL = "https://github.com/sgl-project/sglang/blob/{commit}/python/{path}#L{line}"
@@ -82,7 +83,7 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
          source_url: str = DEFAULT_SOURCE_URL, *, link_to: Callable[[str], str] | None = None,
          heading: str | None = None, data_link: str | None = None, sections: Sequence[str] = (),
          fixes: Sequence[Fix] | None = None, filled: Mapping[str, str] | None = None,
-         report_url: str | None = DEFAULT_REPORT_URL) -> str:
+         report_url: str | None = DEFAULT_REPORT_URL, typical: Sequence[Typical] = ()) -> str:
     """The Markdown page of one rule.
 
     `link_to` maps a rule id to the target of links to its page (default `<id>.md`, pages side by
@@ -91,7 +92,7 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
     solutions checked on the example command line (`products.fixes.working_fixes`); without them the
     solutions are read off the condition and say so. `filled`: placeholder values to show in the
     message (those of a pasted error). `report_url`: the repository whose issues take reports of a
-    wrong page (none: no link).
+    wrong page (none: no link). `typical`: launches on common setups that stop at it (`typical`).
     """
     rules = rules or {}
     link_to = link_to or _beside
@@ -156,6 +157,8 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
         out += [f"{i}. " + _capital(way_text(way, markdown=True)) + "." for i, way in enumerate(ways, 1)]
     else:
         out.append("No flag change that avoids it could be read off its condition: the message says what SGLang asks for.")
+        if any(t.fix for t in typical):
+            out[-1] += " The typical launches below have fixes found by trying changes of their flags."
     out.append("")
 
     if rule.example is not None:
@@ -167,6 +170,8 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
         why = f": solution {list(fixes or ()).index(shown) + 1}" if shown is not None else ""
         out += ["## Example fix", "", fence(f"# before: {'rejected' if kind != 'adjustment' else 'adjusted'}\n{before}\n"
                                               f"# after{why}\n{after}", "sh"), ""]
+    if typical:
+        out += typical_section(typical)
 
     if rule.related:
         out += ["## Related errors", ""]
@@ -181,6 +186,21 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
                        f"do not edit. Data as JSON: [{rule.id}.json]({data_link or rule.id + '.json'})."
                        + (f" [Report a problem with this page]({report})." if report else "")]
     return "\n".join(out) + "\n"
+
+
+def typical_section(typical: Sequence[Typical]) -> list[str]:
+    """Launches on common setups that stop first at the error, each with the fix `check` gives there."""
+    out = ["## Typical launches that hit it", "",
+           "On a node of 8 GPUs with a model people serve (its config.json as Hugging Face ships it), each "
+           "command stops first at this error, and its fix clears it without setting off another, as `check` "
+           "finds with that `--gpu` and the model's config.json.", ""]
+    for launch in typical:
+        lines = f"# rejected\n{command_line(launch.before)}"
+        if launch.after is not None and launch.fix:
+            lines += f"\n# fixed: {launch.fix}\n{command_line(launch.after)}"
+        out += [f"**{escape(launch.setup)}**" + ("" if launch.after is not None else " (no change of flags found)"),
+                "", fence(lines, "sh"), ""]
+    return out
 
 
 def pinned_to(source: Mapping[str, object]) -> str | None:
@@ -347,15 +367,18 @@ def _ordered(rules: Iterable[Rule]) -> list[Rule]:
 
 def render_site(rules: Sequence[Rule], flag_list: Sequence[Flag], source: Mapping[str, object], folder: Path,
                 source_url: str = DEFAULT_SOURCE_URL, checked_fixes: Mapping[str, Sequence[Fix]] | None = None,
-                report_url: str | None = DEFAULT_REPORT_URL) -> list[Path]:
+                report_url: str | None = DEFAULT_REPORT_URL, typical: Mapping[str, Sequence[Typical]] | None = None
+                ) -> list[Path]:
     """Write `<id>.md`, `<id>.json` and `index.md` into `folder`; returns the files written.
-    `checked_fixes`: by rule id, the solutions checked on the rule's example (`fixes.example_fixes`)."""
+    `checked_fixes`: by rule id, the solutions checked on the rule's example (`fixes.example_fixes`);
+    `typical`: by rule id, its launches on common setups (`witness.typical_launches`)."""
     flags = Flags(flag_list)
     by_id = {r.id: r for r in rules}
     files: dict[str, str] = {"index.md": index(rules, flags, source)}
     for rule in rules:
         fixes = checked_fixes.get(rule.id) if checked_fixes is not None else None
-        files[f"{rule.id}.md"] = page(rule, flags, source, by_id, source_url, fixes=fixes, report_url=report_url)
+        files[f"{rule.id}.md"] = page(rule, flags, source, by_id, source_url, fixes=fixes, report_url=report_url,
+                                      typical=(typical or {}).get(rule.id, ()))
         # Compact, sorted: byte-stable, and the C encoder is 20 times faster than indenting.
         files[f"{rule.id}.json"] = json.dumps(rule_json(rule), sort_keys=True, ensure_ascii=False,
                                               separators=(",", ":")) + "\n"

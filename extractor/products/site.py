@@ -17,6 +17,7 @@ from .history import History, history_document
 from ..core.model import RuleKind
 from .config_schema import config_schema
 from .fixes import example_fixes
+from .witness import typical_launches
 from .linter import RuleSet
 from .pages import DEFAULT_REPORT_URL, DEFAULT_SOURCE_URL, by_function, own_fields, replace_file
 from .sides import Snapshot
@@ -157,6 +158,9 @@ def site_files(site: SiteIndex, documents: Callable[[str], tuple[Mapping, Mappin
         ruleset = RuleSet(tuple(snapshot.rules), tuple(snapshot.flags), snapshot.source, None,
                           resolution_of(dict(rules_document)))
         checked = example_fixes(ruleset, flags, groups)
+        # Typical launches for the pages that show this release's text as the newest.
+        typical = typical_launches(ruleset, flags, groups,
+                                   only={r.id for r in snapshot.rules if site.errors[site.page_of[label, r.id]].newest == label})
         for rule in snapshot.rules:
             page = site.page_of[label, rule.id]
             entry = site.errors[page]
@@ -164,10 +168,11 @@ def site_files(site: SiteIndex, documents: Callable[[str], tuple[Mapping, Mappin
             newest_version = entry.version_of(entry.newest, site.order)
             if label == entry.newest and rule.kind is not RuleKind.ADJUSTMENT:
                 readers[page] = reader_record(rule, flags, groups[(rule.location.file, rule.function)],
-                                              checked.get(rule.id))
+                                              checked.get(rule.id), typical.get(rule.id, ()))
             if label == entry.newest or (label in entry.versions and label != newest_version):
                 text = error_page(entry, rule, label, flags, snapshot.source, by_id, site, own[rule.id], source_url,
-                                  checked.get(rule.id), report_url)
+                                  checked.get(rule.id), report_url,
+                                  typical.get(rule.id, ()) if label == entry.newest else ())
                 path = f"errors/{page}.md" if label == entry.newest else f"errors/{page}/{label}.md"
                 files[path] = (text, None)
         for flag_data in flags_document["flags"]:

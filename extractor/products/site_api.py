@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from ..core.model import Rule
 from ..core.serialize import SCHEMA_VERSION
 from .fixes import Fix, intent_keeping
+from .typical import Typical
 from .pages import meaning
 from .site_model import ErrorEntry, FlagEntry, SiteIndex, flag_slug
 from .terminal import inline as plain
@@ -54,10 +55,12 @@ def error_document(entry: ErrorEntry, records: Sequence[tuple[str, Mapping]], re
             "records": grouped(records, "rule"), **({"reader": dict(reader)} if reader is not None else {})}
 
 
-def reader_record(rule: Rule, flags: Flags, siblings: Sequence[Rule], fixes: Sequence[Fix] | None) -> dict:
+def reader_record(rule: Rule, flags: Flags, siblings: Sequence[Rule], fixes: Sequence[Fix] | None,
+                  typical: Sequence[Typical] = ()) -> dict:
     """What a guard's page says for people, as data: the meaning in words, the solutions (checked on
-    the example command line when `fixes` is given, else read off the condition) and the example fix
-    (the command lines before and after, the checked solution that keeps the flags passed)."""
+    the example command line when `fixes` is given, else read off the condition), the example fix
+    (the command lines before and after, the checked solution that keeps the flags passed) and the
+    typical launches on common setups (each with its fix there)."""
     checked = fixes is not None
     ways = [fix.text for fix in fixes] if checked else [way_text(w) for w in solutions(rule, flags, siblings)]
     shown = intent_keeping(fixes or ())
@@ -65,8 +68,10 @@ def reader_record(rule: Rule, flags: Flags, siblings: Sequence[Rule], fixes: Seq
     if rule.example is not None:
         example = {"before": list(rule.example.before),
                    "after": list(shown.argv) if shown is not None else list(rule.example.after)}
+    launches = [{"setup": t.setup, "gpu": t.platform, "before": list(t.before), "fix": t.fix,
+                 "after": list(t.after) if t.after is not None else None} for t in typical]
     return {"meaning": plain(meaning(rule, flags, siblings)), "solutions": ways, "solutions_checked": checked,
-            "example": example}
+            "example": example, "typical_launches": launches}
 
 
 def flag_document(entry: FlagEntry, records: Sequence[tuple[str, Mapping]], errors: Sequence[str],

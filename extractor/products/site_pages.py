@@ -17,6 +17,7 @@ from ..core.model import Flag, Rule
 from ..logic.evaluation import known_message
 from .changes import TITLES
 from .fixes import Fix
+from .typical import Typical
 from .pages import DEFAULT_REPORT_URL, DEFAULT_SOURCE_URL, escape, page, pinned_link
 from .site_model import ErrorEntry, FlagEntry, SiteIndex, flag_slug
 from .words import Flags, code
@@ -28,6 +29,7 @@ _NO_FLAG = "(no flag)"
 # which other guards' messages name too: they would bury the page whose message was pasted (measured
 # on 100 pasted messages of 0.5.23; a flag's own page lists the errors it can set off).
 _UNSEARCHED = ("## What it means", "## Source", "## When it happens", "## Solutions", "## Example fix",
+               "## Typical launches that hit it",
                "## Related errors", "## History")
 
 
@@ -141,7 +143,8 @@ def _change_words(change: Mapping) -> str:
 
 def error_page(entry: ErrorEntry, rule: Rule, label: str, flags: Flags, source: Mapping, rules: Mapping[str, Rule],
                site: SiteIndex, tested: Sequence[str] = (), source_url: str = DEFAULT_SOURCE_URL,
-               fixes: Sequence[Fix] | None = None, report_url: str | None = DEFAULT_REPORT_URL) -> str:
+               fixes: Sequence[Fix] | None = None, report_url: str | None = DEFAULT_REPORT_URL,
+               typical: Sequence[Typical] = ()) -> str:
     """The page of `rule` as release `label` has it: the error's own page when that is its newest text,
     else the page of that earlier version (out of the search index: the newest text is the one to find).
     `tested` are the fields its own condition tests (`pages.own_fields`)."""
@@ -163,7 +166,7 @@ def error_page(entry: ErrorEntry, rule: Rule, label: str, flags: Flags, source: 
     text = page(rule, flags, source, rules, source_url, link_to=link, heading="\n".join(heading),
                 data_link=relative(f"api/errors/{entry.page}.json", here),
                 sections=[flags_section(tested, site, flags, here), history_section(entry, site, here)], fixes=fixes,
-                report_url=report_url)
+                report_url=report_url, typical=typical)
     for section in _UNSEARCHED:
         text = text.replace(f"\n{section}\n", f"\n{section} {{ data-search-exclude }}\n", 1)
     return "\n".join(_front(searched=newest, page_title=known_message(rule))) + "\n" + text

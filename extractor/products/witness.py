@@ -18,21 +18,24 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from ..analysis.environ import env_defaults
-from ..core.formula import atoms, conj, evaluate, neg
+from ..core.formula import atoms, conj, disj, evaluate, neg
 from ..core.parallel import Shared, shared_map
-from ..core.model import And, Example, Flag, Formula, Lit, Rule, RuleKind, Term, TermKind, Write
+from ..core.model import And, Atom, Const, Example, Flag, Formula, Lit, Not, Or, Rule, RuleKind, Term, TermKind, Write
 from ..logic.evaluation import Context, Evaluator
 from ..logic.expressions import UNKNOWN, computable, safe_eval
+from ..logic.facts import Facts, ModelFacts, Platform, find_platform
 from ..logic.launch import ENV_ASSIGNMENT, CommandLine, parse_command, takes_list, value_type
 from ..logic.solver import find_model
+from .fixes import Fix, intent_keeping, short_command_fixes
 from .linter import RuleSet, check, definite_errors, guards_to_check, launch_context, launch_facts
+from .typical import MAX_SHOWN, Setup, Typical, setups
 from .witness_keys import FORMAT, Digests, command_digest
-from .words import Flags, apply_way, solutions, split_condition
+from .words import PLACEHOLDER, Flags, apply_way, solutions, split_condition
 
 MODEL_PATH = "org/model"  # a stand-in for the required --model-path
 _A = TypeVar("_A")
@@ -126,8 +129,8 @@ def verify(ruleset: RuleSet, rule: Rule, example: Example) -> tuple[bool, bool]:
     return before == "definite", after is None
 
 
-def _certainty(ruleset: RuleSet, rule: Rule, argv: Sequence[str]) -> str | None:
-    report = check(ruleset, argv, only=[rule.id])
+def _certainty(ruleset: RuleSet, rule: Rule, argv: Sequence[str], on: On | None = None) -> str | None:
+    report = check(ruleset, argv, only=[rule.id], platform=on.platform if on else None, model=on.model if on else None)
     if report.argument_errors:
         return "argument-error"
     return next((f.certainty for f in report.findings if f.rule.id == rule.id), None)
@@ -338,15 +341,33 @@ def _distinct(values: Iterable[object]) -> list[object]:
     return found
 
 
+@dataclass(frozen=True)
+class On:
+    """A machine and a model the search runs its command lines on (`typical`): the values every such
+    launch carries, its model path first, and the platform and model facts `check` is given."""
+
+    required: tuple[tuple[str, object], ...]
+    platform: Platform
+    model: ModelFacts
+    launch: tuple[str, ...] = ()  # the setup's own launch (it passes every check)
+
+    def facts(self, ruleset: RuleSet, argv: Sequence[str]) -> Facts | None:
+        """The facts `check` decides this command line under (fresh: a Facts keeps what it read)."""
+        command = parse_command(argv, ruleset.catalog)
+        return launch_facts(command, self.platform, self.model, None, ruleset.library, command.env, ruleset.envs)
+
+
 class _Finder:
-    def __init__(self, ruleset: RuleSet, verdicts: _Verdicts | None = None) -> None:
+    def __init__(self, ruleset: RuleSet, verdicts: _Verdicts | None = None, on: On | None = None) -> None:
         self.ruleset = ruleset
         self.verdicts = verdicts
+        self.on = on
+        self.required: dict[str, object] = dict(on.required) if on is not None else _REQUIRED_VALUE
         self.flags = Flags(ruleset.flags)
         self.by_id = {r.id: r for r in ruleset.rules}
         self.catalog = ruleset.catalog
         self.prefer: dict[str, object] = {k: v for k, v in ruleset.defaults.items() if v is not UNKNOWN}
-        self.prefer.update(_REQUIRED_VALUE)
+        self.prefer.update(self.required)
         for name, var in (ruleset.envs or {}).items():
             if var.default_known:
                 self.prefer[f"envs.{name}.get()"] = var.default
@@ -364,7 +385,7 @@ class _Finder:
                             pass
         # Guards that fire on the bare launch (the stand-in model path and every default): they would
         # stand before every witness, so they are left out of "is it the first error".
-        self.baseline = {r.id for r in self._definite_errors(["--model-path", MODEL_PATH])}
+        self.baseline = {r.id for r in self._definite_errors(self._command({}) or [])}
         self.siblings: dict[tuple[str, str], list[Rule]] = {}
         for rule in ruleset.rules:
             if rule.kind is not RuleKind.ADJUSTMENT and rule.reachable:
@@ -373,7 +394,7 @@ class _Finder:
     def outcome(self, rule: Rule) -> Outcome:
         if not eligible(rule):
             return Outcome(rule.id, None, "not-eligible")
-        before = self._before(rule)
+        before = self._before(rule, rule.effective)
         if isinstance(before, str):
             return Outcome(rule.id, None, before)
         after = self._after(rule, before)
@@ -383,8 +404,13 @@ class _Finder:
 
     # -- the triggering line --
 
-    def _before(self, rule: Rule) -> list[str] | str:
-        goal = rule.effective
+    def first_stop(self, rule: Rule, goal: Formula) -> list[str] | None:
+        """A command line that stops first at the rule, made to satisfy `goal` (its trigger, or the
+        trigger with the platform and model atoms decided), or None."""
+        found = self._before(rule, goal)
+        return None if isinstance(found, str) else found
+
+    def _before(self, rule: Rule, goal: Formula) -> list[str] | str:
         # Adjustments that run first and read only flags: ask that they stay quiet, so the guard
         # sees the values the command line gives (a second try, only when the first is not definite).
         quiet = [neg(a.effective) for a in (self.by_id.get(i) for i in rule.affected_by)
@@ -397,7 +423,7 @@ class _Finder:
             model = find_model(formula, self.prefer, self.domains)
             if model is None:
                 continue
-            for repaired in (model, _equate(model, formula), self._search(rule, model)):
+            for repaired in (model, _equate(model, formula), self._search(goal, model)):
                 argv = self._command(repaired) if repaired is not None else None
                 if argv is None:
                     reason = "not-expressible" if repaired is not None else reason
@@ -427,19 +453,23 @@ class _Finder:
 
     def _definite_errors(self, argv: Sequence[str], reading: Iterable[str] | None = None,
                          before: int | None = None) -> list[Rule]:
+        if self.on is not None:
+            return definite_errors(self.ruleset, argv, reading, before, facts=self.on.facts(self.ruleset, argv))
         if self.verdicts is not None:
             return self.verdicts.definite_errors(argv, reading, before)
         return definite_errors(self.ruleset, argv, reading, before)
 
     def _certainty(self, rule: Rule, argv: Sequence[str]) -> str | None:
+        if self.on is not None:
+            return _certainty(self.ruleset, rule, argv, self.on)
         if self.verdicts is not None:
             return self.verdicts.certainty(rule, argv)
         return _certainty(self.ruleset, rule, argv)
 
-    def _search(self, rule: Rule, model: Mapping[Term, object]) -> dict[Term, object] | None:
+    def _search(self, goal: Formula, model: Mapping[Term, object]) -> dict[Term, object] | None:
         """The solver sees `tp_size * pp_size` or `device.startswith("cuda")` as free variables: try
         the flags such expressions read over their domains until the trigger holds on the values."""
-        names = sorted({n for atom in atoms(rule.effective) for t in (atom.term, atom.other)
+        names = sorted({n for atom in atoms(goal) for t in (atom.term, atom.other)
                         if isinstance(t, Term) and t.kind is TermKind.OPAQUE for n in t.fields})
         if not names:
             return None
@@ -449,7 +479,7 @@ class _Finder:
         for combo in itertools.islice(itertools.product(*options), _SEARCH_LIMIT):
             values = {**base, **dict(zip(names, combo))}
             context = Context(values, {}, self.ruleset.envs)
-            if evaluate(rule.effective, context.value_of) is True:
+            if evaluate(goal, context.value_of) is True:
                 found = {t: v for t, v in model.items() if t.kind is TermKind.ENV}
                 found.update({_field(n): values[n] for n in {*fixed, *names}})
                 return found
@@ -459,9 +489,11 @@ class _Finder:
         env: list[str] = []
         args: list[str] = []
         values = {t.name: v for t, v in model.items() if t.kind is TermKind.FIELD}
-        for name in sorted(set(values) | set(_REQUIRED_VALUE)):
-            value = values.get(name, _REQUIRED_VALUE.get(name))
-            has_default = name in self.prefer and name not in _REQUIRED_VALUE
+        # On a setup, what every launch there carries comes first, as people write it.
+        first = list(self.required) if self.on is not None else []
+        for name in first + sorted((set(values) | set(self.required)) - set(first)):
+            value = values.get(name, self.required.get(name))
+            has_default = name in self.prefer and name not in self.required
             if has_default and _same(value, self.prefer[name]):
                 continue
             tokens = self._tokens(name, value)
@@ -563,3 +595,117 @@ def _text(value: object) -> str:
 def _same(a: object, b: object) -> bool:
     return type(a) is type(b) and a == b or (isinstance(a, (int, float)) and isinstance(b, (int, float))
                                              and not isinstance(a, bool) and not isinstance(b, bool) and a == b)
+
+
+# ---- typical launches on common setups ------------------------------------------------------------------
+# A guard whose trigger reads the platform or the model (TRT-LLM MLA on Hopper, an MXFP4 checkpoint on a
+# CPU) has no flag-only witness; on a setup those atoms are decided, what is left reads flags, and the
+# search above finds the flags. Each line is checked as `check` checks it under the setup's platform
+# profile and the model's config.json; each fix is `fixes.short_command_fixes`' own.
+
+
+def typical_launches(ruleset: RuleSet, flags: Flags, siblings: Mapping[tuple[str, str], Sequence[Rule]],
+                     chosen: Sequence[Setup] | None = None, shown: int = MAX_SHOWN,
+                     only: Container[str] | None = None) -> dict[str, tuple[Typical, ...]]:
+    """Guard id -> its typical launches, from the first `shown` setups (in order) where one is found;
+    of the guards `only` names, when given. A launch that only repeats an earlier one on another setup
+    (the same flags beyond the setup's, the same fix) is not kept; a guard that reads nothing but flags
+    is shown on the first setup where it is found."""
+    found: dict[str, list[Typical]] = {}
+    seen: set[tuple[str, object]] = set()
+    guards = [r for r in ruleset.rules if r.kind is not RuleKind.ADJUSTMENT and r.reachable and r.trigger is not None
+              and (only is None or r.id in only)]
+    for setup in setups() if chosen is None else chosen:
+        model = ModelFacts(setup.config, setup.model)
+        platform = find_platform(setup.platform)
+        command = parse_command(list(setup.launch), ruleset.catalog)
+        on = On(tuple(command.given.items()), platform, model, setup.launch)
+        bare = launch_context(ruleset, command, facts=on.facts(ruleset, setup.launch))
+        finder = _Finder(ruleset, None, on)
+        for rule in guards:
+            kept = found.get(rule.id, ())
+            if len(kept) >= shown or kept and eligible(rule):
+                continue
+            goal = _decided(rule.effective, bare)
+            if isinstance(goal, Const) or not _reads_flags_only(goal):
+                continue
+            before = finder.first_stop(rule, goal)
+            if before is None or not _same_setup(ruleset, setup.launch, before):
+                continue
+            fix = _clean_fix(ruleset, rule, before, flags, siblings, on)
+            if fix is None:
+                continue  # a launch to show is one a change of flags makes pass every check
+            key = (rule.id, _beyond(ruleset, setup.launch, before), fix.text)
+            if key in seen:
+                continue
+            seen.add(key)
+            found.setdefault(rule.id, []).append(Typical(setup.title, setup.platform, tuple(before), fix.text, fix.argv))
+    return {rule_id: tuple(launches) for rule_id, launches in sorted(found.items())}
+
+
+def _clean_fix(ruleset: RuleSet, rule: Rule, before: Sequence[str], flags: Flags,
+               siblings: Mapping[tuple[str, str], Sequence[Rule]], on: On) -> Fix | None:
+    """The fix to show with a typical launch: the first (in `intent_keeping`'s order) that stays on the
+    setup's device and model, has no value left to fill in, and makes a launch that passes every check."""
+    fixes = short_command_fixes(ruleset, rule, before, flags, siblings, on.facts(ruleset, before))
+    while fixes:
+        fix = intent_keeping(fixes)
+        fixes = [f for f in fixes if f is not fix]
+        if fix is None or PLACEHOLDER in fix.argv or not _same_setup(ruleset, before, fix.argv):
+            continue
+        command = parse_command(fix.argv, ruleset.catalog)
+        if command.errors:
+            continue
+        # The setup's own launch passes every check: only guards reading what the fixed one sets
+        # differently can stop it.
+        bare = parse_command(list(on.launch), ruleset.catalog).given
+        reading = {name for name, value in command.given.items() if not _same(bare.get(name, _ABSENT), value)}
+        reading |= {f"env:{name}" for name in command.env}
+        if not definite_errors(ruleset, fix.argv, reading, facts=on.facts(ruleset, fix.argv)):
+            return fix
+    return None
+
+
+def _beyond(ruleset: RuleSet, launch: Sequence[str], argv: Sequence[str]) -> tuple:
+    """What a command line gives beyond (or instead of) a setup's own launch, comparable across setups."""
+    own, given = (parse_command(a, ruleset.catalog) for a in (launch, argv))
+    return tuple(sorted((name, repr(value)) for name, value in given.given.items()
+                        if not _same(own.given.get(name, _ABSENT), value))) + tuple(sorted(given.env.items()))
+
+
+def _same_setup(ruleset: RuleSet, before: Sequence[str], after: Sequence[str]) -> bool:
+    """Whether a fixed launch runs on the same device and model as the one it fixes."""
+    old, new = (parse_command(argv, ruleset.catalog).given for argv in (before, after))
+    return all(_same(old.get(name), new.get(name)) for name in ("device", "model_path"))
+
+
+def _flag_term(term: object) -> bool:
+    return not isinstance(term, Term) or term.kind in (TermKind.FIELD, TermKind.ENV) or (
+        term.kind is TermKind.OPAQUE and computable(term))
+
+
+def _decided(f: Formula, bare: Context) -> Formula:
+    """The formula with each atom that reads more than flags (the platform, the model) replaced by
+    its truth on the setup's bare launch, where that decides it."""
+    if isinstance(f, Atom):
+        if _flag_term(f.term) and _flag_term(f.other) and not _reads_model_path_only(f):
+            return f
+        truth = bare.truth(f)
+        return f if truth is None else Const(truth)
+    if isinstance(f, Not):
+        return neg(_decided(f.arg, bare))
+    if isinstance(f, And):
+        return conj(*(_decided(a, bare) for a in f.args))
+    if isinstance(f, Or):
+        return disj(*(_decided(a, bare) for a in f.args))
+    return f
+
+
+def _reads_model_path_only(atom: Atom) -> bool:
+    """An atom over the model path alone: the setup's model decides it (its facts are that model's)."""
+    names = {n for t in (atom.term, atom.other) if isinstance(t, Term) for n in t.fields}
+    return names == {"model_path"}
+
+
+def _reads_flags_only(f: Formula) -> bool:
+    return all(_flag_term(a.term) and _flag_term(a.other) for a in atoms(f))

@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 RELEASE ?= 0.5.23
 OUT ?= out
 
-.PHONY: setup browser run test bench docs site verify flag-history clean
+.PHONY: setup browser run test bench docs site verify flag-history shipped-releases clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,13 @@ bench: setup
 # with it) from every release on PyPI: about 10 minutes, then commit extractor/data/flag_history.json.
 flag-history: setup
 	$(PY) -m extractor flag-history --all -o extractor/data/flag_history.json
+
+# Rewrite the rule sets shipped in the package (the first check or explain of these releases reads
+# them: no download, no extraction); a test holds them equal to a fresh extraction, so run this when
+# the extractor's output changes, then commit extractor/data/releases.
+SHIPPED_RELEASES ?= 0.5.22 0.5.23
+shipped-releases: setup
+	$(PY) tools/ship_releases.py $(SHIPPED_RELEASES)
 
 # Differential test against the real SGLang (a developer tool, not part of `make test`/CI; see
 # verify/README.md): SGLang 0.5.23 in its own venv, never in $(VENV).

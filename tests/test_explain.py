@@ -114,10 +114,18 @@ def test_cli(rules_file, capsys) -> None:
     assert "No rule's message matches" in capsys.readouterr().out
 
 
-def test_cli_without_cache(tmp_path, monkeypatch, capsys) -> None:
+def test_cli_on_an_empty_cache_searches_the_shipped_releases(tmp_path, monkeypatch, capsys) -> None:
+    """A fresh machine: `explain` searches the releases shipped with the tool, downloading nothing."""
+    from extractor.products.shipped import shipped_releases
+
     monkeypatch.setenv("SGLANG_CONSTRAINTS_CACHE", str(tmp_path))
+    assert main(["explain", "ValueError: --dcp-size 3 must divide --tp-size 2."]) == 0
+    out = capsys.readouterr().out
+    assert f"this message exists in: {shipped_releases()[0]}" in out and "{dcp_size} = 3" in out
+    assert not (tmp_path / "trees").exists() and not (tmp_path / "archives").exists()
+    monkeypatch.setattr("extractor.products.shipped.shipped_releases", lambda: [])
     assert main(["explain", "some error"]) == 2
-    assert "no release in the cache" in capsys.readouterr().err
+    assert "no release shipped or in the cache" in capsys.readouterr().err
 
 
 @pytest.mark.network

@@ -25,7 +25,9 @@ def add_parser(commands) -> None:
                                  description="Paste an error line (log noise and `ValueError: ` are fine).")
     parser.add_argument("text", nargs="+", help="the error text (quote it, or pass several words)")
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--release", action="append", help="look in this release (repeatable); default: every cached release")
+    where.add_argument("--release", action="append",
+                       help="look in this release (repeatable); default: the releases shipped with this tool "
+                            "and those already in the cache")
     where.add_argument("--rules", help="look in this rules.json")
     parser.add_argument("--index-url", help="package index for --release")
     parser.add_argument("--full", action="store_true",
@@ -37,15 +39,19 @@ def add_parser(commands) -> None:
 
 def _rule_sets(args: argparse.Namespace) -> Iterable[tuple[str, object]]:
     # Imported when explain runs, so that the other commands do not start with them.
-    from ..products.rulesets import load_rules, release_rules
+    from packaging.version import Version
+
     from ..core.places import cached_releases
+    from ..products.rulesets import load_rules, release_rules
+    from ..products.shipped import shipped_releases
 
     if args.rules:
         ruleset = load_rules(args.rules)
         return [(ruleset.label, ruleset)]
-    releases = args.release or cached_releases()
+    # A stated set: the releases shipped with the tool, and those the cache holds already.
+    releases = args.release or sorted(set(shipped_releases()) | set(cached_releases()), key=Version, reverse=True)
     if not releases:
-        raise UsageError("no release in the cache yet: pass --release VERSION or --rules FILE")
+        raise UsageError("no release shipped or in the cache: pass --release VERSION or --rules FILE")
     return [(version, release_rules(version, args.index_url)) for version in releases]
 
 

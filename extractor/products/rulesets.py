@@ -1,4 +1,5 @@
-"""Rule sets to check against: from a rules.json, a fresh extraction, or a release through the cache.
+"""Rule sets to check against: from a rules.json, a fresh extraction, or a release (shipped in the
+package for the newest ones, else through the cache).
 
 flags.json is read beside rules.json; env-var defaults come from the source when it is at hand.
 """
@@ -17,6 +18,7 @@ from ..logic.environment import EnvVar
 from .cache import code_fingerprint, read_pickled, write_pickled
 from .index import index_folder, index_key, indexed, stored
 from .linter import RuleSet
+from .shipped import packed, shipped_documents
 
 
 def load_rules(path: str | Path) -> RuleSet:
@@ -89,6 +91,12 @@ def release_rules(version: str, index_url: str | None = None) -> RuleSet:
     found = stored(noted) if isinstance(noted, str) else None
     if found is not None:
         return found
+    shipped = packed(version) if index_url is None else None
+    if shipped is not None:  # inside the package: nothing to download or extract
+        index = index_key(*shipped, b"shipped")
+        ruleset = indexed(index, lambda: _shipped_ruleset(version))
+        write_pickled(pointer, index)
+        return ruleset
     from ..sources.trees import release_tree
     from .cached import cached_documents, cached_key
 
@@ -118,6 +126,13 @@ def git_rules(repo: str, rev: str) -> RuleSet:
 
     with git_tree(repo, rev) as tree:
         return _release_ruleset(tree)
+
+
+def _shipped_ruleset(version: str) -> RuleSet:
+    documents = shipped_documents(version)
+    assert documents is not None  # `packed` found it
+    rules, flags = documents
+    return ruleset_from_documents(rules, flags, environment_of(rules), where=f"shipped sglang {version}")
 
 
 def _pointer(version: str, index_url: str | None) -> Path:

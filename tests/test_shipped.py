@@ -1,0 +1,44 @@
+"""Rule sets shipped in the package: what a fresh extraction makes, and read without a download."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from extractor.cli import main
+from extractor.products.shipped import shipped_documents, shipped_releases
+
+SEED = ["--model-path", "m", "--disaggregation-decode-enable-offload-kvcache"]
+
+
+def test_the_newest_releases_are_shipped() -> None:
+    shipped = shipped_releases()
+    assert len(shipped) >= 2 and "0.5.23" in shipped
+    rules, flags = shipped_documents(shipped[0])
+    assert rules["source"]["release"] == shipped[0] and rules["rules"] and flags["flags"]
+    assert shipped_documents("0.0.1") is None
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("version", shipped_releases())
+def test_a_shipped_release_is_what_a_fresh_extraction_makes(version: str) -> None:
+    """Byte for byte as JSON; when the extractor's output changes, `make shipped-releases` writes them anew."""
+    from extractor.products.cached import extract_documents
+    from extractor.sources.trees import release_tree
+
+    rules, flags, _ = extract_documents(release_tree(version))
+    fresh = tuple(json.loads(json.dumps(d, sort_keys=True)) for d in (rules, flags))
+    assert shipped_documents(version) == fresh, "the shipped documents are stale: run make shipped-releases"
+
+
+def test_the_first_check_of_a_shipped_release_downloads_and_extracts_nothing(tmp_path, monkeypatch, capsys) -> None:
+    def no_download(*args, **kwargs):
+        raise AssertionError("a shipped release was fetched")
+
+    monkeypatch.setenv("SGLANG_CONSTRAINTS_CACHE", str(tmp_path))
+    monkeypatch.setattr("extractor.sources.trees.release_tree", no_download)
+    for _ in range(2):  # the first run builds the index from the shipped documents, the second reads it
+        assert main(["check", "--release", "0.5.23", "--", *SEED]) == 1
+        assert "only supported for decode side" in capsys.readouterr().out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["extractions"]  # an index, no source

@@ -321,3 +321,17 @@ def test_a_message_built_in_a_local_f_string_shows_that_string() -> None:
     plain = _rule(OFFLOAD, message="{msg} x", message_static=False,
                   placeholders=(("msg", Term(TermKind.OPAQUE, "m", "make_message(a)")),))
     assert known_message(plain) == "{msg} x"  # no string: as written
+
+
+@pytest.mark.parametrize("source, doc", [
+    ('def f():\n    """One line."""\n    raise ValueError("x")\n', "One line."),
+    ("def f():\n    '''First paragraph\n    goes on.\n\n    Second.'''\n    return\n", "First paragraph goes on."),
+    ('def f():\n    r"""Raw \\d text."""\n', "Raw \\d text."),
+    ('def f():\n    x = "not a docstring"\n', None),
+    ('def f():\n    "a" + "b"\n', None),
+    ('def f():\n    """"""\n', None),
+])
+def test_the_docstring_a_function_body_opens_with(source, doc) -> None:
+    from extractor.analysis.pyast import docstring_at, source_lines
+
+    assert docstring_at(source_lines(source), 2) == doc

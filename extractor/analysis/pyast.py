@@ -9,6 +9,7 @@ and guards.py, so either parser's node leads to the same record.
 from __future__ import annotations
 
 import ast
+import inspect
 import re
 from collections.abc import Callable, Mapping
 
@@ -153,3 +154,28 @@ def import_bindings(node: ast.Import | ast.ImportFrom, file: str) -> dict[str, s
             return bound
         bound[alias.asname or alias.name] = f"{module}.{alias.name}" if module else alias.name
     return bound
+
+
+_DOC_LINES = 60  # a docstring longer than this is not looked for
+
+
+def docstring_at(lines: list[str], line: int) -> str | None:
+    """The first paragraph of the docstring that opens a function body at `line` (1-based; the body's
+    first statement), in one line; None when that statement is no string literal."""
+    first = lines[line - 1].lstrip() if 0 < line <= len(lines) else ""
+    if not first[:4].lstrip("rRuU").startswith(('"', "'")):
+        return None
+    for end in range(line, min(line + _DOC_LINES, len(lines)) + 1):
+        # Under an `if` so that the body's own indentation parses, whatever a string's lines hold.
+        try:
+            tree = ast.parse("if 1:\n" + "\n".join(lines[line - 1:end]))
+        except SyntaxError:
+            continue
+        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.If) else []
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            paragraph = inspect.cleandoc(body[0].value.value).split("\n\n", 1)[0]
+            return " ".join(paragraph.split()) or None
+        return None
+    return None
+

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..core.formula import fields_read
 from ..core.model import Location, Rule, RuleKind, Snippet
+from .pyast import docstring_at
 
 if TYPE_CHECKING:  # libcst-backed; `diff` uses the id helpers here without parsing anything
     from .guards import GuardEvent, WriteEvent
@@ -45,6 +46,7 @@ def _guard_rule(module: ModuleSummary, fn: Walk, g: GuardEvent) -> Rule:
         condition=g.condition,
         enclosing=g.enclosing,
         placeholders=g.placeholders,
+        doc=docstring_at(module.lines, fn.body_line) if fn.body_line else None,
     )
 
 

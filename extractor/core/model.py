@@ -237,6 +237,7 @@ class Rule:
     # guards: what a message's placeholder of a local or a constant holds where it is raised, when the
     # walk knows (`{ib_sysfs_path}` -> "/sys/class/infiniband", `{backend}` -> the field it was read from)
     placeholders: tuple[tuple[str, Lit | Term], ...] = ()
+    doc: str | None = None  # the first paragraph of the docstring of the function it is in
 
     @property
     def effective(self) -> Formula:

@@ -36,7 +36,7 @@ from .model import (
     Write,
 )
 
-SCHEMA_VERSION = "1.3.0"  # 1.1.0: rules carry `order`, adjustments `assigns`; unmessaged asserts are rules; 1.2.0: `helpers`, `environment`; 1.3.0: guards carry `placeholders`, messages keep `!r` and format specs
+SCHEMA_VERSION = "1.4.0"  # 1.1.0: rules carry `order`, adjustments `assigns`; unmessaged asserts are rules; 1.2.0: `helpers`, `environment`; 1.3.0: guards carry `placeholders`, messages keep `!r` and format specs; 1.4.0: `doc`, the function's docstring
 RULES_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/rules.schema.json"
 FLAGS_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/flags.schema.json"
 
@@ -244,6 +244,8 @@ def rule_json(rule: Rule, cache: dict | None = None, spellings: Spellings = CONV
         data["placeholders"] = [{"name": name, "value": _operand_json(value, spellings)} for name, value in rule.placeholders]
     if rule.example is not None:
         data["example"] = {"before": list(rule.example.before), "after": list(rule.example.after)}
+    if rule.doc:
+        data["doc"] = rule.doc
     return data
 
 
@@ -274,6 +276,7 @@ def rule_from_json(data: dict, intern: dict | None = None) -> Rule:
         assigns=tuple((formula_from_json(a["when"], intern), _operand_from_json(a["value"]))
                       for a in data.get("assigns", ())),
         placeholders=tuple((p["name"], _operand_from_json(p["value"])) for p in data.get("placeholders", ())),
+        doc=data.get("doc"),
     )
 
 

@@ -246,10 +246,13 @@ def meaning(rule: Rule, flags: Flags, siblings: Sequence[Rule]) -> str:
 
 def own_words(rule: Rule, flags: Flags, siblings: Sequence[Rule]) -> list[str]:
     """What SGLang itself says about the check, quoted and attributed (Markdown): the comments right
-    above the guard and above each `if` around it, then the help text of each flag its own condition
-    tests (marked when the flag is deprecated). Nothing else: no sentence of ours."""
+    above the guard and above each `if` around it, the docstring of its function, then the help text
+    of each flag its own condition tests (marked when the flag is deprecated). Nothing else: no
+    sentence of ours."""
     file = rule.location.file.rsplit("/", 1)[-1]
     found = [f"“{escape(text)}” (comment above {code(f'{file}:{line}')})" for line, text in comments_above(rule)]
+    if rule.doc:
+        found.append(f"{code(rule.function.rsplit('.', 1)[-1])}: “{escape(rule.doc)}” (its docstring)")
     for name in own_fields(rule, siblings, flags)[:_HELPS]:
         flag = flags.by_field.get(name)
         if flag is None or not (flag.help or "").strip():

@@ -29,7 +29,7 @@ FORMAT = 1  # of the keys and of what the memo holds: raised when either changes
 RULE_READ = frozenset({"id", "kind", "reachable", "trigger", "condition", "order", "location", "function",
                        "affected_by", "snippet", "enclosing"})
 RULE_UNREAD = frozenset({"exception", "message", "message_static", "call_path", "related", "example", "target",
-                         "value", "assigns", "placeholders"})
+                         "value", "assigns", "placeholders", "doc"})
 # Where a flag is declared and its help: parsing, defaults, domains and words never read them.
 FLAG_UNREAD = {"help": None, "file": "", "line": 0}
 

@@ -237,6 +237,36 @@ def test_every_fix_the_pages_of_0_5_23_print_clears_its_error_and_sets_off_none(
     assert applied > 200
 
 
+def test_the_typical_launches_of_0_5_23_stop_at_their_error_and_their_fixes_pass_every_check() -> None:
+    """On the first two shipped setups (8 x H100 with Llama 3.1 8B and with DeepSeek-V3), each typical
+    launch a page shows, checked with every guard under the setup's GPU and model: its first definite
+    error is the page's, and the fixed launch has none."""
+    from extractor.logic.facts import ModelFacts, find_platform
+    from extractor.products.linter import check
+    from extractor.products.pages import by_function
+    from extractor.products.rulesets import release_rules
+    from extractor.products.typical import setups
+    from extractor.products.witness import typical_launches
+    from extractor.products.words import Flags
+
+    ruleset = release_rules("0.5.23")
+    chosen = setups()[:2]
+    found = typical_launches(ruleset, Flags(ruleset.flags), by_function(ruleset.rules), chosen)
+    by_title = {s.title: s for s in chosen}
+    shown, wrong = 0, []
+    for rule_id, launches in found.items():
+        for typical in launches:
+            setup = by_title[typical.setup]
+            on = {"platform": find_platform(setup.platform), "model": ModelFacts(setup.config, setup.model)}
+            first = check(ruleset, list(typical.before), **on).definite[:1]
+            left = check(ruleset, list(typical.after or ()), **on).definite
+            shown += 1
+            if [f.rule.id for f in first] != [rule_id] or left:
+                wrong.append((rule_id, typical.setup, [f.rule.id for f in first], [f.rule.id for f in left]))
+    assert not wrong, wrong[:5]
+    assert shown > 150
+
+
 # --- (g) check's fixes where the condition names no flag to change -----------------------------------
 
 # config.json shapes of two public checkpoints (openai/gpt-oss-20b, Qwen/Qwen2.5-VL-7B-Instruct), cut

@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from extractor.core.collector import collect_less_until_exit  # noqa: E402
-from extractor.products.extraction import extract, no_collections  # noqa: E402
-from extractor.products.output import extract_documents, write_documents  # noqa: E402
+from extractor.products.extraction.extraction import extract, no_collections  # noqa: E402
+from extractor.products.extraction.output import extract_documents, write_documents  # noqa: E402
 from extractor.sources.layout import find_layout  # noqa: E402
 from extractor.sources.trees import SourceTree, cache_root, path_tree, release_tree  # noqa: E402
 
@@ -236,7 +236,7 @@ def cpu_time(fn) -> tuple[float, object]:
 # started as a command starts (`cli`'s imports, `start_process`); prints the key its documents are cached under.
 _EXTRACT_ONCE = (
     "import sys; from pathlib import Path; from extractor.cli import start_process; start_process(); "
-    "from extractor.products.cached import extract_documents; from extractor.sources.trees import git_tree; "
+    "from extractor.products.reuse.cached import extract_documents; from extractor.sources.trees import git_tree; "
     "print(extract_documents(git_tree(sys.argv[1], sys.argv[2]), folder=Path(sys.argv[3]), prune=False)[2])"
 )
 
@@ -343,7 +343,7 @@ def measure_first_runs() -> dict:
     error line. The newest release is shipped in the package: read from there, nothing downloaded or
     extracted. An older one (RELEASES[0], not shipped) is extracted once from its unpacked files, copied
     into the cache (the download, network-bound, left out), and indexed."""
-    from extractor.products.shipped import shipped_releases
+    from extractor.products.reuse.shipped import shipped_releases
 
     found = {}
     for release, kind in ((RELEASES[-1], "shipped"), (RELEASES[0], "extracted")):

@@ -18,8 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from extractor.products.extraction import extract  # noqa: E402
-from extractor.products.witness import attach_witnesses  # noqa: E402
+from extractor.products.extraction.extraction import extract  # noqa: E402
+from extractor.products.extraction.witness import attach_witnesses  # noqa: E402
 from extractor.sources.trees import release_tree  # noqa: E402
 from tests.witness_variants import Variant, stripped, variants  # noqa: E402
 

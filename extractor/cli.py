@@ -21,7 +21,7 @@ from .core.errors import (
     SourceError,
     UsageError,
 )
-from .products.cache import start_process
+from .core.cache import start_process
 
 # OSErrors that say the machine refuses a write (full disk, read-only or forbidden folder, file too big).
 _ENVIRONMENT_ERRORS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT, errno.EFBIG})

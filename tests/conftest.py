@@ -24,7 +24,7 @@ _REAL: dict[str, object] = {}
 @pytest.fixture(scope="session")
 def real_extraction():
     """`real_extraction("0.5.23")`: one extraction per release per test session, shared by all modules."""
-    from extractor.products.extraction import extract
+    from extractor.products.extraction.extraction import extract
     from extractor.sources.trees import release_tree
 
     def get(version: str):

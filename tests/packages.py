@@ -7,9 +7,9 @@ import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 
-from extractor.products.extraction import extract
-from extractor.products.linter import RuleSet
-from extractor.products.rulesets import ruleset_of
+from extractor.products.extraction.extraction import extract
+from extractor.products.check.linter import RuleSet
+from extractor.products.reuse.rulesets import ruleset_of
 from extractor.sources.trees import path_tree
 
 # `resolving_view`, `declare_resolution` and a post-process pass runner, as 0.5.23's overrides.py

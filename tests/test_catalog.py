@@ -12,7 +12,7 @@ from extractor.core.model import Flag
 from extractor.core.serialize import SCHEMA_VERSION, dumps, flag_from_json, flag_json
 from extractor.logic.expressions import UNKNOWN
 from extractor.logic.launch import Catalog, parse_command
-from extractor.products.output import validate
+from extractor.products.extraction.output import validate
 from extractor.sources.layout import find_layout
 from extractor.sources.trees import release_tree
 

@@ -13,11 +13,11 @@ from extractor.cli import main
 from extractor.core.model import Term, TermKind
 from extractor.logic.expressions import UNKNOWN, Unknown, computable, safe_eval
 from extractor.logic.launch import parse_command, split_command
-from extractor.products.extraction import extract
-from extractor.products.linter import check, report_json
-from extractor.products.output import flags_document, rules_document, write_documents
-from extractor.products.rulesets import release_rules, ruleset_of
-from extractor.products.witness import eligible, verify, witnesses
+from extractor.products.extraction.extraction import extract
+from extractor.products.check.linter import check, report_json
+from extractor.products.extraction.output import flags_document, rules_document, write_documents
+from extractor.products.reuse.rulesets import release_rules, ruleset_of
+from extractor.products.extraction.witness import eligible, verify, witnesses
 from extractor.sources.trees import path_tree
 
 from .conftest import FIXTURES
@@ -190,7 +190,7 @@ def test_env_vars_unset_by_default_and_given(ruleset, monkeypatch) -> None:
 
 
 def test_env_defaults_follow_the_rules_file(rules_file, tmp_path) -> None:
-    from extractor.products.rulesets import load_rules
+    from extractor.products.reuse.rulesets import load_rules
 
     argv = ["--model-path", "m", "--dp-size", "2"]
     assert STRICT not in outcome(load_rules(rules_file), argv)  # the source folder is here: environ.py read
@@ -280,9 +280,9 @@ def test_cli_json(rules_file, capsys) -> None:
 def test_docs_pages_list_the_fixes_checked_on_their_example(ruleset) -> None:
     """A page's Solutions are the ways out that work on its example command line, completed as
     `check` completes them; a rule without an example says its solutions are unchecked."""
-    from extractor.products.fixes import example_fixes
-    from extractor.products.pages import by_function, page
-    from extractor.products.words import Flags
+    from extractor.products.check.fixes import example_fixes
+    from extractor.products.site.pages import by_function, page
+    from extractor.products.check.words import Flags
 
     flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
     checked = example_fixes(ruleset, flags, groups)
@@ -306,9 +306,9 @@ def test_docs_pages_list_the_fixes_checked_on_their_example(ruleset) -> None:
 
 
 def test_a_fix_that_sets_off_another_error_is_completed_or_dropped(ruleset) -> None:
-    from extractor.products.fixes import working_fixes
-    from extractor.products.pages import by_function
-    from extractor.products.words import Flags
+    from extractor.products.check.fixes import working_fixes
+    from extractor.products.site.pages import by_function
+    from extractor.products.check.words import Flags
 
     argv = ["--model-path", "m", "--disaggregation-mode", "prefill", "--offload-kvcache", "--storage-backend", "s3"]
     rule = next(r for r in ruleset.rules if r.message == OFFLOAD)
@@ -357,7 +357,7 @@ def test_cli_text_is_quiet_about_what_it_cannot_decide(rules_file, capsys) -> No
 
 
 def test_cli_broken_pipe_is_not_an_error(rules_file, capsys, monkeypatch) -> None:
-    import extractor.products.linter as linter  # the check command imports it when it runs
+    import extractor.products.check.linter as linter  # the check command imports it when it runs
 
     def closed(*args, **kwargs):
         raise BrokenPipeError(32, "Broken pipe")
@@ -524,8 +524,8 @@ def test_config_file_keys_as_sglang_merges_them(ruleset, tmp_path) -> None:
 
 
 def test_no_fix_asks_to_change_the_model(ruleset) -> None:
-    from extractor.products.pages import by_function
-    from extractor.products.words import Flags, fixes_for
+    from extractor.products.site.pages import by_function
+    from extractor.products.check.words import Flags, fixes_for
 
     flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
     fixes = [fix for rule in ruleset.rules if rule.kind.value != "adjustment"
@@ -535,8 +535,8 @@ def test_no_fix_asks_to_change_the_model(ruleset) -> None:
 
 @pytest.mark.network
 def test_real_fix_never_swaps_the_model(real) -> None:
-    from extractor.products.pages import by_function
-    from extractor.products.words import Flags, fixes_for
+    from extractor.products.site.pages import by_function
+    from extractor.products.check.words import Flags, fixes_for
 
     rule = next(r for r in real.rules if r.message.startswith("--moe-runner-backend {backend} requires --enable-lora"))
     groups = by_function(real.rules)
@@ -703,8 +703,8 @@ def test_placeholders_of_locals_show_what_they_hold(tmp_path: Path) -> None:
 
 def test_a_page_shows_what_a_literal_placeholder_holds(tmp_path: Path) -> None:
     """What holds for every launch is on the page too; what the launch decides stays a placeholder."""
-    from extractor.products.pages import page
-    from extractor.products.words import Flags
+    from extractor.products.site.pages import page
+    from extractor.products.check.words import Flags
     from tests.packages import package_ruleset
 
     ruleset = package_ruleset(tmp_path, PLACEHOLDER_PACKAGE)
@@ -718,7 +718,7 @@ def test_a_page_shows_what_a_literal_placeholder_holds(tmp_path: Path) -> None:
 def test_a_fix_that_removes_a_flag_takes_its_negative_value_with_it(ruleset) -> None:
     """`--page-size -1` is one flag and its value, as argparse reads it: removing the flag leaves no
     stray `-1` (make verify met 12 page examples whose fixed command argparse rejected)."""
-    from extractor.products.words import Edit, apply_way
+    from extractor.products.check.words import Edit, apply_way
 
     argv = ["--model-path", "m", "--page-size", "-1", "--tp-size", "2"]
     assert apply_way(argv, (Edit("remove", "--page-size"),), ruleset.catalog) == ["--model-path", "m", "--tp-size", "2"]
@@ -732,9 +732,9 @@ def test_a_message_less_assert_over_a_derived_size_gets_a_fix_that_clears_it(rea
     `--enable-dp-attention`: nothing read off the condition edits a flag the command has; the search
     over the command's own flags finds the nearest sizes, each checked (the launch then passes)."""
     from extractor.logic.facts import find_platform
-    from extractor.products.fixes import checked_fixes
-    from extractor.products.pages import by_function
-    from extractor.products.words import Flags
+    from extractor.products.check.fixes import checked_fixes
+    from extractor.products.site.pages import by_function
+    from extractor.products.check.words import Flags
 
     argv = ["--model-path", "org/model", "--tp", "8", "--enable-dp-attention", "--dp", "3"]
     platform = find_platform("H100")
@@ -778,7 +778,7 @@ class ServerArgs:
 def test_an_error_no_flag_avoids_says_what_decides_it(tmp_path: Path, capsys) -> None:
     """Proven only when the trigger holds with every flag the user sets unknown: then `check` says so
     and names what decides it (here the environment); an error a flag clears gets its fix instead."""
-    from extractor.products.fixes import beyond_flags
+    from extractor.products.check.fixes import beyond_flags
     from tests.packages import write_package
 
     tree = path_tree(write_package(tmp_path / "package", ENVIRONMENT_PACKAGE))

@@ -10,7 +10,7 @@ import pytest
 
 from extractor.core.formula import render, terms
 from extractor.core.model import Const, Rule, RuleKind, TermKind
-from extractor.products.extraction import extract
+from extractor.products.extraction.extraction import extract
 from extractor.sources.trees import path_tree
 
 

@@ -21,11 +21,11 @@ import yaml
 
 from extractor.cli import main
 from extractor.logic.launch import parse_command
-from extractor.products.config_schema import config_schema
-from extractor.products.extraction import extract
-from extractor.products.linter import check
-from extractor.products.rulesets import release_rules, ruleset_of
-from extractor.products.typed_module import typed_module
+from extractor.products.schema.config_schema import config_schema
+from extractor.products.extraction.extraction import extract
+from extractor.products.check.linter import check
+from extractor.products.reuse.rulesets import release_rules, ruleset_of
+from extractor.products.schema.typed_module import typed_module
 from extractor.sources.trees import path_tree
 
 from .conftest import FIXTURES
@@ -194,7 +194,7 @@ def test_schema_refuses_only_what_check_finds_definite(schema, ruleset, tmp_path
 
 def test_command_writes_the_schema_and_refuses_a_release_without_config(tmp_path, capsys) -> None:
     rules = tmp_path / "rules"
-    from extractor.products.output import flags_document, rules_document, write_documents
+    from extractor.products.extraction.output import flags_document, rules_document, write_documents
 
     ex = extract(path_tree(SOURCE))
     write_documents(rules, {"rules.json": (rules_document(ex), "rules.schema.json"),

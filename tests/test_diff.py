@@ -16,11 +16,12 @@ from extractor import cli
 from extractor.core.serialize import dumps
 from extractor.core.model import And, Atom, Const, Flag, Formula, Lit, Location, Not, Or, Rule, RuleKind, Snippet, Term, TermKind
 from extractor.logic.solver import implies_exact
-from extractor.products import diff, sides
-from extractor.products.cache import read_pickled
-from extractor.products.diff import compare_conditions, find_changes, match_rules, parse_kinds
-from extractor.products.output import load_schema, validate
-from extractor.products.sides import Snapshot
+from extractor.products.history import diff
+from extractor.products.history import sides
+from extractor.core.cache import read_pickled
+from extractor.products.history.diff import compare_conditions, find_changes, match_rules, parse_kinds
+from extractor.products.extraction.output import load_schema, validate
+from extractor.products.history.sides import Snapshot
 
 # ---- synthetic rules -----------------------------------------------------------------------------
 
@@ -535,7 +536,7 @@ def test_compact_path_reports_the_same_bytes(capsys: pytest.CaptureFixture) -> N
 def test_pickled_formulas_hash_as_fresh_ones(tmp_path: Path) -> None:
     """A formula pickled by another process (another string hash seed) is found in sets of fresh ones."""
     path = tmp_path / "f.pickle"
-    script = ("from pathlib import Path; from extractor.products.cache import write_pickled; "
+    script = ("from pathlib import Path; from extractor.core.cache import write_pickled; "
               "from tests.test_diff import cmp; from extractor.core.model import Not; "
               f"write_pickled(Path({str(path)!r}), [Not(cmp('mode', '==', 'decode'))])")
     subprocess.run([sys.executable, "-c", script], check=True, cwd=Path(__file__).parent.parent,

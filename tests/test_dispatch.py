@@ -15,9 +15,9 @@ import pytest
 
 from extractor.core.formula import render
 from extractor.logic.facts import LaunchHost, find_platform, with_device_memory
-from extractor.products.extraction import extract
-from extractor.products.linter import check
-from extractor.products.rulesets import ruleset_of
+from extractor.products.extraction.extraction import extract
+from extractor.products.check.linter import check
+from extractor.products.reuse.rulesets import ruleset_of
 from extractor.sources.trees import path_tree
 
 PACKAGE = {

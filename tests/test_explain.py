@@ -6,9 +6,9 @@ import pytest
 
 from extractor.cli import main
 from extractor.core.model import FALSE, Location, Rule, RuleKind, Snippet
-from extractor.products.explain import candidates, explain_text, match, template
-from extractor.products.extraction import extract
-from extractor.products.output import flags_document, rules_document, write_documents
+from extractor.products.site.explain import candidates, explain_text, match, template
+from extractor.products.extraction.extraction import extract
+from extractor.products.extraction.output import flags_document, rules_document, write_documents
 from extractor.sources.trees import path_tree
 
 from .conftest import FIXTURES
@@ -116,14 +116,14 @@ def test_cli(rules_file, capsys) -> None:
 
 def test_cli_on_an_empty_cache_searches_the_shipped_releases(tmp_path, monkeypatch, capsys) -> None:
     """A fresh machine: `explain` searches the releases shipped with the tool, downloading nothing."""
-    from extractor.products.shipped import shipped_releases
+    from extractor.products.reuse.shipped import shipped_releases
 
     monkeypatch.setenv("SGLANG_CONSTRAINTS_CACHE", str(tmp_path))
     assert main(["explain", "ValueError: --dcp-size 3 must divide --tp-size 2."]) == 0
     out = capsys.readouterr().out
     assert f"this message exists in: {shipped_releases()[0]}" in out and "{dcp_size} = 3" in out
     assert not (tmp_path / "trees").exists() and not (tmp_path / "archives").exists()
-    monkeypatch.setattr("extractor.products.shipped.shipped_releases", lambda: [])
+    monkeypatch.setattr("extractor.products.reuse.shipped.shipped_releases", lambda: [])
     assert main(["explain", "some error"]) == 2
     assert "no release shipped or in the cache" in capsys.readouterr().err
 
@@ -141,10 +141,10 @@ def test_real_release(capsys) -> None:
 def test_explain_of_the_seed_is_its_page_checked_and_fits_a_screen(capsys) -> None:
     """The seed's explain shows the solutions its page shows, checked on the example, the example fix
     that keeps the flag (a decode server with its storage backend), in a screen's lines."""
-    from extractor.products.fixes import example_fix
-    from extractor.products.pages import by_function, page
-    from extractor.products.rulesets import release_rules
-    from extractor.products.words import Flags
+    from extractor.products.check.fixes import example_fix
+    from extractor.products.site.pages import by_function, page
+    from extractor.products.reuse.rulesets import release_rules
+    from extractor.products.check.words import Flags
 
     seed = "The argument disaggregation-decode-enable-offload-kvcache is only supported for decode side."
     assert main(["explain", "--release", "0.5.23", "--site-url", "https://errors.example/", f"ValueError: {seed}"]) == 0

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from extractor.core.serialize import dumps
-from extractor.products.extraction import extract
-from extractor.products.output import flags_document, rules_document, validate
+from extractor.products.extraction.extraction import extract
+from extractor.products.extraction.output import flags_document, rules_document, validate
 from extractor.sources.trees import path_tree
 
 from .conftest import FIXTURES

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from extractor.products.output import load_schema
+from extractor.products.extraction.output import load_schema
 from extractor.logic.launch import ArgError, closest_option
 from extractor.logic.releases import flag_history_of, shipped_flag_history
-from extractor.products.flag_history import flag_history_document
-from extractor.products.linter import check, told_errors
-from extractor.products.rulesets import release_rules
+from extractor.products.extraction.flag_history import flag_history_document
+from extractor.products.check.linter import check, told_errors
+from extractor.products.reuse.rulesets import release_rules
 
 import jsonschema
 

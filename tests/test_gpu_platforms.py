@@ -18,7 +18,7 @@ import pytest
 from extractor.analysis.helpers import helper_library
 from extractor.logic.facts import Facts, find_platform
 from extractor.logic.helpers import Helpers
-from extractor.products.linter import check
+from extractor.products.check.linter import check
 from tests.packages import OVERRIDES, package_ruleset
 
 PACKAGE = {
@@ -423,7 +423,7 @@ def test_first_error_on_the_machine(ruleset, argv, platform, first) -> None:
 
 
 def test_a_check_python_fails_to_evaluate_says_so(ruleset) -> None:
-    from extractor.products.linter import report_json, report_text
+    from extractor.products.check.linter import report_json, report_text
 
     report = check(ruleset, ["--model-path", "m", "--page-size", "0"], platform=find_platform("H100"))
     first = report.definite[0]
@@ -523,9 +523,9 @@ def test_what_a_registry_made_at_import_keeps(source: str, kept: str | None) -> 
 def test_a_fix_removes_only_what_the_command_passes(ruleset) -> None:
     """The way out of an error on `--attention-backend` or `--decode-attention-backend` is offered as
     what the user can do on this command: remove the one they typed, not the one they did not."""
-    from extractor.products.fixes import working_fixes
-    from extractor.products.pages import by_function
-    from extractor.products.words import Flags
+    from extractor.products.check.fixes import working_fixes
+    from extractor.products.site.pages import by_function
+    from extractor.products.check.words import Flags
 
     argv = ["--model-path", "m", "--attention-backend", "wave"]
     facts = Facts(find_platform("H100"), helpers=ruleset.library)
@@ -545,10 +545,11 @@ def test_typical_launches_stop_first_at_a_platform_guard_with_a_fix_there(rulese
     """A guard that reads the platform has no flag-only witness; on common setups it gets launches
     that stop first at it, each with a fix `check` accepts there, and none where it cannot fire."""
     from extractor.logic.facts import ModelFacts
-    from extractor.products.pages import by_function, page
-    from extractor.products.typical import Setup
-    from extractor.products.witness import eligible, typical_launches
-    from extractor.products.words import Flags
+    from extractor.products.site.pages import by_function, page
+    from extractor.products.check.typical import Setup
+    from extractor.products.extraction.typical_launches import typical_launches
+    from extractor.products.extraction.witness import eligible
+    from extractor.products.check.words import Flags
 
     chosen = [Setup("8 × H100, a Llama", "H100", "org/llama", (), LLAMA),
               Setup("8 × B200, a Llama", "B200", "org/llama", ("--page-size", "1"), LLAMA)]
@@ -575,7 +576,7 @@ def test_typical_launches_stop_first_at_a_platform_guard_with_a_fix_there(rulese
 
 
 def test_the_shipped_setups_name_known_gpus_and_whole_configs() -> None:
-    from extractor.products.typical import setups
+    from extractor.products.check.typical import setups
 
     shipped = setups()
     assert len(shipped) >= 3 and len({s.title for s in shipped}) == len(shipped)

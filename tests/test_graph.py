@@ -16,9 +16,11 @@ import pytest
 from extractor.cli import main
 from extractor.core.formula import conj, neg, render
 from extractor.core.model import Atom, Lit, Location, Rule, RuleKind, Snippet, Term, TermKind
-from extractor.products import exports as E, graph as G, relations as R
-from extractor.products.extraction import Extraction, extract
-from extractor.products.output import validate
+from extractor.products.extraction import exports as E
+from extractor.products.extraction import graph as G
+from extractor.products.extraction import relations as R
+from extractor.products.extraction.extraction import Extraction, extract
+from extractor.products.extraction.output import validate
 from extractor.sources.trees import path_tree, release_tree
 
 from .conftest import FIXTURES

@@ -12,10 +12,10 @@ import pytest
 from packaging.version import Version
 
 from extractor import cli
-from extractor.products import history
-from extractor.products.diff import find_changes
-from extractor.products.output import validate
-from extractor.products.sides import Snapshot
+from extractor.products.history import history
+from extractor.products.history.diff import find_changes
+from extractor.products.extraction.output import validate
+from extractor.products.history.sides import Snapshot
 from extractor.sources import trees as sources
 from extractor.sources.trees import SourceError
 
@@ -76,7 +76,7 @@ def test_git_history(history_repo, tmp_path: Path, capsys: pytest.CaptureFixture
     assert "6 sources, 5 steps, 5 rule lineages" in text
 
     # Second run: everything comes from the cache, nothing is extracted or diffed again.
-    monkeypatch.setattr("extractor.products.extraction.extract", fail)
+    monkeypatch.setattr("extractor.products.extraction.extraction.extract", fail)
     monkeypatch.setattr(history, "find_changes", fail)
     monkeypatch.setattr(history, "load_cached", fail)  # nor are the documents read: outlines suffice
     again = tmp_path / "again"
@@ -119,7 +119,7 @@ def test_outlines_and_steps_are_rebuilt_from_cached_documents(history_repo, tmp_
     assert len(dropped) == 2 * len(commits) - 3  # 6 sources, 5 steps (the README commit is not a source)
     for path in dropped:
         path.unlink()
-    monkeypatch.setattr("extractor.products.extraction.extract", fail)
+    monkeypatch.setattr("extractor.products.extraction.extraction.extract", fail)
     assert run(capsys, *argv, "-o", str(tmp_path / "again"))[0] == 0
     assert (tmp_path / "again" / "history.json").read_bytes() == (tmp_path / "first" / "history.json").read_bytes()
     assert len([*extractions.glob("outline-*.json"), *extractions.glob("step-*.json")]) == len(dropped)
@@ -279,8 +279,8 @@ def test_release_history(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
 
 def test_the_cache_keeps_the_most_recently_used_files_within_its_limit(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    from extractor.products.cache import prune_cache
-    from extractor.products.cached import load_cached
+    from extractor.core.cache import prune_cache
+    from extractor.products.reuse.cached import load_cached
 
     for age, key in enumerate(["new", "mid", "old"]):  # 0.4 MiB per entry, older by a day each
         for name in (f"{key}.json", f"{key}.flags.json"):
@@ -295,7 +295,7 @@ def test_the_cache_keeps_the_most_recently_used_files_within_its_limit(tmp_path:
 
 
 def test_check_indexes_are_pruned_with_the_cache(tmp_path: Path) -> None:
-    from extractor.products.cache import prune_cache
+    from extractor.core.cache import prune_cache
 
     (tmp_path / "index").mkdir()
     (tmp_path / "index" / "stale.pickle").write_bytes(b"x" * 300_000)
@@ -315,7 +315,7 @@ def test_diff_reads_what_history_extracted(history_repo, tmp_path: Path, capsys:
     assert code == 0, err
     argv = ("diff", "--git", str(repo), commits[0], commits[-1], "--format", "json")
     expected = run(capsys, *argv, "--no-cache")
-    from extractor.products import extraction
+    from extractor.products.extraction import extraction
 
     def extracted_again(*args, **kwargs):
         raise AssertionError("extracted again")

@@ -20,8 +20,8 @@ from extractor import cli
 from extractor.analysis.modules import ParseError
 from extractor.core import errors
 from extractor.core.formula import atoms
-from extractor.products.extraction import extract
-from extractor.products.output import output_dir, rules_document, validate
+from extractor.products.extraction.extraction import extract
+from extractor.products.extraction.output import output_dir, rules_document, validate
 from extractor.sources.trees import SourceInfo, SourceTree, path_tree
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "failure-modes.md"
@@ -446,7 +446,7 @@ def test_internal_error_is_one_line_unless_debug(tmp_path: Path, capsys: pytest.
     def broken(*args: object, **kwargs: object) -> None:
         raise KeyError("a bug")
 
-    monkeypatch.setattr("extractor.products.extraction.extract", broken)
+    monkeypatch.setattr("extractor.products.extraction.extraction.extract", broken)
     write(tmp_path / "src" / "m.py", GUARDED)
     code, _, err = run_main(capsys, *(["--debug"] if debug else []), "extract", str(tmp_path / "src"),
                             "-o", str(tmp_path / "out"))

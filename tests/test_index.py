@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from extractor.products import index as index_module
-from extractor.products.linter import check
-from extractor.products.rulesets import parse_rules, load_rules
+from extractor.products.reuse import index as index_module
+from extractor.products.check.linter import check
+from extractor.products.reuse.rulesets import parse_rules, load_rules
 
 from .test_check import rules_file, ruleset  # noqa: F401 - fixtures
 

@@ -85,6 +85,24 @@ def test_no_import_points_up() -> None:
     assert upward == []
 
 
+# The concerns of `products/`, in the order they may import each other (a later one from an earlier).
+PRODUCTS = ("check", "extraction", "reuse", "history", "schema", "site")
+
+
+def test_products_are_sub_packages_importing_only_earlier_ones() -> None:
+    def concern(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[2] if len(parts) > 3 and parts[1] == "products" else None
+
+    loose = [m for m in MODULES if m.startswith("extractor.products.") and m.count(".") == 2
+             and MODULES[m].name != "__init__.py"]
+    assert loose == []  # no module lies loose beside the sub-packages
+    assert {m.split(".")[2] for m in MODULES if m.startswith("extractor.products.")} == set(PRODUCTS)
+    later = [f"{m} -> {t}" for m, targets in graph().items() for t in sorted(targets)
+             if concern(m) and concern(t) and PRODUCTS.index(concern(t)) > PRODUCTS.index(concern(m))]
+    assert later == []
+
+
 def test_no_import_cycle() -> None:
     edges = graph()
     state: dict[str, int] = {}  # 1 on the stack, 2 done
@@ -152,8 +170,8 @@ FORBIDDEN_IN_CONSUMERS = ("libcst", "networkx", "jsonschema", "extractor.analysi
 def test_consumers_import_only_what_reads_rules(tmp_path: Path, command: list[str]) -> None:
     """`check` and `explain` read rules: they never load the analysis, the sources, libcst, networkx or
     jsonschema (a second run, once the rule set's index is made, as in an editor or a hook)."""
-    from extractor.products.extraction import extract
-    from extractor.products.output import flags_document, rules_document, write_documents
+    from extractor.products.extraction.extraction import extract
+    from extractor.products.extraction.output import flags_document, rules_document, write_documents
     from extractor.sources.trees import path_tree
 
     ex = extract(path_tree(PACKAGE.parent / "tests" / "fixtures" / "render_basic" / "src"))

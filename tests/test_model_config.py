@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from extractor.logic.facts import ModelFacts, find_platform
-from extractor.products.linter import check
+from extractor.products.check.linter import check
 from tests.packages import OVERRIDES, package_ruleset
 
 PACKAGE = {
@@ -612,7 +612,7 @@ def test_a_method_the_walk_loses_is_run_and_worded(ruleset) -> None:
     `_verify_quantization` (`raised_in(...)`), and the words say so without the term's source."""
     from extractor.core.formula import atoms
     from extractor.core.model import RUN_FUNCTION
-    from extractor.products.words import Flags, atom_words
+    from extractor.products.check.words import Flags, atom_words
 
     rule = next(r for r in ruleset.rules if r.message == MISMATCH)
     runs = [a for a in atoms(rule.trigger) if a.term.text.startswith(RUN_FUNCTION + "(")]
@@ -628,8 +628,8 @@ def test_a_run_check_s_page_says_it_in_words_on_every_call_path(ruleset) -> None
 
     from extractor.core.formula import atoms
     from extractor.core.model import RUN_FUNCTION, And, Atom, Or
-    from extractor.products.pages import page
-    from extractor.products.words import Flags, split_condition
+    from extractor.products.site.pages import page
+    from extractor.products.check.words import Flags, split_condition
 
     rule = next(r for r in ruleset.rules if r.message == MISMATCH)
     run = next(a for a in atoms(rule.trigger) if a.term.text.startswith(RUN_FUNCTION + "("))
@@ -653,10 +653,10 @@ def test_a_run_check_is_fixed_through_the_flags_the_method_reads(ruleset, tmp_pa
     that the rule reads does, each fixed command checked with facts of its own (the launch's keep the
     run's answer for the flags it had: before, no fix was found)."""
     from extractor.logic.launch import parse_command
-    from extractor.products.fixes import beyond_flags, checked_fixes
-    from extractor.products.linter import launch_facts
-    from extractor.products.pages import by_function
-    from extractor.products.words import Flags
+    from extractor.products.check.fixes import beyond_flags, checked_fixes
+    from extractor.products.check.linter import launch_facts
+    from extractor.products.site.pages import by_function
+    from extractor.products.check.words import Flags
 
     (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
     argv = ["--model-path", str(tmp_path), *argv]

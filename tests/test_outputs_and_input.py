@@ -16,8 +16,8 @@ from extractor.cli import main
 from extractor.commands import site as site_command
 from extractor.logic.launch import launch_kind, split_command
 from extractor.logic.shell import Operator, shell_words, simple_commands
-from extractor.products import output
-from extractor.products.output import folder_made_aside, require_writable
+from extractor.products.extraction import output
+from extractor.products.extraction.output import folder_made_aside, require_writable
 from extractor.core.errors import UsageError
 
 from .conftest import FIXTURES
@@ -214,7 +214,7 @@ def test_a_status_line_names_the_extraction_s_stage_on_a_terminal_only(monkeypat
     """Each stage of an extraction rewrites the one status line in place (`\\r`), and the line is
     cleared when the work ends; piped, nothing is written."""
     from extractor.core.progress import Status
-    from extractor.products.extraction import extract
+    from extractor.products.extraction.extraction import extract
     from extractor.sources.trees import path_tree
 
     tree = path_tree(FIXTURES / "render_basic" / "src")
@@ -249,7 +249,7 @@ def test_sigterm_cleans_up_as_ctrl_c_does(tmp_path: Path) -> None:
 import os, signal, sys
 from pathlib import Path
 from extractor.cli import Terminated, _terminate
-from extractor.products.output import folder_made_aside
+from extractor.products.extraction.output import folder_made_aside
 signal.signal(signal.SIGTERM, _terminate)
 try:
     with folder_made_aside(Path({str(target)!r})) as made:

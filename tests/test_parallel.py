@@ -13,9 +13,9 @@ from extractor import cli
 from extractor.core import parallel
 from extractor.core.errors import EXIT_INPUT
 from extractor.core.parallel import shared_map
-from extractor.products import witness
-from extractor.products.extraction import extract
-from extractor.products.output import encoded, encoded_documents, extract_documents
+from extractor.products.extraction import witness
+from extractor.products.extraction.extraction import extract
+from extractor.products.extraction.output import encoded, encoded_documents, extract_documents
 from extractor.sources.trees import path_tree
 
 from .conftest import FIXTURES

@@ -17,9 +17,9 @@ import pytest
 from extractor.core.model import RuleKind
 from extractor.logic.evaluation import Context
 from extractor.logic.launch import parse_command
-from extractor.products.linter import check
-from extractor.products.rulesets import ruleset_of
-from extractor.products.extraction import extract
+from extractor.products.check.linter import check
+from extractor.products.reuse.rulesets import ruleset_of
+from extractor.products.extraction.extraction import extract
 from extractor.sources.trees import path_tree
 
 DATACLASS_LAYOUT = {

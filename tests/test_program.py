@@ -11,7 +11,7 @@ from extractor.analysis.scope import code
 from extractor.analysis.run import MAX_OCCURRENCES
 from extractor.core.formula import render
 from extractor.core.model import Rule, RuleKind
-from extractor.products.extraction import extract
+from extractor.products.extraction.extraction import extract
 from extractor.sources.trees import path_tree
 
 SERVER_ARGS = """
@@ -392,7 +392,7 @@ def test_what_a_function_s_facts_say_is_known_without_its_syntax() -> None:
 
 
 def test_triggers_spell_flags_as_the_catalog_does(tmp_path: Path) -> None:
-    from extractor.products.output import rules_document
+    from extractor.products.extraction.output import rules_document
 
     (tmp_path / "m.py").write_text(textwrap.dedent("""
         from typing import Annotated as A, Optional

@@ -22,7 +22,7 @@ from extractor.analysis.rules import rules_of
 from extractor.core.formula import evaluate, field_values, render
 from extractor.core.model import Rule, RuleKind
 from extractor.logic.evaluation import Context
-from extractor.products.linter import RuleSet
+from extractor.products.check.linter import RuleSet
 
 SEED = 20240611
 PROGRAMS = 2000

@@ -14,8 +14,8 @@ import pytest
 
 from extractor.core.formula import atoms, fields_read, render
 from extractor.core.model import And, Atom, Const, Formula, Lit, Not, Or, RuleKind, Term, TermKind
-from extractor.products.extraction import Extraction, extract
-from extractor.products.output import flags_document, rules_document, validate
+from extractor.products.extraction.extraction import Extraction, extract
+from extractor.products.extraction.output import flags_document, rules_document, validate
 from extractor.sources.layout import find_layout
 from extractor.sources.trees import SourceTree, release_tree
 
@@ -187,8 +187,8 @@ def _prose(text: str) -> str:
 @pytest.mark.parametrize("version", RELEASES)
 def test_pages_say_no_internal_name_and_show_known_placeholders_filled(releases, version: str) -> None:
     from extractor.logic.evaluation import known_message
-    from extractor.products.pages import page
-    from extractor.products.words import Flags
+    from extractor.products.site.pages import page
+    from extractor.products.check.words import Flags
 
     _, ex = releases[version]
     flags = Flags(ex.flags)
@@ -215,11 +215,11 @@ def test_every_fix_the_pages_of_0_5_23_print_clears_its_error_and_sets_off_none(
     """Each solution a page lists as checked (on its example command line), applied and checked again
     with every guard, not only those the fix search looked at: the page's error is gone and no
     definite error appears that the example did not already have (0.5.23: 227 fixes of 143 pages)."""
-    from extractor.products.fixes import example_fixes
-    from extractor.products.linter import check
-    from extractor.products.pages import by_function
-    from extractor.products.rulesets import release_rules
-    from extractor.products.words import Flags
+    from extractor.products.check.fixes import example_fixes
+    from extractor.products.check.linter import check
+    from extractor.products.site.pages import by_function
+    from extractor.products.reuse.rulesets import release_rules
+    from extractor.products.check.words import Flags
 
     ruleset = release_rules("0.5.23")
     checked = example_fixes(ruleset, Flags(ruleset.flags), by_function(ruleset.rules))
@@ -242,12 +242,12 @@ def test_the_typical_launches_of_0_5_23_stop_at_their_error_and_their_fixes_pass
     launch a page shows, checked with every guard under the setup's GPU and model: its first definite
     error is the page's, and the fixed launch has none."""
     from extractor.logic.facts import ModelFacts, find_platform
-    from extractor.products.linter import check
-    from extractor.products.pages import by_function
-    from extractor.products.rulesets import release_rules
-    from extractor.products.typical import setups
-    from extractor.products.witness import typical_launches
-    from extractor.products.words import Flags
+    from extractor.products.check.linter import check
+    from extractor.products.site.pages import by_function
+    from extractor.products.reuse.rulesets import release_rules
+    from extractor.products.check.typical import setups
+    from extractor.products.extraction.typical_launches import typical_launches
+    from extractor.products.check.words import Flags
 
     ruleset = release_rules("0.5.23")
     chosen = setups()[:2]
@@ -297,11 +297,11 @@ def test_a_fix_where_the_condition_names_no_flag_is_searched_and_checked(tmp_pat
 
     from extractor.logic.facts import find_platform
     from extractor.logic.launch import parse_command
-    from extractor.products.fixes import checked_fixes
-    from extractor.products.linter import check, launch_facts
-    from extractor.products.pages import by_function
-    from extractor.products.rulesets import release_rules
-    from extractor.products.words import Flags
+    from extractor.products.check.fixes import checked_fixes
+    from extractor.products.check.linter import check, launch_facts
+    from extractor.products.site.pages import by_function
+    from extractor.products.reuse.rulesets import release_rules
+    from extractor.products.check.words import Flags
 
     ruleset = release_rules("0.5.23")
     (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")

@@ -13,9 +13,9 @@ from extractor.cli import main
 from extractor.core.model import And, Atom, Flag, Lit, Not, Or, Term, TermKind
 from extractor.core.serialize import rule_json
 from extractor.logic.evaluation import known_message
-from extractor.products.extraction import extract
-from extractor.products.pages import by_function, page, render_site, source_link
-from extractor.products.words import Flags, solutions, way_text, words
+from extractor.products.extraction.extraction import extract
+from extractor.products.site.pages import by_function, page, render_site, source_link
+from extractor.products.check.words import Flags, solutions, way_text, words
 from extractor.sources.trees import path_tree
 
 from .conftest import FIXTURES
@@ -31,8 +31,8 @@ def extraction():
 
 def _render(extraction, folder: Path) -> None:
     """The pages as `render` writes them: solutions checked on each rule's example."""
-    from extractor.products.fixes import example_fixes
-    from extractor.products.rulesets import ruleset_of
+    from extractor.products.check.fixes import example_fixes
+    from extractor.products.reuse.rulesets import ruleset_of
 
     tree = path_tree(CASE / "src")
     checked = example_fixes(ruleset_of(extraction, tree), Flags(extraction.flags), by_function(extraction.rules))
@@ -136,7 +136,7 @@ def test_page_quotes_sglang_s_comments_and_help_texts_and_says_what_it_is_pinned
     from dataclasses import replace
 
     from extractor.core.model import Snippet
-    from extractor.products.pages import comments_above
+    from extractor.products.site.pages import comments_above
 
     rule = next(r for r in extraction.rules if r.message.startswith("Offloading the KV cache is only"))
     snippet = Snippet(10, 16, "\n".join([
@@ -267,7 +267,7 @@ def test_cli_render_from_rules_and_from_source(tmp_path, capsys) -> None:
 
 @pytest.mark.network
 def test_real_release_pages_are_commonmark(tmp_path) -> None:
-    from extractor.products.rulesets import release_rules
+    from extractor.products.reuse.rulesets import release_rules
 
     real = release_rules("0.5.23")
     render_site(real.rules, real.flags, real.source, tmp_path)
@@ -287,7 +287,7 @@ def test_real_release_pages_are_commonmark(tmp_path) -> None:
 def test_a_long_condition_reads_as_what_it_reads() -> None:
     """"What it means" stays a sentence: an own condition whose words run past the budget is said
     part by part, a long part by the flags and kinds of facts it reads, pointing at the whole."""
-    from extractor.products.pages import meaning
+    from extractor.products.site.pages import meaning
 
     long_part = Or(tuple(Atom(field("tp_size"), "==", Lit(n)) for n in range(40))
                    + (Atom(Term(TermKind.PLATFORM, "is_hip()", "is_hip()")),))
@@ -312,7 +312,7 @@ def test_a_message_built_in_a_local_f_string_shows_that_string() -> None:
         "Warning: {reason} context_length ({context_length}) is greater than the derived context_length "
         "({get_context_length(self.hf_text_config)}). This may fail. To allow overriding this maximum, set SGLANG_X=1")
     # `explain` matches the written-out text: each field's value out of a pasted error.
-    from extractor.products.explain import match
+    from extractor.products.site.explain import match
 
     found = match("ValueError: Warning: User-specified context_length (200000) is greater than the derived "
                   "context_length (131072). This may fail. To allow overriding this maximum, set SGLANG_X=1", rule)

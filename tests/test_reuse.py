@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from extractor.core.serialize import dumps
-from extractor.products.cached import extract_documents
-from extractor.products.extraction import extract, no_collections
-from extractor.products.output import flags_document, rules_document
+from extractor.products.reuse.cached import extract_documents
+from extractor.products.extraction.extraction import extract, no_collections
+from extractor.products.extraction.output import flags_document, rules_document
 from extractor.sources.trees import git_tree, path_tree, release_tree
 
 FIXTURE = Path(__file__).parent / "fixtures" / "split_layout" / "sglang"
@@ -170,7 +170,7 @@ def test_relations_kept_rank_the_same_under_other_ids(real_extraction) -> None:
     import random
     from dataclasses import replace
 
-    from extractor.products.relations import relations
+    from extractor.products.extraction.relations import relations
 
     rules = [replace(r, related=()) for r in real_extraction("0.5.18").rules]
     memo: dict = {}
@@ -208,8 +208,8 @@ def test_a_bundle_that_reused_another_keeps_only_what_changed(history, tmp_path,
     it is the store the extraction kept. A chain with a link gone is no store (the next extraction
     only loses its reuse), and one at MAX_CHAIN links is written whole."""
     from extractor.analysis.reuse import MemoryStore
-    from extractor.products import kept_walks
-    from extractor.products.cache import read_pickled
+    from extractor.products.reuse import kept_walks
+    from extractor.core.cache import read_pickled
 
     repo, commits = history
     folder = tmp_path / "cache"

@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 
 from extractor.core.serialize import dumps
-from extractor.products.extraction import extract
-from extractor.products.output import SCHEMA_DIR, InvalidDocument, extract_documents, load_schema, validate
+from extractor.products.extraction.extraction import extract
+from extractor.products.extraction.output import SCHEMA_DIR, InvalidDocument, extract_documents, load_schema, validate
 from extractor.sources.trees import path_tree
 
 from .conftest import FIXTURES
@@ -161,7 +161,8 @@ def test_records_are_written_by_orjson_and_what_it_refuses_by_json_in_the_same_s
 
 
 def test_a_validator_is_generated_once_per_schema_and_kept(tmp_path: Path, monkeypatch) -> None:
-    from extractor.products import cache, output
+    from extractor.core import cache
+    from extractor.products.extraction import output
 
     monkeypatch.setenv("SGLANG_CONSTRAINTS_EXTRACTION_CACHE", str(tmp_path))
     made = []
@@ -183,11 +184,11 @@ def test_a_validator_is_generated_once_per_schema_and_kept(tmp_path: Path, monke
     assert cache.compiled_code("k", "<f>", lambda: "x = 1").co_filename == "<f>"
 
 
-@pytest.mark.parametrize("schema", sorted(__import__("extractor.products.output", fromlist=["RECORD_LISTS"]).RECORD_LISTS))
+@pytest.mark.parametrize("schema", sorted(__import__("extractor.products.extraction.output", fromlist=["RECORD_LISTS"]).RECORD_LISTS))
 def test_record_lists_checked_once_are_plain_arrays_of_items(schema: str) -> None:
     """A record found valid is not checked again (`checked_pieces`): sound only while the schema checks
     each record of those lists alone, an array with nothing but `items`."""
-    from extractor.products.output import RECORD_LISTS
+    from extractor.products.extraction.output import RECORD_LISTS
 
     properties = load_schema(schema)["properties"]
     for key in RECORD_LISTS[schema]:
@@ -196,7 +197,7 @@ def test_record_lists_checked_once_are_plain_arrays_of_items(schema: str) -> Non
 
 def test_a_record_checked_before_is_not_checked_again_and_the_bytes_are_the_same() -> None:
     from extractor.core.serialize import dump_bytes
-    from extractor.products.output import checked_pieces
+    from extractor.products.extraction.output import checked_pieces
 
     document, _ = _documents()["rules.json"]
     pieces, seen = checked_pieces(document, "rules.schema.json")

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from extractor.cli import main
-from extractor.products.shipped import shipped_documents, shipped_releases
+from extractor.products.reuse.shipped import shipped_documents, shipped_releases
 
 SEED = ["--model-path", "m", "--disaggregation-decode-enable-offload-kvcache"]
 
@@ -24,7 +24,7 @@ def test_the_newest_releases_are_shipped() -> None:
 @pytest.mark.parametrize("version", shipped_releases())
 def test_a_shipped_release_is_what_a_fresh_extraction_makes(version: str) -> None:
     """Byte for byte as JSON; when the extractor's output changes, `make shipped-releases` writes them anew."""
-    from extractor.products.cached import extract_documents
+    from extractor.products.reuse.cached import extract_documents
     from extractor.sources.trees import release_tree
 
     rules, flags, _ = extract_documents(release_tree(version))

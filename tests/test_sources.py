@@ -469,7 +469,7 @@ def test_a_release_s_rules_are_read_again_without_its_source(index: FakeIndex, t
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """`check --release X` once its index is made: the note of the index key is read, not the release's
     files (a release never changes); another package index is another note."""
-    from extractor.products import rulesets
+    from extractor.products.reuse import rulesets
     from extractor.sources import trees
 
     source = Path(__file__).parent / "fixtures" / "render_basic" / "src"

@@ -12,11 +12,11 @@ from extractor.analysis.environ import env_defaults
 from extractor.core.formula import conj, disj
 from extractor.core.model import Atom, Flag, Lit, Location, Rule, RuleKind, Snippet, Term, TermKind, Write
 from extractor.logic.environment import EnvVar
-from extractor.products import witness
-from extractor.products.extraction import extract
-from extractor.products.linter import RuleSet, definite_errors
-from extractor.products.rulesets import release_rules
-from extractor.products.witness_keys import Digests
+from extractor.products.extraction import witness
+from extractor.products.extraction.extraction import extract
+from extractor.products.check.linter import RuleSet, definite_errors
+from extractor.products.reuse.rulesets import release_rules
+from extractor.products.extraction.witness_keys import Digests
 from extractor.sources.trees import path_tree
 
 from .conftest import FIXTURES

@@ -14,13 +14,13 @@ from hypothesis import strategies as st
 from extractor.analysis.environ import env_defaults
 from extractor.core.model import TRUE, Atom, Flag, Lit, Location, Related, Rule, RuleKind, Snippet, Term, TermKind, Write
 from extractor.logic.environment import EnvVar
-from extractor.products import witness
-from extractor.products.extraction import extract
-from extractor.products.linter import RuleSet
-from extractor.products.rulesets import release_rules
-from extractor.products.witness import attach_witnesses, witnesses
-from extractor.products.witness_keys import RULE_READ, RULE_UNREAD, Digests
-from extractor.products.words import own_lines
+from extractor.products.extraction import witness
+from extractor.products.extraction.extraction import extract
+from extractor.products.check.linter import RuleSet
+from extractor.products.reuse.rulesets import release_rules
+from extractor.products.extraction.witness import attach_witnesses, witnesses
+from extractor.products.extraction.witness_keys import RULE_READ, RULE_UNREAD, Digests
+from extractor.products.check.words import own_lines
 from extractor.sources.trees import path_tree
 
 from .conftest import FIXTURES
@@ -65,7 +65,7 @@ def test_a_filled_memo_gives_the_cold_outcomes_and_skips_the_search(small, monke
     def no_search(*args, **kwargs):
         raise AssertionError("searched again")
 
-    monkeypatch.setattr(witness, "_Finder", no_search)
+    monkeypatch.setattr(witness, "Finder", no_search)
     assert outcomes(small, again(memo)) == cold
 
 
@@ -283,8 +283,8 @@ def test_a_formula_keeps_its_content_digest_through_the_cache_and_copies() -> No
     import io
 
     from extractor.core.model import And, Not, Or
-    from extractor.products.cache import _Pickler
-    from extractor.products.witness_keys import formula_digest
+    from extractor.core.cache import _Pickler
+    from extractor.products.extraction.witness_keys import formula_digest
 
     def build() -> Or:
         x = Atom(Term(TermKind.FIELD, "x", "x", ("x",)), "==", Lit(1))

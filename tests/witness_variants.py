@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 from extractor.core.formula import atoms
 from extractor.core.model import And, Atom, Example, Formula, Lit, Not, Or, Rule, RuleKind, Snippet, Write
-from extractor.products.witness import eligible
+from extractor.products.extraction.witness import eligible
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from extractor.products.cached import extract_documents
-from extractor.products.shipped import shipped_releases, write_shipped
+from extractor.products.reuse.cached import extract_documents
+from extractor.products.reuse.shipped import shipped_releases, write_shipped
 from extractor.sources.trees import release_tree
 
 FOLDER = Path(__file__).resolve().parent.parent / "extractor" / "data" / "releases"

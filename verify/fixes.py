@@ -25,11 +25,11 @@ sys.path.insert(0, str(HERE.parent))
 
 from extractor.logic.facts import find_platform  # noqa: E402
 from extractor.logic.launch import parse_command, split_command  # noqa: E402
-from extractor.products.fixes import beyond_flags, checked_fixes  # noqa: E402
-from extractor.products.linter import check, launch_facts  # noqa: E402
-from extractor.products.pages import by_function  # noqa: E402
-from extractor.products.rulesets import release_rules  # noqa: E402
-from extractor.products.words import Flags  # noqa: E402
+from extractor.products.check.fixes import beyond_flags, checked_fixes  # noqa: E402
+from extractor.products.check.linter import check, launch_facts  # noqa: E402
+from extractor.products.site.pages import by_function  # noqa: E402
+from extractor.products.reuse.rulesets import release_rules  # noqa: E402
+from extractor.products.check.words import Flags  # noqa: E402
 
 
 def main() -> int:

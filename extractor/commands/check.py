@@ -16,8 +16,8 @@ from ..core.serialize import dumps
 
 if TYPE_CHECKING:  # the linter and its helpers are imported when a check runs: other commands start faster
     from ..core.model import Rule
-    from ..products.linter import Beyond, RuleSet
-    from ..products.words import Flags
+    from ..products.check.linter import Beyond, RuleSet
+    from ..products.check.words import Flags
 
 
 def add_parser(commands) -> None:
@@ -72,9 +72,9 @@ def _fixes(ruleset, report, argv: list[str], flags: Flags, groups, env: dict[str
     completed where they would set off another error); a possible one's read off its condition.
     And, for a definite error no fix clears, what decides it when no change of flags can."""
     from ..logic.launch import parse_command, split_command
-    from ..products.fixes import beyond_flags, working_fixes
-    from ..products.linter import launch_facts
-    from ..products.words import fixes_for
+    from ..products.check.fixes import beyond_flags, working_fixes
+    from ..products.check.linter import launch_facts
+    from ..products.check.words import fixes_for
 
     tokens, assignments = split_command(argv)
     plain = [f"{name}={value}" for name, value in assignments.items()] + tokens
@@ -131,7 +131,7 @@ def _local_model(launch: Sequence[str]) -> object:
 
 
 def open_rules(args: argparse.Namespace) -> RuleSet:
-    from ..products.rulesets import load_rules, release_rules
+    from ..products.reuse.rulesets import load_rules, release_rules
 
     if getattr(args, "rules", None):
         return load_rules(args.rules)
@@ -141,12 +141,12 @@ def open_rules(args: argparse.Namespace) -> RuleSet:
 def cmd_check(args: argparse.Namespace) -> int:
     from ..logic.facts import LaunchHost, ModelFacts, find_platform, memory_mib, with_device_memory
     from ..logic.launch import ENV_ASSIGNMENT, launch_kind
-    from ..products.linter import check, report_json, report_text
-    from ..products.pages import by_function
-    from ..products.rulesets import load_rules, release_rules
-    from ..products.sarif import sarif_document
-    from ..products.upgrade import upgrade, upgrade_json, upgrade_text
-    from ..products.words import Flags
+    from ..products.check.linter import check, report_json, report_text
+    from ..products.site.pages import by_function
+    from ..products.reuse.rulesets import load_rules, release_rules
+    from ..products.check.sarif import sarif_document
+    from ..products.check.upgrade import upgrade, upgrade_json, upgrade_text
+    from ..products.check.words import Flags
 
     launch = list(args.launch)
     if launch[:1] == ["--"]:
@@ -224,7 +224,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _annotations(report, place: tuple[str, int] | None) -> list[str]:
     """GitHub workflow commands: one `::error` per definite or argument error of one launch command."""
-    from ..products.linter import shown_message
+    from ..products.check.linter import shown_message
 
     where = f"file={_escape_property(place[0])},line={place[1]}," if place else ""
     found = [f"::error {where}title=sglang-constraints::{_escape_data(e.message)}" for e in report.argument_errors]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from ..core.serialize import dumps
-from ..products.changes import KINDS
+from ..products.history.changes import KINDS
 
 
 # ---- the command -----------------------------------------------------------------------------------
@@ -41,11 +41,11 @@ def add_arguments(parser) -> None:
 def run_diff(args) -> int:
     """The `diff` command: 0 no change of the selected kinds, 1 changes found (2 is raised as errors)."""
     # Imported when a diff runs: the sources and the cache are not what other commands start with.
-    from ..products.cache import write_pickled
-    from ..products.diff import Memo, diff_document, find_changes, known_memo, memo_path, parse_kinds, render_markdown
-    from ..products.diff import render_text
-    from ..products.output import require_writable, validate, write_atomic
-    from ..products.sides import load_side, resolve_spec
+    from ..core.cache import write_pickled
+    from ..products.history.diff import Memo, diff_document, find_changes, known_memo, memo_path, parse_kinds, render_markdown
+    from ..products.history.diff import render_text
+    from ..products.extraction.output import require_writable, validate, write_atomic
+    from ..products.history.sides import load_side, resolve_spec
 
     if args.output:
         require_writable(Path(args.output), "--output", folder=False)

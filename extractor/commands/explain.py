@@ -12,7 +12,7 @@ from ..core.errors import UsageError
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..products.explain import Candidate
+    from ..products.site.explain import Candidate
 
 SITE_URL_ENV = "SGLANG_CONSTRAINTS_SITE_URL"
 
@@ -42,8 +42,8 @@ def _rule_sets(args: argparse.Namespace) -> Iterable[tuple[str, object]]:
     from packaging.version import Version
 
     from ..core.places import cached_releases
-    from ..products.rulesets import load_rules, release_rules
-    from ..products.shipped import shipped_releases
+    from ..products.reuse.rulesets import load_rules, release_rules
+    from ..products.reuse.shipped import shipped_releases
 
     if args.rules:
         ruleset = load_rules(args.rules)
@@ -56,11 +56,11 @@ def _rule_sets(args: argparse.Namespace) -> Iterable[tuple[str, object]]:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from ..products.explain import explain_text
-    from ..products.fixes import example_fix
-    from ..products.pages import by_function, page
-    from ..products.terminal import terminal_page
-    from ..products.words import Flags
+    from ..products.site.explain import explain_text
+    from ..products.check.fixes import example_fix
+    from ..products.site.pages import by_function, page
+    from ..products.site.terminal import terminal_page
+    from ..products.check.words import Flags
 
     text = " ".join(args.text)
     if text == "-":

@@ -22,8 +22,8 @@ def add_parser(commands) -> None:
 
 def cmd_extract(args: argparse.Namespace) -> int:
     from ..core.progress import Status
-    from ..products.extraction import no_collections
-    from ..products.output import encoded_documents, output_dir, require_writable, whole_folder, write_encoded
+    from ..products.extraction.extraction import no_collections
+    from ..products.extraction.output import encoded_documents, output_dir, require_writable, whole_folder, write_encoded
 
     require_writable(Path(args.output), "--output")
     with Status("extracting") as line:  # the stages on a terminal's status line

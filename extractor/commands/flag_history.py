@@ -27,7 +27,7 @@ def add_parser(commands) -> None:
 
 
 def _options_of(version: str, index_url: str | None) -> tuple[str, dict | None, str]:
-    from ..products.flag_history import release_options
+    from ..products.extraction.flag_history import release_options
     from ..sources.trees import release_tree
 
     try:
@@ -38,9 +38,9 @@ def _options_of(version: str, index_url: str | None) -> tuple[str, dict | None, 
 
 def cmd_flag_history(args) -> int:
     # Imported when the command runs: the catalog needs libcst, which the other commands' start should not pay for.
-    from ..products.flag_history import flag_history_document
-    from ..products.history import release_specs
-    from ..products.output import require_writable, write_documents
+    from ..products.extraction.flag_history import flag_history_document
+    from ..products.history.history import release_specs
+    from ..products.extraction.output import require_writable, write_documents
     from ..sources.trees import release_dates
 
     require_writable(Path(args.output), "--output", folder=False)

@@ -29,8 +29,8 @@ def is_rules_file(path: str) -> bool:
 
 def query(rules: Sequence[Rule], flags: Sequence[Flag], flag: str | None, rule: str | None, fmt: str) -> str:
     """The `graph` command's answer: the neighbourhood of one flag or rule (or the whole graph) as text, DOT or JSON."""
-    from ..products.exports import dot_text, node_link  # networkx is imported when a graph is asked for
-    from ..products.graph import build_graph, describe, figures, find_flag, find_rule, neighbourhood
+    from ..products.extraction.exports import dot_text, node_link  # networkx is imported when a graph is asked for
+    from ..products.extraction.graph import build_graph, describe, figures, find_flag, find_rule, neighbourhood
 
     graph = build_graph(rules, flags)
     if flag is None and rule is None:

@@ -10,7 +10,7 @@ from ..core.errors import EXIT_OK, EXIT_PARTIAL, SourceError, UsageError
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the history machinery is imported when a command runs: the CLI starts faster
-    from ..products.sides import Spec
+    from ..products.history.sides import Spec
 
 
 # ---- the command --------------------------------------------------------------------------------------
@@ -44,7 +44,7 @@ def add_range_arguments(parser: argparse.ArgumentParser, which: argparse._Mutual
 
 def range_specs(args: argparse.Namespace, releases: str | None = None) -> list[Spec]:
     """The sources the range arguments name (`releases` stands for --releases when given)."""
-    from ..products.history import git_specs, release_specs
+    from ..products.history.history import git_specs, release_specs
 
     if args.revs and not args.git:
         raise UsageError("--revs needs --git REPO")
@@ -59,9 +59,9 @@ def range_specs(args: argparse.Namespace, releases: str | None = None) -> list[S
 
 
 def cmd_history(args) -> int:
-    from ..products.diff import counts
-    from ..products.history import history_document, run_history, timeline_markdown
-    from ..products.output import require_writable, whole_folder, write_documents
+    from ..products.history.diff import counts
+    from ..products.history.history import history_document, run_history, timeline_markdown
+    from ..products.extraction.output import require_writable, whole_folder, write_documents
 
     require_writable(Path(args.output), "--output")
     specs = range_specs(args)

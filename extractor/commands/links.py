@@ -17,7 +17,7 @@ def add_link_arguments(parser: argparse.ArgumentParser) -> None:
 
 def page_links(args: argparse.Namespace) -> tuple[str, str | None]:
     """The source link template (checked before any work) and the report repository (None: no link)."""
-    from ..products.pages import DEFAULT_REPORT_URL, DEFAULT_SOURCE_URL  # imported when pages are written
+    from ..products.site.pages import DEFAULT_REPORT_URL, DEFAULT_SOURCE_URL  # imported when pages are written
 
     source_url = args.source_url or DEFAULT_SOURCE_URL
     try:

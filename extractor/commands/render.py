@@ -21,13 +21,13 @@ def add_parser(commands) -> None:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from ..products.extraction import extract
-    from ..products.fixes import example_fixes
-    from ..products.pages import by_function, render_site  # imported when pages are written
-    from ..products.rulesets import load_rules, ruleset_of
-    from ..products.output import require_writable, whole_folder
-    from ..products.witness import typical_launches
-    from ..products.words import Flags
+    from ..products.extraction.extraction import extract
+    from ..products.check.fixes import example_fixes
+    from ..products.site.pages import by_function, render_site  # imported when pages are written
+    from ..products.reuse.rulesets import load_rules, ruleset_of
+    from ..products.extraction.output import require_writable, whole_folder
+    from ..products.extraction.typical_launches import typical_launches
+    from ..products.check.words import Flags
 
     require_writable(Path(args.output), "--output")
     source_url, report_url = page_links(args)

@@ -33,7 +33,7 @@ def add_parser(commands) -> None:
 
 def cmd_schema(args: argparse.Namespace) -> int:
     from ..core.serialize import dumps
-    from ..products.output import require_writable, write_atomic
+    from ..products.extraction.output import require_writable, write_atomic
 
     if args.rev and not args.git:
         raise UsageError("--rev goes with --git")
@@ -48,11 +48,11 @@ def cmd_schema(args: argparse.Namespace) -> int:
     if "config" not in ruleset.catalog.flags:
         raise UsageError(f"sglang {ruleset.label} reads no config file (it has no --config option)")
     if args.format == "typeddict":
-        from ..products.typed_module import typed_module
+        from ..products.schema.typed_module import typed_module
 
         text = typed_module(ruleset)
     else:
-        from ..products.config_schema import config_schema
+        from ..products.schema.config_schema import config_schema
 
         template = args.page_url
         text = dumps(config_schema(ruleset, (lambda rule: template.format(id=rule.id)) if template else
@@ -66,7 +66,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _ruleset(args: argparse.Namespace):
-    from ..products.rulesets import git_rules, load_rules, release_rules
+    from ..products.reuse.rulesets import git_rules, load_rules, release_rules
 
     if args.rules:
         return load_rules(args.rules)

@@ -30,11 +30,11 @@ def add_parser(commands) -> None:
 
 
 def cmd_site(args: argparse.Namespace) -> int:
-    from ..products.cache import extraction_cache
-    from ..products.cached import load_cached
-    from ..products.history import run_history
-    from ..products.output import require_writable
-    from ..products.site import history_site, write_site
+    from ..core.cache import extraction_cache
+    from ..products.reuse.cached import load_cached
+    from ..products.history.history import run_history
+    from ..products.extraction.output import require_writable
+    from ..products.site.site import history_site, write_site
 
     require_writable(Path(args.output), "--output")
     source_url, report_url = page_links(args)
@@ -79,8 +79,8 @@ def build(folder: Path) -> int:
     when it fails. The site is built beside `public/` and swapped in whole: an interrupted or failed
     build leaves the previous one."""
     from ..core.progress import Status
-    from ..products.output import folder_made_aside
-    from ..products.site import PUBLIC
+    from ..products.extraction.output import folder_made_aside
+    from ..products.site.site import PUBLIC
 
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # Material's notice about MkDocs 2 is not ours to show
     try:

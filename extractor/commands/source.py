@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ..core.errors import UsageError
 
 if TYPE_CHECKING:  # extract pulls in libcst: imported when a command extracts (history, diff, check on
-    from ..products.extraction import Extraction  # a rules.json or a warm cache never do)
+    from ..products.extraction.extraction import Extraction  # a rules.json or a warm cache never do)
     from ..sources.trees import SourceTree  # the sources, when a command opens one
 
 
@@ -56,15 +56,15 @@ def run_extract(args: argparse.Namespace) -> Extraction:
     keeping this one's) unless `--no-cache`: the same result either way."""
     jobs = jobs_of(args)  # a bad --jobs is told before a release is fetched
     if getattr(args, "no_cache", False):
-        from ..products.extraction import extract
+        from ..products.extraction.extraction import extract
 
         with open_source(args) as tree:
             return extract(tree, include=args.include, keep_going=args.keep_going, jobs=jobs)
-    from ..products.kept_walks import extract_reusing
+    from ..products.reuse.kept_walks import extract_reusing
 
     with open_source(args) as tree:
         ex = extract_reusing(tree, args.include, args.keep_going, jobs=jobs)
-    from ..products.cache import prune_cache
+    from ..core.cache import prune_cache
 
     prune_cache()
     return ex

@@ -1,0 +1,259 @@
+"""The cache folder: fingerprints of the code, compact pickled forms, and pruning to its size limit.
+
+What is kept there (documents, `products.cached`; walks, `products.kept_walks`; snapshots, verdicts,
+indexes) is named by digests of its inputs and of the code that made it; the folder is kept under its
+size limit, the least recently used files going first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copyreg
+import dataclasses
+import gc
+import hashlib
+import marshal
+import os
+import pickle
+import re
+import sys
+import tempfile
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+from types import CodeType
+
+from .collector import collect_less_until_exit, long_lived
+from .places import cache_root
+
+# `from .x import a`, `from ..core.model import (a, b)`, `from . import x`: relative imports, lazy ones too.
+_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.+)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.MULTILINE)
+_PACKAGE = Path(__file__).resolve().parents[1]  # the extractor package
+
+
+@lru_cache(maxsize=None)
+def code_fingerprint(*roots: str) -> str:
+    """A digest of the package modules `roots` (dotted, inside the package) import, directly or not
+    (lazy imports included).
+
+    A cached result made by other code is not reused, while edits to unrelated modules keep the
+    cache warm. The command layer (`cli`, `commands/`) is left out: no lower layer imports it.
+    """
+    seen: set[Path] = set()
+    todo = [_PACKAGE.joinpath(*root.split(".")).with_suffix(".py") for root in roots]
+    while todo:
+        path = todo.pop()
+        if path in seen or not path.is_file() or _command_layer(path):
+            continue
+        seen.add(path)
+        for dots, module, names in _IMPORT.findall(path.read_text(encoding="utf-8")):
+            base = path.parent
+            for _ in range(len(dots) - 1):
+                base = base.parent
+            target = base.joinpath(*module.split(".")) if module else base
+            if module and target.with_suffix(".py").is_file():
+                todo.append(target.with_suffix(".py"))
+            elif target.is_dir():  # a package: its __init__ and the submodules named
+                words = re.findall(r"\w+", re.sub(r"#[^\n]*", "", names))
+                todo += [target / "__init__.py", *(target / f"{word}.py" for word in words)]
+    hasher = hashlib.sha256()
+    for path in sorted(seen):
+        name = path.relative_to(_PACKAGE).as_posix()
+        hasher.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return hasher.hexdigest()
+
+
+def _command_layer(path: Path) -> bool:
+    return path.parent == _PACKAGE and path.name in ("cli.py", "__main__.py") or _PACKAGE / "commands" in path.parents
+
+
+def start_process() -> None:
+    """What a process of the tool sets up before its work (a command, a pool worker): fewer garbage
+    collections (`core.collector`)."""
+    collect_less_until_exit()
+
+
+def extraction_cache() -> Path:
+    """The folder of cached extractions: $SGLANG_CONSTRAINTS_EXTRACTION_CACHE, else one in the user cache."""
+    return Path(os.environ.get("SGLANG_CONSTRAINTS_EXTRACTION_CACHE") or cache_root() / "extractions")
+
+
+CACHE_LIMIT_MB = 2048  # default size of the extraction cache; $SGLANG_CONSTRAINTS_CACHE_LIMIT_MB overrides
+
+
+def prune_cache(folder: Path | None = None, limit_mb: float | None = None) -> int:
+    """Delete the least recently used files of the extraction cache until it fits its size limit.
+
+    Every release, git revision and extractor version adds an entry of 5-30 MB (and `check` an index
+    of a few MB, `products.index`) that nothing else removes. Returns the number of files deleted; a file another process removed first is skipped.
+    """
+    folder = folder or extraction_cache()
+    if limit_mb is None:
+        try:
+            limit_mb = float(os.environ.get("SGLANG_CONSTRAINTS_CACHE_LIMIT_MB", CACHE_LIMIT_MB))
+        except ValueError:
+            limit_mb = CACHE_LIMIT_MB
+    entries = []
+    # Compact forms (`*.pickle`: snapshots, verdicts, function walks) and check's indexes count too.
+    for path in [*folder.glob("*.json"), *folder.glob("*.pickle"), *folder.glob("index/*.pickle"),
+                 *folder.glob("code/*.marshal")]:
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        entries.append((stat.st_mtime, path.name, stat.st_size, path))
+    total = sum(size for _, _, size, _ in entries)
+    deleted = 0
+    for _, _, size, path in sorted(entries):  # oldest use first
+        if total <= limit_mb * 1024 * 1024:
+            break
+        path.unlink(missing_ok=True)
+        total -= size
+        deleted += 1
+    return deleted
+
+
+def compact_path(kind: str, *parts: str, folder: Path | None = None) -> Path:
+    """Where a compact form of `kind` (a snapshot, verdicts, ...) made from `parts` is kept: the cache
+    folder, under a digest of the parts (extraction keys, code fingerprints)."""
+    digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    return (folder or extraction_cache()) / f"{kind}-{digest}.pickle"
+
+
+def compiled_code(key: str, filename: str, source: Callable[[], str]) -> CodeType:
+    """Generated Python source compiled, the code object kept in the cache folder by a digest of what
+    the source is made from (`key`): a schema validator is a quarter megabyte of generated code, and
+    generating and compiling it cost more than reading it back."""
+    digest = hashlib.sha256(f"{sys.version}\n{filename}\n{key}".encode()).hexdigest()
+    path = extraction_cache() / "code" / f"{digest}.marshal"
+    try:
+        code = marshal.loads(path.read_bytes())
+        if isinstance(code, CodeType):
+            return code
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    code = compile(source(), filename, "exec")
+    _write_bytes(path, marshal.dumps(code))
+    return code
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    """Write a file atomically, best effort (a read-only cache only costs the time to make it again)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        try:
+            with os.fdopen(fd, "wb") as stream:
+                stream.write(data)
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    except OSError:
+        pass
+
+
+def read_pickled(path: Path) -> object | None:
+    """What `write_pickled` left at `path`, or None when it is missing or unreadable (then rebuilt)."""
+    try:
+        with path.open("rb") as stream, long_lived():
+            found = pickle.load(stream)
+        os.utime(path)  # used now: the last to go when the cache is pruned
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
+        return None
+    return found
+
+
+def write_pickled(path: Path, value: object) -> None:
+    """Pickle `value` to `path` atomically, best effort: a read-only cache only costs the time to rebuild."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("wb", dir=path.parent, prefix=".pickle-", delete=False) as stream:
+            try:
+                with _collector_paused():
+                    _Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+            except BaseException:
+                os.unlink(stream.name)
+                raise
+        os.replace(stream.name, path)
+    except OSError:
+        pass
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """No cyclic garbage collection while pickling: the objects made or visited are no garbage, and
+    in a process that holds a parsed source (millions of objects) every collection the allocations
+    set off would scan them all (a second and more per compact form)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class _Pickler(pickle.Pickler):
+    """Slotted dataclasses (the model's records and formulas) pickled as a call of their class with
+    the init fields: a third of the time of the default state protocol to read back, and derived
+    fields made again by `__post_init__` (a formula's cached hash is of strings, whose hash is seeded
+    anew in each process: the state protocol would keep another process's).
+
+    The classes are looked up in the pickler's dispatch table, by exact type, in C: a
+    `reducer_override` would be a Python call for every object pickled, strings and tuples too."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.dispatch_table = _dispatch_table()
+
+
+def _dispatch_table() -> dict[type, object]:
+    """The reducer of every slotted dataclass of the package's loaded modules."""
+    table: dict[type, object] = dict(copyreg.dispatch_table)
+    for name, module in list(sys.modules.items()):
+        if name.partition(".")[0] != __package__.partition(".")[0] or module is None:
+            continue
+        for value in vars(module).values():
+            if isinstance(value, type) and value.__module__ == name and _init_fields(value) is not None:
+                table[value] = _reduce_kept if _kept_fields(value) else _reduce
+    return table
+
+
+def _reduce(obj: object) -> tuple:
+    return type(obj), tuple(getattr(obj, name) for name in _init_fields(type(obj)))  # type: ignore[union-attr]
+
+
+def _reduce_kept(obj: object) -> tuple:
+    """An object whose class keeps fields no `__init__` takes (a formula's `_digest`): rebuilt by
+    `_revive` where one is set, else by its class as `_reduce` does."""
+    cls, args = _reduce(obj)
+    kept = tuple((name, getattr(obj, name)) for name in _kept_fields(cls) if hasattr(obj, name))
+    return (_revive, (cls, args, kept)) if kept else (cls, args)
+
+
+def _revive(cls: type, args: tuple, kept: tuple) -> object:
+    obj = cls(*args)
+    for name, value in kept:
+        object.__setattr__(obj, name, value)
+    return obj
+
+
+@lru_cache(maxsize=None)
+def _kept_fields(cls: type) -> tuple[str, ...]:
+    """Fields left out of `__init__` that a pickle keeps (`metadata={"kept": True}`)."""
+    return tuple(f.name for f in dataclasses.fields(cls) if not f.init and f.metadata.get("kept"))
+
+
+@lru_cache(maxsize=None)
+def _init_fields(cls: type) -> tuple[str, ...] | None:
+    """The fields a slotted dataclass is rebuilt from, or None to pickle it the default way (not slotted,
+    or a field left out of `__init__` that no `__post_init__` makes)."""
+    if not dataclasses.is_dataclass(cls) or "__slots__" not in cls.__dict__:
+        return None
+    fields = dataclasses.fields(cls)
+    if any(not f.init for f in fields) and not hasattr(cls, "__post_init__"):
+        return None
+    return tuple(f.name for f in fields if f.init)
+
+

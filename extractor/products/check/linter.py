@@ -1,0 +1,413 @@
+"""The launch-command linter: a rule set, and the findings of one launch command against it, as text or JSON.
+
+The command line is parsed as SGLang's argparse parser would (`logic.launch`); flags left out take
+their defaults. Each reachable rule's trigger is evaluated in three-valued logic (`logic.evaluation`):
+environment variables count as unset unless given (`--env`, `--use-env`, or `NAME=VALUE` before the
+command), with `envs.X.get()` defaults read from the source's environ.py when it is at hand.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+
+from ...core.formula import terms
+from ...core.model import Atom, Flag, HelperLibrary, Rule, RuleKind, Term, TermKind, Write
+from ...logic.environment import EnvVar
+from ...logic.evaluation import MISSING_KINDS, Context, Evaluator, assumption_key, filled_message, substitute_assumptions
+from ...logic.facts import Facts, LaunchHost, ModelFacts, Platform, local_model
+from ...logic.helpers import Helpers
+from ...logic.launch import ArgError, Catalog, CommandLine, parse_command
+from ...logic.releases import FlagHistory, shipped_flag_history
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """The records of one extraction: rules, flag catalog, where they came from, env-var defaults."""
+
+    rules: tuple[Rule, ...]
+    flags: tuple[Flag, ...]
+    source: Mapping[str, object]
+    envs: Mapping[str, EnvVar] | None = None  # None: environ.py was not at hand
+    resolution: tuple[Write, ...] = ()  # the writes that resolved terms of triggers read
+    helpers: HelperLibrary = HelperLibrary()  # the source's helpers that terms call (`get_device()`)
+
+    @cached_property
+    def readers(self) -> dict[str, tuple[Rule, ...]]:
+        """The reachable guards that read each field or env var (`env:NAME`), through resolved fields
+        too, in run order: a command line that sets none of them cannot change their truth."""
+        found: dict[str, list[Rule]] = {}
+        chains: dict[tuple[str, int], frozenset[str]] = {}
+        for rule in self.rules:
+            if rule.reachable and rule.kind is not RuleKind.ADJUSTMENT:
+                for name in self._reads(rule.effective, chains):
+                    found.setdefault(name, []).append(rule)
+        return {name: tuple(sorted(rules, key=_position)) for name, rules in found.items()}
+
+    def _reads(self, f, chains: dict) -> frozenset[str]:
+        names: set[str] = set()
+        for term in terms(f):
+            if term.kind is TermKind.ENV:
+                names.add(f"env:{term.name}")
+            elif term.kind is TermKind.RESOLVED:
+                names |= self._chain_reads(term.name, term.version, chains)
+            names.update(term.fields)
+        return frozenset(names)
+
+    def _chain_reads(self, name: str, version: int, chains: dict) -> frozenset[str]:
+        key = (name, version)
+        if key not in chains:
+            chains[key] = frozenset({name})  # a cycle adds nothing
+            found = {name}
+            for write in self.writes.get(name, ())[:version]:
+                found |= self._reads(write.when, chains)
+                for when, value in write.cases:
+                    found |= self._reads(when, chains)
+                    if isinstance(value, Term):
+                        found |= self._reads(Atom(value), chains)
+            chains[key] = frozenset(found)
+        return chains[key]
+
+    @cached_property
+    def writes(self) -> dict[str, tuple[Write, ...]]:
+        """The resolution table by field, in version order."""
+        found: dict[str, list[Write]] = {}
+        for write in sorted(self.resolution, key=lambda w: (w.field, w.version)):
+            found.setdefault(write.field, []).append(write)
+        return {name: tuple(writes) for name, writes in found.items()}
+
+    @property
+    def label(self) -> str:
+        return str(self.source.get("label", "rules"))
+
+    @cached_property
+    def catalog(self) -> Catalog:
+        return Catalog(self.flags)
+
+    @cached_property
+    def defaults(self) -> dict[str, object]:
+        return self.catalog.defaults()
+
+    @cached_property
+    def library(self) -> Helpers:
+        """The helpers, ready to be read over a launch's facts (parsed as they are called)."""
+        return Helpers(self.helpers)
+
+    @cached_property
+    def by_id(self) -> dict[str, Rule]:
+        return {r.id: r for r in self.rules}
+
+
+# ---- checking a command line -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A rule the command line triggers for sure (`definite`) or may trigger (`possible`)."""
+
+    rule: Rule
+    certainty: str
+    unknown: tuple[str, ...] = ()  # conditions the command line does not decide
+    changed_by: tuple[str, ...] = ()  # adjustments that may rewrite a field the rule reads
+    needs: tuple[str, ...] = ()  # what would decide it: platform, model, environment, code (`MISSING_KINDS`)
+    # The exception SGLang raises evaluating the check itself, instead of its message (`x % 0`).
+    fails_with: str | None = None
+    message: str = ""  # the rule's message with the launch's values filled in where it decides them
+
+    @property
+    def text(self) -> str:
+        return self.message or self.rule.message
+
+    @property
+    def waits_for(self) -> str:
+        """The one kind of fact a possible finding is counted under: the first it needs (`needs` is in
+        `MISSING_KINDS` order)."""
+        return self.needs[0] if self.needs else "code"
+
+
+@dataclass(frozen=True)
+class Beyond:
+    """Why no change of flags avoids a definite error: what decides it instead (the GPU or platform,
+    the model's config, environment variables)."""
+
+    deciders: tuple[str, ...]
+
+    def text(self) -> str:
+        return "no change of flags avoids it here; it depends on " + "; ".join(self.deciders)
+
+    def record(self) -> dict:
+        return {"beyond_flags": list(self.deciders)}
+
+
+@dataclass
+class Report:
+    findings: list[Finding]
+    argument_errors: list[ArgError]
+    adjustments: list[Rule]
+    unused_assumptions: list[str]
+    checked: int
+    label: str
+    placeholders: list[str] = field(default_factory=list)  # `--port $PORT`: left unknown
+
+    @property
+    def definite(self) -> list[Finding]:
+        return [f for f in self.findings if f.certainty == "definite"]
+
+
+def check(
+    ruleset: RuleSet,
+    argv: Sequence[str],
+    env: Mapping[str, str] | None = None,
+    use_env: bool = False,
+    assume: Mapping[str, bool] | None = None,
+    only: Iterable[str] | None = None,
+    platform: Platform | None = None,
+    model: ModelFacts | None = None,
+    host: LaunchHost | None = None,
+) -> Report:
+    """Findings for a launch command: argparse errors, then every reachable guard that may fire.
+
+    `platform` and `model` decide platform and model atoms; without `model`, a `--model-path` that
+    names a local folder with a config.json is read.
+    """
+    command = parse_command(argv, ruleset.catalog)
+    assumed = {assumption_key(k): v for k, v in (assume or {}).items()}
+    environment = {**(os.environ if use_env else {}), **command.env, **(env or {})}
+    facts = launch_facts(command, platform, model, host, ruleset.library, environment, ruleset.envs)
+    context = launch_context(ruleset, command, env, use_env, assumed, facts)
+    rules = list(ruleset.rules)
+    used: set[str] = set()
+    if assumed:
+        substituted = []
+        for rule in rules:
+            trigger, hit = substitute_assumptions(rule.effective, assumed, ruleset.catalog.spellings)
+            used |= hit
+            substituted.append(replace(rule, trigger=trigger) if hit else rule)
+        rules = substituted
+    evaluator = Evaluator(rules if assumed else ruleset.by_id, context)
+    wanted = set(only) if only is not None else None
+    if wanted is not None:  # a few rules (witnesses ask for one): no pass over all of them
+        rules = [evaluator.rules[i] for i in sorted(wanted) if i in evaluator.rules]
+    findings = []
+    checked = 0
+    for rule in rules:
+        if not rule.reachable or rule.kind is RuleKind.ADJUSTMENT:
+            continue
+        checked += 1
+        truth, changed = evaluator.truth(rule)
+        if truth is False:
+            continue
+        certainty = "definite" if truth else "possible"
+        undecided = () if truth else evaluator.undecided(rule)
+        needs = tuple(k for k in MISSING_KINDS if any(kind == k for _, kind in undecided))
+        message = ""
+        if "{" in rule.message:  # placeholders to fill: not over a field an adjustment may rewrite first
+            rewritten = {evaluator.rules[a].target for a in rule.affected_by
+                         if a in evaluator.rules and evaluator.fires(a) is not False}
+            message = filled_message(rule, context, rewritten)
+        findings.append(Finding(rule, certainty, tuple(text for text, _ in undecided), changed, needs,
+                                context.failing.get(rule.effective), message))
+    # In execution order: the first definite error is where the launch stops.
+    findings.sort(key=lambda f: (f.certainty != "definite", _position(f.rule), f.rule.location.file,
+                                 f.rule.location.line, f.rule.id))
+    adjustments = [] if wanted is not None else [
+        r for r in rules if r.kind is RuleKind.ADJUSTMENT and r.reachable and evaluator.fires(r.id)]
+    return Report(findings, told_errors(command.errors, ruleset.label), adjustments, sorted(set(assumed) - used), checked, ruleset.label,
+                  list(command.placeholders))
+
+
+def launch_facts(command: CommandLine, platform: Platform | None = None, model: ModelFacts | None = None,
+                 host: LaunchHost | None = None, helpers: Helpers | None = None,
+                 env: Mapping[str, str] | None = None, envs: Mapping[str, EnvVar] | None = None) -> Facts | None:
+    """The platform, model and host facts of a launch: as given, the model else read from a
+    `--model-path` folder's config.json; with the source's helpers and the launch's environment,
+    which helpers read (`logic.helpers`)."""
+    if model is None:
+        model = local_model(command.given.get("model_path"))
+    if platform is None and model is None and host is None and not helpers:
+        return None
+    return Facts(platform, model, host, helpers or None, dict(env or {}), envs)
+
+
+def told_errors(errors: Sequence[ArgError], release: str, history: FlagHistory | None = None) -> list[ArgError]:
+    """Argument errors, an unknown option worded with what other releases say of it: removed (and
+    what sets its field now), or newer than this release; a typo keeps argparse's words."""
+    history = history if history is not None else shipped_flag_history()
+    if history is None:
+        return list(errors)
+    told = []
+    for error in errors:
+        story = history.story(error.flag, release) if error.flag and error.flag.startswith("--") else None
+        if story is None or not error.message.startswith(("unrecognized arguments", "ambiguous option")):
+            told.append(error)
+            continue
+        message, _, hint = error.message.partition(" (did you mean ")
+        if hint and " sets that field with " not in story:
+            story += f"; did you mean {hint.rstrip(')').rstrip('?')}?"
+        told.append(ArgError(error.flag, f"{message}: {story}"))
+    return told
+
+
+def _position(rule: Rule) -> int:
+    return rule.order if rule.order is not None else 1 << 30
+
+
+def definite_errors(ruleset: RuleSet, argv: Sequence[str], reading: Iterable[str] | None = None,
+                    before: int | None = None, *, env: Mapping[str, str] | None = None,
+                    facts: Facts | None = None, including: Iterable[Rule] = (),
+                    evaluator: Evaluator | None = None) -> list[Rule]:
+    """The guards the command line sets off for sure, in run order: those that read one of `reading`
+    (fields, `env:NAME`) when given, and those of `including`, and only those that run before order
+    `before` when given; under `env` and the platform and model `facts` when given (or through
+    `evaluator`, the command's own, when the caller asks it more)."""
+    evaluator = evaluator or launch_evaluator(ruleset, argv, env=env, facts=facts)
+    return [rule for rule in guards_to_check(ruleset, reading, before, including) if evaluator.holds(rule) is True]
+
+
+def launch_evaluator(ruleset: RuleSet, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
+                     facts: Facts | None = None) -> Evaluator:
+    """The truth of the rules on one command line (memoized per formula)."""
+    return Evaluator(ruleset.by_id, launch_context(ruleset, parse_command(argv, ruleset.catalog), env, facts=facts))
+
+
+def guards_to_check(ruleset: RuleSet, reading: Iterable[str] | None = None, before: int | None = None,
+                    including: Iterable[Rule] = ()) -> list[Rule]:
+    """The guards `definite_errors` evaluates, in run order (see there)."""
+    if reading is None:
+        candidates = sorted((r for r in ruleset.rules if r.reachable and r.kind is not RuleKind.ADJUSTMENT),
+                            key=_position)
+    else:
+        chosen = {r.id: r for name in reading for r in ruleset.readers.get(name, ())}
+        chosen.update((r.id, r) for r in including)
+        candidates = sorted(chosen.values(), key=_position)
+    if before is not None:
+        candidates = list(itertools.takewhile(lambda rule: _position(rule) < before, candidates))
+    return candidates
+
+
+def launch_context(ruleset: RuleSet, command: CommandLine, env: Mapping[str, str] | None = None, use_env: bool = False,
+                   assumed: Mapping[str, bool] | None = None, facts: Facts | None = None) -> Context:
+    """What a launch decides: the defaults with the command line's values over them, its environment."""
+    values = dict(ruleset.defaults)
+    values.update(command.given)
+    environment = dict(os.environ) if use_env else {}
+    environment.update(command.env)
+    environment.update(env or {})
+    return Context(values, environment, ruleset.envs, dict(assumed or {}), ruleset.catalog.spellings, ruleset.writes,
+                   facts)
+
+
+def report_json(report: Report, fixes: Callable[[Rule], list[str]],
+                beyond: Callable[[Rule], Beyond | None] = lambda rule: None) -> dict:
+    """`beyond(rule)`: for a definite error no change of flags avoids, what decides it (`fixes.beyond_flags`)."""
+    return {
+        "source": report.label,
+        "argument_errors": [{"flag": e.flag, "message": e.message} for e in report.argument_errors],
+        "placeholders": list(report.placeholders),
+        "errors": [
+            {
+                "id": f.rule.id,
+                "message": f.text,
+                **({"template": f.rule.message} if f.text != f.rule.message else {}),
+                "certainty": f.certainty,
+                "first": index == 0 and f.certainty == "definite",
+                "order": f.rule.order,
+                "location": {"file": f.rule.location.file, "line": f.rule.location.line},
+                "fix": fixes(f.rule),
+                **(found.record() if f.certainty == "definite" and (found := beyond(f.rule)) else {}),
+                "unknown": list(f.unknown),
+                "needs": list(f.needs),
+                "changed_by": list(f.changed_by),
+                **({"fails_with": f.fails_with} if f.fails_with else {}),
+            }
+            for index, f in enumerate(report.findings)
+        ],
+        "adjustments": [
+            {"id": r.id, "message": r.message, "location": {"file": r.location.file, "line": r.location.line}}
+            for r in report.adjustments
+        ],
+        "unused_assumptions": report.unused_assumptions,
+        "summary": {
+            "checked": report.checked,
+            "definite": len(report.definite),
+            "possible": len(report.findings) - len(report.definite),
+            "argument_errors": len(report.argument_errors),
+        },
+    }
+
+
+# What to pass for each kind of missing fact (the quiet text report's summary lines).
+_WAITING = {
+    "platform": "depend on the GPU or platform: pass --platform NAME (e.g. cuda-sm90, H100, rocm-mi300, cpu)",
+    "model": "depend on the model: give the launch a --model-path that is a local folder with its "
+             "config.json, or check --model-config FILE or --model-arch NAME",
+    "environment": "depend on environment variables: pass --env NAME=VALUE or --use-env",
+    "files": "depend on files the command names: run check with --local where the launch runs",
+    "code": "depend on values only the running code computes (helpers, run-time state)",
+}
+_WAITING_GIVEN = {  # the facts were given but do not decide these
+    "platform": "depend on platform facts the profile does not set: decide them with --assume 'ATOM=true|false'",
+    "model": "depend on model facts its config.json does not hold: decide them with --assume 'ATOM=true|false'",
+    "files": "depend on files the command names that are not where they are looked for",
+}
+
+
+def report_text(report: Report, fixes: Callable[[Rule], list[str]], show_possible: bool = False,
+                given: frozenset[str] = frozenset(),
+                beyond: Callable[[Rule], Beyond | None] = lambda rule: None) -> str:
+    """Definite errors in run order (the first marked as where the launch stops); possible ones as one
+    summary line per kind of missing fact, or each with what would decide it when `show_possible`.
+    `given`: the kinds of facts the user passed (platform, model), so the summary asks for the right thing."""
+    lines = []
+    for error in report.argument_errors:
+        lines.append(f"error[argument] {error.message}")
+    definite = report.definite
+    for index, finding in enumerate(report.findings):
+        if finding.certainty == "possible" and not show_possible:
+            continue
+        rule = finding.rule
+        lines.append(f"{'error' if finding.certainty == 'definite' else 'warning'}[{finding.certainty}] "
+                     f"{rule.location.file}:{rule.location.line}: {shown_message(rule, finding.text)}")
+        if finding.fails_with:
+            lines.append(f"  SGLang fails evaluating this check itself: {finding.fails_with}")
+        if finding.certainty == "definite" and len(definite) > 1:
+            lines.append("  the launch stops here" if index == 0 else "  then, once that is fixed")
+        fix = fixes(rule)
+        if fix:
+            lines.append("  fix: " + "; or ".join(fix))
+        elif finding.certainty == "definite" and (found := beyond(rule)):
+            lines.append("  " + found.text())
+        if finding.unknown:
+            shown = ", ".join(finding.unknown[:3]) + (" ..." if len(finding.unknown) > 3 else "")
+            needs = f" (needs {', '.join(finding.needs)})" if finding.needs else ""
+            lines.append(f"  undecided{needs}: {shown}")
+        if finding.changed_by:
+            lines.append(f"  may be changed by adjustments: {', '.join(finding.changed_by[:3])}")
+    possible = [f for f in report.findings if f.certainty == "possible"]
+    if possible and not show_possible:
+        waiting = Counter(f.waits_for for f in possible)
+        for kind in MISSING_KINDS:
+            if waiting.get(kind):
+                words = (_WAITING_GIVEN.get(kind) if kind in given else None) or _WAITING[kind]
+                lines.append(f"{waiting[kind]} more {words}")
+    for text in report.placeholders:
+        lines.append(f"note: {text} is a shell placeholder; its value is unknown here")
+    for text in report.unused_assumptions:
+        lines.append(f"note: --assume {text!r} matched no condition")
+    listed = " (--show-possible lists them)" if possible and not show_possible else ""
+    lines.append(f"{report.label}: {len(definite)} definite, {len(possible)} possible{listed}, "
+                 f"{len(report.argument_errors)} argument error(s); {report.checked} guards checked")
+    return "\n".join(lines)
+
+
+def shown_message(rule: Rule, text: str | None = None) -> str:
+    """The message as the user would see it (`text`: with the launch's values filled in); never empty
+    (a bare `raise` re-raises what it caught)."""
+    if rule.message.strip():
+        return text or rule.message
+    return f"{rule.exception or 'an exception'} re-raised (`raise` without a message)" if rule.kind is RuleKind.RAISE \
+        else f"{rule.exception or 'AssertionError'} without a message"

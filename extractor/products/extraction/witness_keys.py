@@ -1,0 +1,266 @@
+"""Content digests of what the witness stage reads: the keys under which a later extraction finds an
+earlier one's outcomes and verdicts (`witness.attach_witnesses(..., memo=...)`).
+
+A digest is of content, never of `hash()` (seeded anew in each process; formulas cache theirs) and
+never of a rule id (a hash of the message): an id stands as the position of the first rule that has
+it, so a changed message, which changes ids and nothing the stage computes, keeps the keys.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from typing import TypeVar
+
+from ...core.formula import parse_pinned
+from ...core.model import And, Atom, Const, Formula, Not, Or, Rule, Term, TermKind, Write
+from ...logic.expressions import UNKNOWN
+from ...logic.launch import CommandLine
+from ..check.linter import RuleSet
+from ..check.words import own_lines
+
+FORMAT = 1  # of the keys and of what the memo holds: raised when either changes meaning
+
+# The fields of a rule the stage reads (each in the stage key, `snippet` and `enclosing` as the names
+# `words.own_lines` takes from them), and those it never reads. tests/test_witness_memo.py checks
+# that they cover `Rule` and that changing an unread field changes no outcome.
+RULE_READ = frozenset({"id", "kind", "reachable", "trigger", "condition", "order", "location", "function",
+                       "affected_by", "snippet", "enclosing"})
+RULE_UNREAD = frozenset({"exception", "message", "message_static", "call_path", "related", "example", "target",
+                         "value", "assigns", "placeholders", "doc"})
+# Where a flag is declared and its help: parsing, defaults, domains and words never read them.
+FLAG_UNREAD = {"help": None, "file": "", "line": 0}
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SIZE = 16  # bytes of a digest
+T = TypeVar("T")
+
+
+def digest(*parts: bytes | str) -> bytes:
+    """One digest of the parts in order (each prefixed by its length: no two sequences of parts collide)."""
+    hasher = hashlib.blake2b(digest_size=_SIZE)
+    for part in parts:
+        data = part.encode() if isinstance(part, str) else part
+        hasher.update(len(data).to_bytes(8, "little"))
+        hasher.update(data)
+    return hasher.digest()
+
+
+class Digests:
+    """Digests of one rule set's formulas, resolution chains and guards.
+
+    Memoized per object while the rule set lives (triggers share most of their subformulas: 0.5.23
+    has about 10,000 distinct nodes under 1,400 rules); each entry keeps its object, so an id is
+    never reused for another.
+    """
+
+    def __init__(self, ruleset: RuleSet) -> None:
+        self.ruleset = ruleset
+        self._reads: dict[int, tuple[Formula, tuple[frozenset[str], frozenset[tuple[str, int]]]]] = {}
+        self._chain_memo: dict[tuple[str, int], tuple[frozenset[str], frozenset[tuple[str, int]]]] = {}
+        self._closures: dict[tuple[str, int], tuple[frozenset[str], frozenset[tuple[str, int]]]] = {}
+        self._known: dict[str, str] = {}
+        self._chains: dict[tuple[str, int], bytes] = {}
+        self._guards: dict[int, tuple[Rule, bytes]] = {}
+        self._names: dict[int, tuple[Formula, frozenset[str]]] = {}
+
+    def formula(self, f: Formula) -> bytes:
+        """The digest of a formula's structure: connectives, and each atom's term, operator and operand
+        as `repr` spells them (a literal's type included: `1`, `1.0` and `True` differ). Kept on each
+        node (`_digest`, pickled with it): a formula read back from the cache is not digested again."""
+        return formula_digest(f)
+
+    def write(self, write: Write) -> bytes:
+        """What the evaluator reads of a write: when it runs and its cases (its place is its chain's)."""
+        cases = [part for when, value in write.cases for part in (self.formula(when), repr(value))]
+        return digest(b"write", self.formula(write.when), *cases)
+
+    def reads(self, f: Formula) -> tuple[frozenset[str], frozenset[tuple[str, int]]]:
+        """Every name whose value a formula's truth can depend on (fields, env vars, any word of a
+        term's text), and every resolution chain (field, writes seen) it reads, through the writes
+        of those chains too."""
+        names, direct = self._formula_reads(f)
+        closures = [self._chain_closure(chain) for chain in direct]
+        return names.union(*(n for n, _ in closures)), direct.union(*(c for _, c in closures))
+
+    def names(self, f: Formula) -> frozenset[str]:
+        """The names of `reads` alone (those of every chain included), memoized per formula object."""
+        found = self._names.get(id(f))
+        if found is None:
+            found = self._names[id(f)] = (f, self.reads(f)[0])
+        return found[1]
+
+    def _chain_closure(self, chain: tuple[str, int]) -> tuple[frozenset[str], frozenset[tuple[str, int]]]:
+        """The chain, the chains its writes read, theirs, ..., and every name they read."""
+        found = self._closures.get(chain)
+        if found is None:
+            names: set[str] = set()
+            chains: set[tuple[str, int]] = set()
+            todo = [chain]
+            while todo:  # chains may read each other in a cycle: a walk, not a memoized recursion
+                item = todo.pop()
+                if item in chains:
+                    continue
+                chains.add(item)
+                more_names, more_chains = self._chain_reads(item)
+                names |= more_names
+                todo += more_chains
+            found = self._closures[chain] = (frozenset(names), frozenset(chains))
+        return found
+
+    def _formula_reads(self, f: Formula) -> tuple[frozenset[str], frozenset[tuple[str, int]]]:
+        return _fold(f, self._reads, _node_reads)
+
+    def _chain_reads(self, chain: tuple[str, int]) -> tuple[frozenset[str], frozenset[tuple[str, int]]]:
+        """What the writes of one chain read, and the field itself (its value before them)."""
+        found = self._chain_memo.get(chain)
+        if found is None:
+            names: set[str] = {chain[0]}
+            chains: set[tuple[str, int]] = set()
+            for write in self.ruleset.writes.get(chain[0], ())[:chain[1]]:
+                for part in (write.when, *(when for when, _ in write.cases)):
+                    more_names, more_chains = self._formula_reads(part)
+                    names |= more_names
+                    chains |= more_chains
+                more_names, more_chains = _term_reads(value for _, value in write.cases if isinstance(value, Term))
+                names |= more_names
+                chains |= more_chains
+            found = self._chain_memo[chain] = (frozenset(names), frozenset(chains))
+        return found
+
+    def chain(self, name: str, version: int) -> bytes:
+        """The writes a field's value after `version` of them comes from (fewer when the table is shorter)."""
+        key = (name, version)
+        if key not in self._chains:
+            writes = self.ruleset.writes.get(name, ())[:version]
+            self._chains[key] = digest(b"chain", name, str(version), *(self.write(w) for w in writes))
+        return self._chains[key]
+
+    def guard(self, rule: Rule) -> bytes:
+        """All a guard's truth on a command line depends on, but the command line: its trigger, the
+        writes its resolved fields come from, and the defaults and env-var declarations of the names
+        it reads. (`check` and `definite_errors` evaluate `rule.effective` under the defaults, the
+        command's values and env, the env-var declarations and the resolution table: nothing else.)"""
+        found = self._guards.get(id(rule))
+        if found is None:
+            names, chains = self.reads(rule.effective)
+            found = (rule, digest(b"guard", self.formula(rule.effective), "\n".join(map(self._name, sorted(names))),
+                                  *(self.chain(*c) for c in sorted(chains))))
+            self._guards[id(rule)] = found
+        return found[1]
+
+    def _name(self, name: str) -> str:
+        """A name with its default and env-var declaration, as the evaluation reads them (a missing
+        default and UNKNOWN read alike, `values.get(name, UNKNOWN)`: one spelling)."""
+        found = self._known.get(name)
+        if found is None:
+            envs = self.ruleset.envs or {}
+            found = self._known[name] = repr((name, self.ruleset.defaults.get(name, UNKNOWN), envs.get(name)))
+        return found
+
+    def stage(self) -> bytes:
+        """Everything the whole stage reads: the flag catalog (where flags are declared and their help
+        left out), env-var declarations, the resolution table, and each rule's read fields, with ids
+        as positions."""
+        rules = self.ruleset.rules
+        first: dict[str, int] = {}
+        for index, rule in enumerate(rules):
+            first.setdefault(rule.id, index)
+
+        def ids(items: Iterable[str]) -> tuple[int, ...]:
+            return tuple(first.get(i, -1) for i in items)  # every unknown id reads alike: no rule
+
+        envs = self.ruleset.envs
+        parts = [str(FORMAT), repr([replace(flag, **FLAG_UNREAD) for flag in self.ruleset.flags]),
+                 repr(sorted(envs.items()) if envs is not None else None)]
+        for write in self.ruleset.resolution:
+            parts.append(digest(repr((write.field, write.version, write.order, ids([write.rule]))), self.write(write)))
+        for rule in rules:
+            shape = (first[rule.id], rule.kind.value, rule.reachable, rule.order, rule.location, rule.function,
+                     ids(rule.affected_by), sorted(own_lines(rule)), rule.trigger is None)
+            trigger = self.formula(rule.trigger) if rule.trigger is not None else b""
+            parts.append(digest(repr(shape), trigger, self.formula(rule.condition)))
+        return digest(b"stage", *parts)
+
+
+def formula_digest(f: Formula) -> bytes:
+    """`Digests.formula`: over the subformulas not yet digested, children first, each digest set on
+    its node (a loop, not recursion: triggers are deeper than the recursion limit allows)."""
+    if type(f) is Const:
+        return _node_digest(f, [])
+    found = getattr(f, "_digest", None)
+    if found is not None:
+        return found
+    stack = [f]
+    while stack:
+        g = stack[-1]
+        if hasattr(g, "_digest"):
+            stack.pop()
+            continue
+        children = (g.arg,) if type(g) is Not else g.args if type(g) in (And, Or) else ()
+        waiting = [c for c in children if type(c) is not Const and not hasattr(c, "_digest")]
+        if waiting:
+            stack.extend(waiting)
+            continue
+        stack.pop()
+        object.__setattr__(g, "_digest", _node_digest(g, [formula_digest(c) if type(c) is Const else c._digest
+                                                          for c in children]))  # type: ignore[union-attr]
+    return f._digest  # type: ignore[union-attr]
+
+
+def _fold(f: Formula, memo: dict[int, tuple[Formula, T]], make: Callable[[Formula, list[T]], T]) -> T:
+    """`make(node, what its children made)` over the distinct subformulas, children first, memoized
+    by object in `memo` (each entry keeps its node alive, so an id stays its). A loop, not recursion:
+    triggers are deeper than the recursion limit allows."""
+    stack = [f]
+    while stack:
+        g = stack[-1]
+        if id(g) in memo:
+            stack.pop()
+            continue
+        children = (g.arg,) if isinstance(g, Not) else g.args if isinstance(g, (And, Or)) else ()
+        waiting = [c for c in children if id(c) not in memo]
+        if waiting:
+            stack.extend(waiting)
+            continue
+        stack.pop()
+        memo[id(g)] = (g, make(g, [memo[id(c)][1] for c in children]))
+    return memo[id(f)][1]
+
+
+def _node_digest(node: Formula, children: list[bytes]) -> bytes:
+    if isinstance(node, Atom):
+        return digest(b"atom", repr((node.term, node.op, node.other)))
+    if isinstance(node, (Not, And, Or)):
+        return digest(type(node).__name__, *children)
+    return digest(b"const", repr(node))
+
+
+def _node_reads(node: Formula, children: list[tuple[frozenset[str], frozenset[tuple[str, int]]]],
+                ) -> tuple[frozenset[str], frozenset[tuple[str, int]]]:
+    if isinstance(node, Atom):
+        return _term_reads((node.term, node.other) if isinstance(node.other, Term) else (node.term,))
+    return frozenset().union(*(n for n, _ in children)), frozenset().union(*(c for _, c in children))
+
+
+def _term_reads(items: Iterable[Term]) -> tuple[frozenset[str], frozenset[tuple[str, int]]]:
+    names: set[str] = set()
+    chains: set[tuple[str, int]] = set()
+    for term in items:
+        names.add(term.name)
+        names.update(term.fields)
+        if term.kind is TermKind.RESOLVED:
+            chains.add((term.name, term.version))
+        for word in _NAME.findall(term.text):  # `safe_eval` looks names up; `os.environ.get("X")` reads X
+            names.add(word)
+            pinned = parse_pinned(word) if "__v" in word else None
+            if pinned is not None:
+                chains.add(pinned)
+    return frozenset(names), frozenset(chains)
+
+
+def command_digest(command: CommandLine) -> bytes:
+    """What a parsed command line gives an evaluation: its values and its env assignments."""
+    return digest(b"command", repr(sorted(command.given.items())), repr(sorted(command.env.items())))

@@ -1,0 +1,1 @@
+"""Rules across sources: snapshots, diffs between two, history over many."""

@@ -1,0 +1,1 @@
+"""The config file a release reads with --config: its JSON Schema and typed module."""

@@ -1,0 +1,215 @@
+"""Explain an error line pasted from a log, like `rustc --explain`: which rule raised it, and its page.
+
+A rule's message is a template: the f-string's `{...}` parts are wildcards, and the values they took
+in the pasted text are reported. Log noise around the message and an exception prefix
+(`ValueError: `) are tolerated. Several matching rules are ranked, never silently picked; a
+message found in several releases says in which.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ...core.model import Rule, RuleKind
+from ...logic.evaluation import known_message
+
+_MAX_TEXT = 20_000  # characters of pasted text looked at (the end, where the error is)
+_MIN_LITERAL = 10  # a template with less fixed text than this matches too much to mean anything
+_MIN_STATIC = 4  # the same for a message without placeholders
+_MIN_CHUNK = 8  # fixed pieces shorter than this do not count for a partial match
+_PARTIAL = 0.6  # share of a template's fixed text a fragment must show to count as a partial match
+
+
+@dataclass(frozen=True)
+class Template:
+    """A message split into fixed text and placeholders (`{expr}`)."""
+
+    parts: tuple[str, ...]  # fixed text, placeholder, fixed text, ... (odd positions are placeholders)
+
+    @property
+    def literal(self) -> str:
+        return "".join(self.parts[0::2])
+
+    @property
+    def placeholders(self) -> tuple[str, ...]:
+        return self.parts[1::2]
+
+    def pattern(self) -> re.Pattern[str]:
+        pieces = []
+        for i, part in enumerate(self.parts):
+            if i % 2:
+                pieces.append("(.+?)" if i < len(self.parts) - 2 or self.parts[-1].strip() else "(.+)")
+            else:
+                pieces.append(r"\s+".join(re.escape(w) for w in part.split()) if part.strip() else "")
+                if part[:1].isspace() and i:
+                    pieces[-1] = r"\s*" + pieces[-1]
+                if part[-1:].isspace() and i < len(self.parts) - 1:
+                    pieces[-1] += r"\s*"
+        return re.compile("".join(pieces), re.DOTALL)
+
+
+def template(rule: Rule) -> Template:
+    """The rule's message as a template, as pages show it (`known_message`: a placeholder that holds
+    one literal filled, a message built in a local f-string written out); a static message is all
+    fixed text."""
+    if rule.message_static:
+        return Template((rule.message,))
+    parts: list[str] = []
+    text, depth, start, chunk = known_message(rule), 0, 0, []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "{" and depth == 0:
+            parts.append("".join(chunk))
+            chunk, depth, start = [], 1, i + 1
+        elif ch == "{" and depth:
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                parts.append(text[start:i])
+        elif depth == 0:
+            chunk.append(ch)
+        i += 1
+    if depth:  # an unbalanced brace: keep it as text
+        chunk.append(text[start - 1:])
+    parts.append("".join(chunk))
+    return Template(tuple(parts))
+
+
+@dataclass
+class Candidate:
+    """A rule whose message matches, how well, the placeholder values, and where else it exists."""
+
+    rule: Rule
+    label: str  # the release (or rule set) it was found in first, the newest
+    score: float
+    exact: bool
+    values: dict[str, str]
+    releases: list[str] = field(default_factory=list)
+
+
+def match(text: str, rule: Rule) -> tuple[float, bool, dict[str, str]] | None:
+    """(score, whole message matched, placeholder values), or None when the text is not this message."""
+    tpl = template(rule)
+    literal = " ".join(tpl.literal.split())
+    if len(literal) < (_MIN_LITERAL if tpl.placeholders else _MIN_STATIC):
+        return None  # a bare re-raise or a one-word message would match anything
+    found = tpl.pattern().search(text)
+    if found:
+        values = {name.strip(): " ".join(value.split()) for name, value in zip(tpl.placeholders, found.groups())}
+        bonus = 0.5 if rule.exception and re.search(rf"\b{re.escape(rule.exception)}\s*:", text) else 0.0
+        return len(literal) + bonus, True, values
+    chunks = [" ".join(c.split()) for c in tpl.parts[0::2] if len(" ".join(c.split())) >= _MIN_CHUNK]
+    cleaned = " ".join(text.split())
+    shown = sum(len(c) for c in chunks if c in cleaned)
+    if not shown:
+        # A fragment of one long fixed piece: the pasted text itself inside the message.
+        core = _strip_noise(cleaned)
+        if len(core) >= 15 and core in literal:
+            return len(core) / 2, False, {}
+        return None
+    if shown / max(len(literal), 1) >= _PARTIAL:
+        return shown / 2, False, {}
+    return None
+
+
+def _strip_noise(text: str) -> str:
+    text = re.sub(r"^.*?\b\w*(Error|Exception)\s*:\s*", "", text)
+    return text.strip().strip("'\"")
+
+
+# A traceback frame: `File "/usr/lib/python3/site-packages/sglang/srt/arg_groups/parallel_hook.py", line 326`.
+_FRAME = re.compile(r'File "(?:[^"]*/)?(sglang/[^"]+\.py)", line (\d+)')
+_AT_FRAME = 1_000_000.0  # a rule at the traceback's innermost SGLang frame outranks any message match
+
+
+def raised_at(text: str) -> tuple[str, int] | None:
+    """The innermost SGLang frame of a pasted traceback (file, line), or None."""
+    frames = _FRAME.findall(text)
+    return (frames[-1][0], int(frames[-1][1])) if frames else None
+
+
+def candidates(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]]) -> list[Candidate]:
+    """Every matching rule, best first; one candidate per message, listing the releases that have it.
+    A traceback's innermost SGLang frame names the rule by its place (a message-less assert too);
+    places are a release's own, so only the releases where that place is the rule's count."""
+    frame = raised_at(text)
+    text = text[-_MAX_TEXT:]
+    found: dict[str, Candidate] = {}
+    for label, rules in rule_sets:
+        # One candidate per rule id: ids hold across releases, line moves and moves between files
+        # (0.5.18's server_args.py and 0.5.23's arg_groups/), so a message is shown once.
+        for rule in sorted(rules, key=lambda r: (r.location.file, r.location.line, r.id)):
+            if rule.kind is RuleKind.ADJUSTMENT:
+                continue
+            result = match(text, rule)
+            at_frame = frame is not None and rule.location.file == frame[0] \
+                and rule.location.line <= frame[1] <= rule.location.end_line
+            if at_frame:
+                result = (_AT_FRAME + (result[0] if result else 0.0), True, result[2] if result else {})
+            if result is None:
+                continue
+            score, exact, values = result
+            seen = found.get(rule.id)
+            if seen is None:
+                found[rule.id] = Candidate(rule, label, score, exact, values, [label])
+                continue
+            if label not in seen.releases:
+                seen.releases.append(label)
+            if score > seen.score:  # the traceback's place is this release's
+                seen.rule, seen.label, seen.score, seen.exact, seen.values = rule, label, score, exact, values
+    return sorted(found.values(), key=lambda c: (not c.exact, -c.score, c.rule.location.file, c.rule.location.line))
+
+
+_LISTED = 5  # matches listed by default; `full` lists them all
+
+
+def explain_text(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]], pages, full: bool = False
+                 ) -> tuple[str, int]:
+    """The answer to print and the exit code (0 found, 1 nothing matched). By default the best
+    match's page and up to five others by name; `full`: every match, each tie's page."""
+    found = candidates(text, rule_sets)
+    if not found:
+        where = ", ".join(label for label, _ in rule_sets)
+        return f"No rule's message matches this text (searched: {where}).\n", 1
+    lines = []
+    best = found[0]
+    ties = [c for c in found if c.exact == best.exact and c.score == best.score]
+    if len(found) > 1:
+        lines.append(f"{len(found)} rules match; best first:")
+        listed = found if full else found[:_LISTED]
+        for i, c in enumerate(listed, 1):
+            kind = "traceback" if c.score >= _AT_FRAME else "message" if c.exact else "partial"
+            lines.append(f"  {i}. [{kind}] {c.rule.location.file}:{c.rule.location.line} ({c.rule.id}) "
+                         f"in {', '.join(c.releases)}: {_short(c.rule.message)}")
+        if len(listed) < len(found):
+            lines.append(f"  … {len(found) - len(listed)} more (--full lists them)")
+        if len(ties) > 1:
+            lines.append(f"The first {len(ties)} match equally well; " + ("showing each." if full else "showing the first."))
+        lines.append("")
+    newest = rule_sets[0][0] if rule_sets else None
+    for c in ties if full else ties[:1]:
+        lines.append(_summary(c, newest))
+        lines.append("")
+        lines.append(pages(c))
+    return "\n".join(lines).rstrip() + "\n", 0
+
+
+def _summary(c: Candidate, newest: str | None = None) -> str:
+    how = "Raised at" if c.score >= _AT_FRAME else "Matches" if c.exact else "Partly matches"
+    lines = [f"{how} rule {c.rule.id} at {c.rule.location.file}:{c.rule.location.line}; "
+             f"this message exists in: {', '.join(c.releases)}."]
+    if newest is not None and newest not in c.releases:
+        # Release labels are searched newest first: the first one listed is the latest that has it.
+        lines.append(f"Not in {newest}, the newest release searched: removed or reworded after {c.releases[0]}.")
+    for name, value in c.values.items():
+        lines.append(f"  {{{name}}} = {value}")
+    return "\n".join(lines)
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

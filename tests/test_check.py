@@ -731,7 +731,7 @@ def test_a_message_less_assert_over_a_derived_size_gets_a_fix_that_clears_it(rea
     """`assert cfg.tp_size % cfg.attn_dp_size == 0` reads the size SGLang derives from `--dp` under
     `--enable-dp-attention`: nothing read off the condition edits a flag the command has; the search
     over the command's own flags finds the nearest sizes, each checked (the launch then passes)."""
-    from extractor.logic.facts import find_platform
+    from extractor.logic.platforms import find_platform
     from extractor.products.check.fixes import checked_fixes
     from extractor.products.site.pages import by_function
     from extractor.products.check.words import Flags

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from extractor.core.formula import render
-from extractor.logic.facts import LaunchHost, find_platform, with_device_memory
+from extractor.logic.launch_host import LaunchHost
+from extractor.logic.platforms import find_platform, with_device_memory
 from extractor.products.extraction.extraction import extract
 from extractor.products.check.linter import check
 from extractor.products.reuse.rulesets import ruleset_of

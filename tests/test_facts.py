@@ -9,8 +9,10 @@ import pytest
 
 from extractor.core.errors import UsageError
 from extractor.logic.expressions import Unknown
-from extractor.logic.facts import (Facts, LaunchHost, ModelFacts, find_platform, local_model, memory_mib,
-                                   with_device_memory)
+from extractor.logic.facts import Facts
+from extractor.logic.launch_host import LaunchHost
+from extractor.logic.model_config import ModelFacts, local_model
+from extractor.logic.platforms import find_platform, memory_mib, with_device_memory
 
 LLAMA = {"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "num_attention_heads": 32,
          "max_position_embeddings": 8192}
@@ -153,7 +155,8 @@ def test_a_config_read_from_another_local_folder(tmp_path) -> None:
     folder's config.json; a path that is no local folder (a Hub id) stays unknown."""
     import json
 
-    from extractor.logic.facts import Facts, ModelFacts, _Evaluator, _parse
+    from extractor.logic.facts import Facts, _Evaluator, _parse
+    from extractor.logic.model_config import ModelFacts
 
     target, draft = tmp_path / "target", tmp_path / "draft"
     for folder, arch in ((target, "DeepseekV3ForCausalLM"), (draft, "Gemma4AssistantForCausalLM")):

@@ -16,7 +16,8 @@ from __future__ import annotations
 import pytest
 
 from extractor.analysis.helpers import helper_library
-from extractor.logic.facts import Facts, find_platform
+from extractor.logic.facts import Facts
+from extractor.logic.platforms import find_platform
 from extractor.logic.helpers import Helpers
 from extractor.products.check.linter import check
 from tests.packages import OVERRIDES, package_ruleset
@@ -544,7 +545,7 @@ LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_s
 def test_typical_launches_stop_first_at_a_platform_guard_with_a_fix_there(ruleset) -> None:
     """A guard that reads the platform has no flag-only witness; on common setups it gets launches
     that stop first at it, each with a fix `check` accepts there, and none where it cannot fire."""
-    from extractor.logic.facts import ModelFacts
+    from extractor.logic.model_config import ModelFacts
     from extractor.products.site.pages import by_function, page
     from extractor.products.check.typical import Setup
     from extractor.products.extraction.typical_launches import typical_launches

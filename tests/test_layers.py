@@ -159,6 +159,15 @@ def test_each_layer_is_a_package_or_the_cli(name: str) -> None:
     assert (PACKAGE / name / "__init__.py").is_file() or (PACKAGE / f"{name}.py").is_file()
 
 
+def test_every_package_is_installed() -> None:
+    """pyproject.toml names the packages a wheel holds: each folder with an `__init__.py`."""
+    import tomllib
+
+    listed = set(tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    folders = {".".join(("extractor", *p.parent.relative_to(PACKAGE).parts)) for p in PACKAGE.rglob("__init__.py")}
+    assert folders <= listed
+
+
 FORBIDDEN_IN_CONSUMERS = ("libcst", "networkx", "jsonschema", "extractor.analysis", "extractor.sources")
 
 

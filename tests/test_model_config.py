@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from extractor.logic.facts import ModelFacts, find_platform
+from extractor.logic.model_config import ModelFacts
+from extractor.logic.platforms import find_platform
 from extractor.products.check.linter import check
 from tests.packages import OVERRIDES, package_ruleset
 

@@ -487,7 +487,7 @@ def _replaced_by_tokens(text: str, name: str, replacement: str) -> str:
     'x.get("a\\"tp_size") if tp_size else None',
 ])
 def test_replace_name_reads_like_the_tokenizer(text: str) -> None:
-    from extractor.analysis.run import _replace_name
+    from extractor.analysis.run_values import replace_name as _replace_name
 
     assert _replace_name(text, "tp_size", "(8)") == _replaced_by_tokens(text, "tp_size", "(8)")
 

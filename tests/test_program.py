@@ -565,7 +565,8 @@ def test_predicate_registered_provider_runs_under_its_predicate(tmp_path: Path) 
     assert "predicate(" not in text
     assert '"Step3" in model_architecture or model_architecture.endswith("MoeForCausalLM")' in text
     from extractor.logic.evaluation import Context
-    from extractor.logic.facts import Facts, ModelFacts
+    from extractor.logic.facts import Facts
+    from extractor.logic.model_config import ModelFacts
 
     for architecture, fires in (("Step3VLForConditionalGeneration", True), ("Qwen3MoeForCausalLM", True),
                                 ("LlamaForCausalLM", False)):

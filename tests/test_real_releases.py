@@ -241,7 +241,8 @@ def test_the_typical_launches_of_0_5_23_stop_at_their_error_and_their_fixes_pass
     """On the first two shipped setups (8 x H100 with Llama 3.1 8B and with DeepSeek-V3), each typical
     launch a page shows, checked with every guard under the setup's GPU and model: its first definite
     error is the page's, and the fixed launch has none."""
-    from extractor.logic.facts import ModelFacts, find_platform
+    from extractor.logic.model_config import ModelFacts
+    from extractor.logic.platforms import find_platform
     from extractor.products.check.linter import check
     from extractor.products.site.pages import by_function
     from extractor.products.reuse.rulesets import release_rules
@@ -295,7 +296,7 @@ def test_a_fix_where_the_condition_names_no_flag_is_searched_and_checked(tmp_pat
     the command, unset), each fixed command free of definite errors."""
     import json
 
-    from extractor.logic.facts import find_platform
+    from extractor.logic.platforms import find_platform
     from extractor.logic.launch import parse_command
     from extractor.products.check.fixes import checked_fixes
     from extractor.products.check.linter import check, launch_facts

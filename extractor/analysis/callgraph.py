@@ -9,8 +9,7 @@ Calls are followed into any module of the package on demand, so the dispatch thr
 from __future__ import annotations
 
 import ast
-import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import TypeVar
@@ -18,33 +17,24 @@ from typing import TypeVar
 import libcst as cst
 
 from ..core.errors import ParseError, SourceError
-from ..core.formula import disj, fields_read, neg, render
-from ..core.model import FALSE, Flag, Lit, Notice, Rule, TermKind
+from ..core.model import FALSE, Lit
 from ..sources.trees import SourceTree
 from .conditions import is_boolean, operand_cases, to_formula
-from .guards import CallEvent, FunctionInfo, FunctionSummary, WriteEvent, object_local, object_locals, walk_function
+from .guards import FunctionInfo, FunctionSummary, WriteEvent, object_locals, walk_function
 from .modules import FunctionFacts, ModuleSummary, Outline, outline, outline_key
-from .normalize import classify, normalize
-from .pyast import literal as ast_literal
-from .scope import FIELD_KEY, Bound, Choice, Env, Scope, bind, dotted_name, field_of, is_alias
-from .registry import calls_variable, has_loop_items, registry_of, runs_call
-from .reuse import EntryKey, Item, Kept, StaleReuse, WalkStore, canonical, signature
+from .normalize import classify
+from .scope import Bound, Env, Scope
+from .registry import calls_variable
+from .reuse import EntryKey, Item, Kept, Script, StaleReuse, Trace, WalkStore, canonical, signature
 from .static_values import MISSING, Index
 from .walks import Call, Callee, Value, Walk, moved
+from .program_calls import MAX_INLINE, CallQueries, receiver_of, registered_answer
+from .program_names import EnumNames, NameQueries, ScopeConstants, kept_lit
 
 EnvSource = Callable[[], Env]  # gives the bound arguments of a walk when it has to be made
 
 ENTRY_METHODS = ("__post_init__", "resolve_once", "check_server_args")
 ENTRY_FUNCTIONS = ("run_resolution_pipeline",)
-MAX_INLINE = 6  # nested predicate inlining
-MAX_RETURNS = 24  # a helper read as the values it returns has at most this many `return`s
-# What follows a name changed in place: `.append(`-like calls, or an item assigned (`[key] = `).
-# `getattr(server_args, "_model_config", None)`: a result kept on the record (`Program.memoizes`).
-# `if hasattr(self, "model_config"): return self.model_config` (0.5.10-0.5.18's ServerArgs.get_model_config).
-_MEMO_HAS = re.compile(r"hasattr\(\s*(\w+)\s*,\s*[\"'](\w+)[\"']\s*\)")
-_MEMO_READ = re.compile(r"(\w+)\s*=\s*getattr\(\s*(\w+)\s*,\s*[\"'](_\w+)[\"']\s*,\s*None\s*\)")
-_CHANGED_IN_PLACE = re.compile(r"\s*(\.\s*(append|add|extend|update|insert|remove|discard|pop|clear|setdefault)\s*\(|"
-                               r"\[[^\]]*\]\s*=[^=])")
 
 
 class _AskedNames:
@@ -78,7 +68,7 @@ class _RecordConstants(Mapping):
         self.program = program
 
     def __getitem__(self, name: str) -> Lit:
-        found = self.program._ask(("record", name), lambda: self.program.server_args_constants.get(name), revive=_lit)
+        found = self.program._ask(("record", name), lambda: self.program.server_args_constants.get(name), revive=kept_lit)
         if found is None:
             raise KeyError(name)
         return found
@@ -90,110 +80,11 @@ class _RecordConstants(Mapping):
         return len(self.program.server_args_constants)
 
 
-class _Trace(list):
-    """The questions of one walk in progress, in order, and the last answer kept for each; and the
-    texts this walk rendered (`normalize`: locals, and expressions for one env), which it renders
-    once: rendering again asks what it asked the first time, which the trace keeps once anyway."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.last: dict[tuple, object] = {}
-        self.renders: dict = {}
-
-
-class _Script:
-    """A kept walk's questions, answered in order as they were (a question asked again with the
-    answer it got last was kept once: see `Program._asked`)."""
-
-    def __init__(self, trace: tuple[Item, ...]) -> None:
-        self.trace = trace
-        self.at = 0
-        self.last: dict[tuple, object] = {}
-
-    def next(self, question: tuple) -> object:
-        if self.at < len(self.trace) and self.trace[self.at][:-1] == question:
-            answer = self.trace[self.at][-1]
-            self.at += 1
-            self.last[question] = answer
-            return answer
-        if question in self.last:
-            return self.last[question]
-        raise StaleReuse(f"made again, a walk asked {question!r}, not what it asked when kept")
-
-    def done(self) -> bool:
-        return self.at == len(self.trace)
-
-
 _NOTHING = object()
 _T = TypeVar("_T")
 
 
-class _Enums:
-    """The Enum class names a function sees, decided lazily by the program."""
-
-    def __init__(self, program: Program, info: FunctionInfo) -> None:
-        self.program = program
-        self.info = info
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name[:1].isupper() and self.program.is_enum(self.info, name)
-
-    def __bool__(self) -> bool:
-        return True
-
-    def member(self, name: str, member: str) -> object:
-        """What `E.MEMBER` compares equal to: the value of a `str` Enum, else the member's name."""
-        return self.program.enum_member(self.info, name, member)
-
-    def members(self, name: str) -> tuple[str, ...]:
-        """The names of the Enum's members (a plain Enum is parsed from them), () when not known."""
-        return self.program.enum_members(self.info, name)
-
-
-class _Constants(Mapping):
-    """The literal constants a function sees: its module's, and names it imports (at module level or in
-    its body) that are constants of another module of the package (`SP_SUPPORTED_ARCHITECTURES`),
-    looked up when read."""
-
-    def __init__(self, program: Program, info: FunctionInfo, own: Mapping[str, Lit]) -> None:
-        self.program = program
-        self.info = info
-        self.own = own
-
-    def __getitem__(self, name: str) -> Lit:
-        found = self.own.get(name)
-        if found is None:
-            found = self.program.imported_constant(self.info, name) or self.program.module_constant(self.info, name)
-        if found is None:
-            raise KeyError(name)
-        return found
-
-    def __contains__(self, name: object) -> bool:
-        if not isinstance(name, str):
-            return False
-        return name in self.own or self.program.imported_constant(self.info, name) is not None \
-            or self.program.module_constant(self.info, name) is not None
-
-    def fixed(self, name: str) -> Lit | None:
-        """The value, when the name is never changed in place (a registry filled by decorators is not)."""
-        found = self.get(name)
-        if found is None:
-            return None
-        module = self.program.modules[self.info.module]
-        target = self.program.local_imports(self.info).get(name) or module.imports.get(name)
-        owner = self.program.visible(target.rpartition(".")[0]) if target else module
-        if owner is None or self.program.mutated_anywhere(owner, target.rpartition(".")[2] if target else name):
-            return None
-        return found
-
-    def __iter__(self):
-        return iter(self.own)
-
-    def __len__(self) -> int:
-        return len(self.own)
-
-
-class Program:
+class Program(NameQueries, CallQueries):
     """The read modules plus any package module a call leads to, with memoized function walks."""
 
     def __init__(self, tree: SourceTree | None, modules: Iterable[ModuleSummary], store: WalkStore | None = None,
@@ -217,7 +108,7 @@ class Program:
         self._kept: dict[tuple, Kept] = {}  # what each walk made or reused here keeps for the next extraction
         self._reused: set[tuple] = set()  # walks taken from the store
         self._recording: list[list | None] = []  # the questions of the walks in progress, innermost last
-        self._script: _Script | None = None  # the answers of a walk being made again (`_scripted`)
+        self._script: Script | None = None  # the answers of a walk being made again (`_scripted`)
         self._missing: set[str] = set()
         self._summaries: dict[tuple, FunctionSummary] = {}
         self._may_load = True
@@ -350,7 +241,7 @@ class Program:
         def inline_cases(call: cst.Call, env: Env):
             return self._inline_cases(info, holder[0], call, env, depth)
 
-        scope = Scope(info.aliases | extra_aliases, _Constants(self, info, module.constants), _Enums(self, info),
+        scope = Scope(info.aliases | extra_aliases, ScopeConstants(self, info, module.constants), EnumNames(self, info),
                       inline=inline,
                       methods=self._methods, record_constants=self._record, fields=self._fields,
                       call_writes=call_writes, inline_cases=inline_cases, renders=self._renders)
@@ -465,7 +356,7 @@ class Program:
     def _instance_method(self, info: FunctionInfo) -> cst.FunctionDef | None:
         """A method of an instance whose attributes are walked as locals (`guards.object_locals`):
         of a class other than ServerArgs and Enums, called on `self`; None for any other function."""
-        receiver = _receiver(info)
+        receiver = receiver_of(info)
         if receiver is None:
             return None
         module = self.modules[info.module]
@@ -479,7 +370,7 @@ class Program:
 
     def _instance_reads(self, info: FunctionInfo) -> frozenset[str]:
         """The attributes of `self` a method reads, itself or through the methods it calls on `self`."""
-        if _receiver(info) is None:
+        if receiver_of(info) is None:
             return frozenset()
         if info.key in self._reads:
             return self._reads[info.key]
@@ -518,11 +409,11 @@ class Program:
 
     def _scripted(self, trace: tuple[Item, ...], make: Callable[[], _T]) -> _T:
         """`make()` with every question answered from `trace`, in order."""
-        script = _Script(trace)
+        script = Script(trace)
         previous, self._script = self._script, script
         try:
             # A frame of its own, as the walk had when it was made: it renders each local once as
-            # that walk did (`_Trace.renders`), so it asks its questions in the same order. Nothing
+            # that walk did (`Trace.renders`), so it asks its questions in the same order. Nothing
             # is kept in it: every question is answered from the script.
             with self._questions():
                 made = make()
@@ -636,9 +527,9 @@ class Program:
         if kind == "registered":
             found = self.registered()
             if found is not self._registered:
-                return canonical(_registered_answer(found))
+                return canonical(registered_answer(found))
             if self._registered_said is None:  # asked again by most replayed walks: made once
-                self._registered_said = canonical(_registered_answer(found))
+                self._registered_said = canonical(registered_answer(found))
             return self._registered_said
         if kind == "inlining":
             return len(self._inlining) >= MAX_INLINE if args[0] == "full" else args[1] in self._inlining
@@ -709,7 +600,7 @@ class Program:
     @contextmanager
     def _questions(self):
         """Keep the questions asked inside, as a walk's own."""
-        trace = _Trace()
+        trace = Trace()
         self._recording.append(trace)
         try:
             yield trace
@@ -717,7 +608,7 @@ class Program:
             self._recording.pop()
 
     def _renders(self) -> dict | None:
-        """The texts rendered in the walk in progress (`_Trace.renders`); None inside a question's own
+        """The texts rendered in the walk in progress (`Trace.renders`); None inside a question's own
         work, whose questions are not the walk's (what is rendered there is rendered again, and asks)."""
         top = self._recording[-1] if self._recording else None
         return top.renders if top is not None else None
@@ -730,584 +621,6 @@ class Program:
             yield
         finally:
             self._recording.pop()
-
-    def local_imports(self, info: FunctionInfo) -> Mapping[str, str]:
-        return info.imports
-
-    # --- name resolution -----------------------------------------------------------------------
-
-    def imported_constant(self, info: FunctionInfo, name: str) -> Lit | None:
-        """The literal value of a name the function imports from another module of the package, when
-        that module binds it once to a literal or to a collection built from literals."""
-        return self._ask(("imported", info.key, name), lambda: self._imported_constant(info, name), revive=_lit)
-
-    def _imported_constant(self, info: FunctionInfo, name: str) -> Lit | None:
-        module = self.modules[info.module]
-        target = self.local_imports(info).get(name) or module.imports.get(name)
-        if target is None or "." not in target:
-            return None
-        if target not in self._imported_constants:
-            dotted, _, attr = target.rpartition(".")
-            found = None
-            with self._loading(True):
-                owner = self.module(dotted)
-                if owner is not None:
-                    found = owner.constants.get(attr)
-                    if found is None:
-                        value = self._static.value(owner, ast.Name(attr))
-                        found = Lit(value) if value is not MISSING else None
-            self._imported_constants[target] = found
-        return self._imported_constants[target]
-
-    def module_constant(self, info: FunctionInfo, name: str) -> Lit | None:
-        """The value of a name the function's own module binds to a collection built from literals
-        (`MUSE = frozenset({...})`), which the module's literal constants leave out."""
-        return self._ask(("constant", info.key, name, self._may_load), lambda: self._module_constant(info, name),
-                         revive=_lit)
-
-    def _module_constant(self, info: FunctionInfo, name: str) -> Lit | None:
-        key = f"{info.module}.{name}"
-        if key not in self._imported_constants:
-            module = self.modules[info.module]
-            found = None
-            if name.isupper() and not self.mutated_anywhere(module, name):
-                value = self._static.value(module, ast.Name(name))
-                found = Lit(value) if value is not MISSING else None
-            self._imported_constants[key] = found
-        return self._imported_constants[key]
-
-    def mutated_anywhere(self, module: ModuleSummary, name: str) -> bool:
-        """Is the name changed in place anywhere in its module (`_REGISTRY.append(fn)` in a decorator)?
-        The static value reads module-level statements only: a registry is no constant."""
-        key = (module.dotted, name)
-
-        def changed() -> bool:
-            if key not in self._mutated:
-                self._mutated[key] = self._changed_in_place(module, name)
-            return self._mutated[key]
-
-        return self._ask(("mutated", module.dotted, name), changed)
-
-    def visible(self, dotted: str) -> ModuleSummary | None:
-        """The module if it is loaded, without loading it."""
-        return self._ask(("visible", dotted), lambda: self.modules.get(dotted), lambda found: found is not None,
-                         lambda there: self._loaded(dotted) if there else None)
-
-    def changed_by_functions(self, module: ModuleSummary, name: str) -> bool:
-        """Is the name changed in place by a used function of its module, not only by statements run at
-        import time (`if is_cpu(): METHODS.update(...)`, which the helpers keep as the name's making)?"""
-        _, registrars = self._changes_in_place(module, name)
-        return any(self._used(module, registrar) for registrar in registrars)
-
-    def _changed_in_place(self, module: ModuleSummary, name: str) -> bool:
-        """`NAME.append(...)`-like calls or `NAME[key] = ...` in the module's text. A change inside a
-        function counts only if the function is used: called, or a decorator, in its module or in a
-        read file (`register_model_config_factory`, which only a plugin calls, leaves its registry empty
-        in a launch of the package itself)."""
-        at_import, registrars = self._changes_in_place(module, name)
-        return at_import or any(self._used(module, registrar) for registrar in registrars)
-
-    def _changes_in_place(self, module: ModuleSummary, name: str) -> tuple[bool, list[str]]:
-        """(changed at import time, the functions that change it), each place the name starts a word
-        tried (a pattern per name would be compiled in every process)."""
-        if self.tree is None:
-            return True, []
-        text = self.tree.read_text(module.path)
-        at_import, registrars = False, set()
-        start = text.find(name)
-        while start >= 0:
-            if (start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_")) \
-                    and _CHANGED_IN_PLACE.match(text, start + len(name)):
-                owner = module.functions.outermost(text.count("\n", 0, start) + 1)
-                if owner is None:
-                    at_import = True
-                else:
-                    registrars.add(owner)
-            start = text.find(name, start + 1)
-        return at_import, sorted(registrars)
-
-    def _used(self, module: ModuleSummary, function: str) -> bool:
-        """Is a module-level function called or applied as a decorator anywhere but its own lines, in its
-        module or a read file?"""
-        use = re.compile(rf"(?<![\w.]){re.escape(function)}\s*\(|@\s*{re.escape(function)}\b")
-        first, last = module.functions.lines_of(function)
-        own = module.text.splitlines()
-        outside = "\n".join(own[: first - 1] + own[last:])
-        if use.search(outside):
-            return True
-        return any(use.search(self.modules[dotted].text) for dotted in self.read if dotted != module.dotted)
-
-    def is_enum(self, info: FunctionInfo, name: str) -> bool:
-        """Is `name`, as seen from the function, an Enum class? Read from the class line, without parsing."""
-        return self._ask(("enum", info.key, name), lambda: self._is_enum(info, name))
-
-    def _is_enum(self, info: FunctionInfo, name: str) -> bool:
-        module = self.modules[info.module]
-        target = self.local_imports(info).get(name) or module.imports.get(name) or f"{info.module}.{name}"
-        found = self._enum_classes.get(target)
-        if found is None:
-            found = False
-            dotted, _, cls = target.rpartition(".")
-            parsed = self.modules.get(dotted)
-            if parsed is not None:
-                found = cls in parsed.classes and parsed.classes[cls].is_enum
-            elif self.tree is not None:
-                for path in (dotted.replace(".", "/") + ".py", dotted.replace(".", "/") + "/__init__.py"):
-                    if self.tree.has(path):
-                        pattern = re.compile(rf"^class {re.escape(cls)}\(([^)]*)\)\s*:", re.M)
-                        match = pattern.search(self.tree.read_text(path))
-                        found = bool(match and re.search(r"\b(Int|Str)?(Enum|Flag)\b", match.group(1)))
-                        break
-            self._enum_classes[target] = found
-        return found
-
-    def enum_member(self, info: FunctionInfo, name: str, member: str) -> object:
-        """`class E(str, Enum): M = "m"` compares "m" == E.M; a plain Enum is parsed from its member names
-        (`SpeculativeAlgorithm.from_string("EAGLE")`), so the name is what a flag holds."""
-        return self._ask(("member", info.key, name, member), lambda: self._enum_member(info, name, member),
-                         revive=_revived)
-
-    def enum_members(self, info: FunctionInfo, name: str) -> tuple[str, ...]:
-        """The member names an Enum class declares (`EAGLE = auto()`), in order; () when not found."""
-        return self._ask(("members", info.key, name), lambda: self._enum_members(info, name), revive=tuple)
-
-    def _enum_members(self, info: FunctionInfo, name: str) -> tuple[str, ...]:
-        module = self.modules[info.module]
-        target = self.local_imports(info).get(name) or module.imports.get(name) or f"{info.module}.{name}"
-        dotted, _, cls = target.rpartition(".")
-        with self._loading(True):
-            found = self.module(dotted)
-        if found is None or cls not in found.classes or not found.classes[cls].is_enum:
-            return ()
-        return tuple(t.id for stmt in found.declared_class(cls).body if isinstance(stmt, ast.Assign)
-                     for t in stmt.targets if isinstance(t, ast.Name) and t.id.isupper())
-
-    def _enum_member(self, info: FunctionInfo, name: str, member: str) -> object:
-        module = self.modules[info.module]
-        target = self.local_imports(info).get(name) or module.imports.get(name) or f"{info.module}.{name}"
-        dotted, _, cls = target.rpartition(".")
-        with self._loading(True):
-            found = self.module(dotted)
-        classes = found.classes if found is not None else {}
-        if cls not in classes:
-            return member
-        if not any(b in ("str", "StrEnum", "enum.StrEnum") for b in classes[cls].bases):
-            return member
-        for stmt in found.declared_class(cls).body:  # type: ignore[union-attr]
-            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == member for t in stmt.targets):
-                value = ast_literal(stmt.value)
-                return value.value if value is not None and isinstance(value.value, str) else member
-        return member
-
-    def _loading(self, allowed: bool) -> _MayLoad:
-        """Parse modules outside the read set only for calls that can reach the server arguments."""
-        return _MayLoad(self, allowed)
-
-    def _lookup(self, info: FunctionInfo, name: str) -> tuple[str, str] | None:
-        """What a bare name in a function denotes: ("function"|"class"|"module", dotted key)."""
-        module = self.modules[info.module]
-        nested = f"{info.qualname}.{name}"
-        if nested in module.functions:
-            return "function", f"{info.module}:{nested}"
-        target = self.local_imports(info).get(name)
-        if target is None:
-            if name in module.functions:
-                return "function", f"{info.module}:{name}"
-            if name in module.classes:
-                return "class", f"{info.module}:{name}"
-            target = module.imports.get(name)
-        if target is None:
-            return None
-        return self._resolve_dotted(target)
-
-    def _resolve_dotted(self, target: str) -> tuple[str, str] | None:
-        parts = target.split(".")
-        for cut in range(len(parts) - 1, 0, -1):
-            dotted, rest = ".".join(parts[:cut]), ".".join(parts[cut:])
-            module = self.module(dotted)
-            if module is None:
-                continue
-            if rest in module.functions:
-                return "function", f"{dotted}:{rest}"
-            if rest in module.classes:
-                return "class", f"{dotted}:{rest}"
-            reexport = module.imports.get(rest)
-            if reexport is not None and reexport != target:
-                return self._resolve_dotted(reexport)
-            if "." not in rest:  # `from .common import *`: each starred module in turn
-                for starred in sorted(v for k, v in module.imports.items() if k.startswith("*")):
-                    found = self._resolve_dotted(f"{starred}.{rest}") if starred != dotted else None
-                    if found is not None:
-                        return found
-            return None
-        if self.module(target) is not None:
-            return "module", target
-        return None
-
-    def denotes(self, dotted: str, name: str) -> str | None:
-        """What a top-level name of a module denotes, for the helpers terms call (`analysis.helpers`):
-        "module:name" of a function (or of a name a package module may bind: a constant), "import:dotted"
-        of something imported from outside the package, "class:dotted" of a class of the package (a value
-        that is no None, whatever else it is); None for a name neither defined nor imported here (it may
-        be a constant the module binds). Loads modules."""
-        with self._loading(True):
-            module = self.module(dotted)
-            if module is None:
-                return None
-            if name in module.classes:
-                return f"class:{dotted}.{name}"
-            if name in module.functions:
-                return f"{dotted}:{name}"
-            target = module.imports.get(name)
-            if target is None:
-                return None
-            resolved = self._resolve_dotted(target)
-            if resolved is not None:
-                return resolved[1] if resolved[0] == "function" else f"class:{target}" if resolved[0] == "class" \
-                    else f"import:{target}"
-            head, _, rest = target.rpartition(".")
-            if head and self.module(head) is not None:
-                return f"{head}:{rest}"  # a constant of a package module
-            root = target.split(".")[0]
-            if self.tree is not None and any(self.tree.has(f"{root}/{end}") for end in ("__init__.py",)):
-                return None  # in the package, not found
-            return f"import:{target}"
-
-    def memoizes(self, key: str) -> bool:
-        """Does the function keep its result on the arguments' record and return it when called again
-        (`memo = getattr(server_args, "_model_config", None)` ... `return memo` ... `server_args._model_config = x`,
-        or `if hasattr(self, "model_config"): return self.model_config` ... `self.model_config = x`)?"""
-        found = self._memoizing.get(key)
-        if found is None:
-            fn = self.loaded_function(key)
-            found = False
-            if fn is not None:
-                module = self.modules[fn.module]
-                text = "\n".join(module.lines[fn.line - 1: fn.end_line])
-                found = any(re.search(rf"\breturn\s+{re.escape(kept)}\b", text)
-                            and re.search(rf"\b{re.escape(owner)}\.{re.escape(name)}\s*=[^=]", text)
-                            for kept, owner, name in _MEMO_READ.findall(text)) \
-                    or any(re.search(rf"\breturn\s+{re.escape(owner)}\.{re.escape(name)}\b", text)
-                           and re.search(rf"\b{re.escape(owner)}\.{re.escape(name)}\s*=[^=]", text)
-                           for owner, name in _MEMO_HAS.findall(text))
-            self._memoizing[key] = found
-        return found
-
-    def loaded_function(self, key: str) -> FunctionInfo | None:
-        """A function of a module already loaded, by key; no question asked, nothing loaded."""
-        dotted, qualname = key.split(":", 1)
-        module = self.modules.get(dotted)
-        return module.functions.get(qualname) if module is not None else None
-
-    def _function_by_key(self, key: str) -> FunctionInfo | None:
-        dotted, qualname = key.split(":", 1)
-        return self.function(dotted, qualname)
-
-    def _method(self, class_key: str, method: str, seen: frozenset[str] = frozenset()) -> FunctionInfo | None:
-        dotted, cls = class_key.split(":", 1)
-        module = self.module(dotted)
-        if module is None or cls not in module.classes or class_key in seen:
-            return None
-        fn = module.functions.get(f"{cls}.{method}")
-        if fn is not None:
-            self._ask(("function", fn.key), lambda: module.functions.digest(f"{cls}.{method}"))
-            return fn
-        for base in module.classes[cls].bases:
-            resolved = self._class_of_name(module, base)
-            if resolved is not None:
-                holder = self._method(resolved, method, seen | {class_key})
-                if holder is not None:
-                    return holder
-        return None
-
-    def _class_of_name(self, module: ModuleSummary, name: str) -> str | None:
-        if name in module.classes:
-            return f"{module.dotted}:{name}"
-        target = module.imports.get(name.split(".")[0])
-        if target is None:
-            return None
-        resolved = self._resolve_dotted(target + name[len(name.split(".")[0]) :])
-        return resolved[1] if resolved and resolved[0] == "class" else None
-
-    def _class_of_value(self, info: FunctionInfo, node: cst.BaseExpression, env: Env) -> str | None:
-        """The class of an instance expression: `Cls(...)`, `Cls.from_x(...)`, or a local bound to one."""
-        value = env.get(node.value) if type(node) is cst.Name else None
-        if isinstance(value, Bound):
-            return self._class_of_value(info, value.node, value.env)
-        if isinstance(value, Choice):  # `algo = None; if ...: algo = Cls.from_string(...)`
-            for _, option in value.options:
-                if isinstance(option, Bound):
-                    found = self._class_of_value(info, option.node, option.env)
-                    if found is not None:
-                        return found
-            return None
-        if type(node) is cst.Call:
-            name = dotted_name(node.func)
-            if name is None:
-                return None
-            head = name.split(".")[0]
-            found = self._lookup(info, head)
-            if found and found[0] == "class" and name.count(".") <= 1:
-                return found[1]
-        return None
-
-    def resolve(self, info: FunctionInfo, func: cst.BaseExpression, env: Env) -> tuple[FunctionInfo, dict[str, Bound]] | None:
-        """The function a call expression calls, and the implicit `self` binding if any."""
-        if type(func) is cst.Name:
-            found = self._lookup(info, func.value)
-            if found and found[0] == "function":
-                target = self._function_by_key(found[1])
-                return (target, {}) if target else None
-            if found and found[0] == "class":
-                target = self._method(found[1], "__init__")  # `ModelConfig(...)`: its constructor runs
-                return (target, {}) if target else None
-            return None
-        if not type(func) is cst.Attribute:
-            return None
-        method = func.attr.value
-        owner = func.value
-        if type(owner) is cst.Name:
-            if info.class_name and info.params and owner.value == info.params[0] and owner.value not in env:
-                target = self._method(f"{info.module}:{info.class_name}", method)
-                return (target, {}) if target else None
-            if owner.value in info.aliases and owner.value not in env and self._record_class is not None:
-                # `view._get_default_attn_backend(...)` in a hook handed the arguments: a method of ServerArgs.
-                target = self._method(self._record_class, method)
-                return (target, {}) if target else None
-            if owner.value in env:
-                class_key = self._class_of_value(info, owner, env)
-                if class_key is not None:
-                    target = self._method(class_key, method)
-                    if target is not None and target.params:
-                        return target, {target.params[0]: env[owner.value]}  # type: ignore[dict-item]
-                return None
-            found = self._lookup(info, owner.value)
-            if found and found[0] == "class":
-                target = self._method(found[1], method)
-                return (target, {}) if target else None
-            if found and found[0] == "module":
-                target = self.function(found[1], method)
-                return (target, {}) if target else None
-        return None
-
-    # --- calls ---------------------------------------------------------------------------------
-
-    def _bindings(self, caller: FunctionInfo, caller_scope: Scope, target: FunctionInfo, call: cst.Call, env: Env,
-                  implicit: dict[str, Bound], skip_self: bool) -> tuple[dict, tuple, frozenset[str]]:
-        """Callee parameters bound to the caller's arguments: aliases stay aliases, the rest become locals.
-        A method called on the caller's own instance (`self._verify_quantization()`) gets its attributes."""
-        params = list(target.params)
-        if (skip_self or target.name == "__init__") and params and params[0] in ("self", "cls"):
-            params = params[1:]
-        callee_env: dict = {name: _with_scope(value, caller_scope) for name, value in implicit.items()}
-        receiver = _receiver(caller)
-        if receiver is not None and type(call.func) is cst.Attribute and type(call.func.value) is cst.Name \
-                and call.func.value.value == receiver and _receiver(target) == receiver:
-            prefix = object_local(receiver, "")
-            callee_env.update({k: _with_scope(v, caller_scope) for k, v in env.items() if k.startswith(prefix)})
-        aliases: set[str] = set()
-        positional = [a for a in call.args if a.keyword is None and not a.star]
-        named = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-        pairs = list(zip(params, (a.value for a in positional))) + [(k, v) for k, v in named.items() if k in target.params]
-        for param, arg in pairs:
-            if is_alias(arg, caller_scope, env):
-                aliases.add(param)
-            elif param not in target.aliases:
-                callee_env[param] = bind(arg, env, caller_scope, reading=caller_scope)
-        key = tuple(sorted((p, _value_key(v, caller_scope)) for p, v in callee_env.items()))
-        return callee_env, key, frozenset(aliases - target.aliases)
-
-    def callees(self, summary: FunctionSummary, call: CallEvent) -> Iterator[tuple[FunctionInfo, dict, tuple, frozenset]]:
-        """Functions a call event leads to: the callee itself, and functions passed as arguments (`run_hook(h, sa)`)."""
-        with self._loading(self._reaches_arguments(call.node, summary.scope, call.env)):
-            yield from self._callees(summary, call)
-
-    def _reaches_arguments(self, call: cst.Call, scope: Scope, env: Env) -> bool:
-        """Does the call hand over the server arguments, a value read from them, or a dispatch object?"""
-        func = call.func
-        if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value in env:
-            return True
-        # A helper handed only a field value (`is_sm100_supported(cfg.device)`) stays an opaque atom:
-        # following every utility module would parse most of the package.
-        return any(is_alias(a.value, scope, env) for a in call.args)
-
-    @staticmethod
-    def _reads_fields(call: cst.Call, scope: Scope, env: Env) -> bool:
-        """Is the call handed a server argument's value (`parse_connector_type(cfg.model_path)`)? A small
-        helper of it is read through, from whatever module defines it."""
-        return any(field_of(a.value, scope, env) is not None for a in call.args)
-
-    def _callees(self, summary: FunctionSummary, call: CallEvent):
-        info = summary.info
-        resolved = self.resolve(info, call.node.func, call.env)
-        if resolved is not None:
-            target, implicit = resolved
-            skip_self = type(call.node.func) is cst.Attribute
-            yield (target, *self._bindings(info, summary.scope, target, call.node, call.env, implicit, skip_self))
-        for arg in call.node.args:
-            if type(arg.value) in (cst.Name, cst.Attribute) and not is_alias(arg.value, summary.scope, call.env):
-                if type(arg.value) is cst.Name and arg.value.value in call.env:
-                    continue
-                passed = self.resolve(info, arg.value, call.env)
-                if passed is not None and passed[0] is not (resolved[0] if resolved else None):
-                    implicit = {k: _with_scope(v, summary.scope) for k, v in passed[1].items()}
-                    yield passed[0], implicit, tuple(sorted((k, _value_key(v, summary.scope)) for k, v in implicit.items())), frozenset()
-
-    def _inline_target(self, info: FunctionInfo, scope: Scope, call: cst.Call, env: Env, depth: int):
-        """The function a call to inline reaches (and its implicit bindings), within the depth limit."""
-        if depth >= MAX_INLINE:
-            return None
-        if classify(f"{dotted_name(call.func)}()", ()).kind is TermKind.PLATFORM:
-            # `is_host_cpu_arm64()`, `get_device_memory_capacity(cfg.device)`: a platform fact, kept by
-            # the name the profiles answer.
-            return None
-        with self._loading(self._reaches_arguments(call, scope, env) or self._reads_fields(call, scope, env)):
-            return self.resolve(info, call.func, env)
-
-    def _inline(self, info: FunctionInfo, scope: Scope, call: cst.Call, env: Env, depth: int):
-        """A call to a one-`return` predicate, as its returned expression in the callee's terms."""
-        resolved = self._inline_target(info, scope, call, env, depth)
-        if resolved is None:
-            return None
-        target, implicit = resolved
-        found = target.straight_return
-        if found is None:
-            return None
-        assignments, expr = found
-        callee_env, _, aliases = self._bindings(info, scope, target, call, env, implicit, type(call.func) is cst.Attribute)
-        callee_env = {**_assigned_fields(env, scope), **callee_env}
-        callee_scope = self.scope(target, aliases, depth + 1)
-        for name, value in assignments:
-            if name in callee_scope.aliases and is_alias(value, callee_scope, callee_env):
-                continue  # `cfg = resolving_view(server_args)`: a view, read as the arguments
-            callee_env = {**callee_env, name: bind(value, callee_env)}
-        return expr, callee_scope, callee_env
-
-    def _inline_cases(self, info: FunctionInfo, scope: Scope, call: cst.Call, env: Env, depth: int):
-        """A call to a small pure helper with several returns (`_resolve_alias(cfg.algo, ...)`), as the
-        values it returns, each with when: [(condition, returned expression, its scope, its locals)]."""
-        full = self._ask(("inlining", "full"), lambda: len(self._inlining) >= MAX_INLINE)
-        resolved = None if full else self._inline_target(info, scope, call, env, depth)
-        if resolved is None:
-            return None
-        target, implicit = resolved
-        inside = self._ask(("inlining", "in", target.key), lambda: target.key in self._inlining)
-        if inside or not target.returns_value or target.straight_return is not None:
-            return None
-        callee_env, key, aliases = self._bindings(info, scope, target, call, env, implicit,
-                                                  type(call.func) is cst.Attribute)
-        assigned = _assigned_fields(env, scope)
-        if assigned:
-            callee_env = {**assigned, **callee_env}
-            key = (*key, ("<fields>", _value_key_of(assigned, scope)))
-        self._ask(("push", target.key), lambda: None)
-        self._inlining.add(target.key)
-        try:
-            summary = self.summary(target, callee_env, key, aliases)
-        except RecursionError:
-            return None
-        finally:
-            self._inlining.discard(target.key)
-            self._ask(("pop", target.key), lambda: None)
-        if summary.writes or any(c.writes for c in summary.calls) or not summary.returns \
-                or len(summary.returns) > MAX_RETURNS:
-            return None  # not a pure helper: its value is not one of a few expressions over its inputs
-        if any(has_loop_items(r.condition) for r in summary.returns):
-            return None  # a value found by a loop (`for key in KEYS: ... return val`): a term `check` reads
-        cases = [(r.condition, r.node if r.node is not None else cst.Name("None"), summary.scope, r.env)
-                 for r in summary.returns if r.condition != FALSE]
-        rest = neg(disj(*(r.condition for r in summary.returns)))
-        if rest != FALSE:
-            cases.append((rest, cst.Name("None"), summary.scope, {}))  # it falls off its end
-        return cases
-
-    # --- what calls may write ------------------------------------------------------------------
-
-    def call_writes(self, info: FunctionInfo, scope: Scope, call: cst.Call, env: Env) -> frozenset[str]:
-        """The server-argument fields a call may write: through the function it calls, the functions it
-        is handed (`run_hook(step, server_args)`), or the registered functions a call of a variable runs."""
-        with self._loading(self._reaches_arguments(call, scope, env)):
-            targets = [target for target, _ in self._call_targets(info, scope, call, env)]
-        if not targets and type(call.func) is cst.Name and (call.func.value in info.params or call.func.value in env):
-            targets = [fn for fn in self.registered() if runs_call(call, fn)]
-        found: set[str] = set()
-        for target in targets:
-            found |= self.writes_of(target)
-        return frozenset(found)
-
-    def _call_targets(self, info: FunctionInfo, scope: Scope, call: cst.Call, env: Env):
-        resolved = self.resolve(info, call.func, env)
-        if resolved is not None:
-            yield resolved
-        for arg in call.args:
-            if type(arg.value) in (cst.Name, cst.Attribute) and not is_alias(arg.value, scope, env):
-                if type(arg.value) is cst.Name and arg.value.value in env:
-                    continue
-                passed = self.resolve(info, arg.value, env)
-                if passed is not None and passed[0] is not (resolved[0] if resolved else None):
-                    yield passed
-
-    def writes_of(self, fn: FunctionInfo) -> frozenset[str]:
-        """Every field the function, or a function it calls, may write (a cycle adds nothing)."""
-        return self._ask(("writes", fn.key, self._may_load), lambda: self._writes_of(fn), revive=frozenset)
-
-    def _writes_of(self, fn: FunctionInfo) -> frozenset[str]:
-        found = self._writes.get(fn.key)
-        if found is not None:
-            return found
-        if fn.key in self._writing:
-            return frozenset()
-        self._writing.add(fn.key)
-        try:
-            walk = self.walk(fn)
-            names = {w.field for w in walk.writes if not w.field.startswith("_")}
-            for call in walk.calls:
-                names |= call.writes
-        except RecursionError:
-            names = set()
-        finally:
-            self._writing.discard(fn.key)
-        found = frozenset(names)
-        self._writes[fn.key] = found
-        return found
-
-    def registered(self) -> list[FunctionInfo]:
-        """Functions of the read modules that a decorator puts in a registry, in file order."""
-        if self._registered is None and self._script is None:
-            self._registered = []
-            for dotted in self.read:
-                module = self.modules[dotted]
-                for key in module.functions:
-                    # Only a decorator that says "register" registers: the others' functions stay unparsed.
-                    if module.functions.registers(key):
-                        fn = module.functions[key]
-                        if registry_of(fn) is not None:
-                            self._registered.append(fn)
-        return self._ask(("registered",), lambda: self._registered, _registered_answer,
-                         lambda kept: [self._function_of(key) for key, _ in kept])
-
-    def notices(self, rules: list[Rule], flags: Iterable[Flag]) -> list[Notice]:
-        """Field atoms with no flag in the catalog, one notice per field name."""
-        known = {f.name for f in flags}
-        missing: dict[str, set[str]] = {}
-        for rule in rules:
-            for name in set(fields_read(rule.condition)) | set(fields_read(rule.trigger or rule.condition)):
-                if name not in known:
-                    missing.setdefault(name, set()).add(rule.id)
-        return [
-            Notice("unresolved-field", f"field {name!r} is read by {len(ids)} rule(s) but has no flag in the catalog",
-                   name, tuple(sorted(ids)))
-            for name, ids in sorted(missing.items())
-        ]
-
-
-def _receiver(info: FunctionInfo) -> str | None:
-    """The instance parameter of a method (`self`), else None (functions, static and class methods)."""
-    if not info.class_name or not info.params or info.params[0] != "self":
-        return None
-    return None if any(d.rsplit(".", 1)[-1] in ("staticmethod", "classmethod", "property") for d in info.decorators) \
-        else "self"
-
 
 def _context(info: FunctionInfo, env: Env | None, key: tuple, aliases: frozenset[str]) -> tuple:
     """The memo key of a walk: a call that leaves parameters out adds them, holding their defaults
@@ -1343,27 +656,6 @@ def _binds(context: tuple) -> bool:
     return any(entry[0] != "<defaults>" for entry in context)
 
 
-def _lit(kept: object) -> Lit | None:
-    """A kept constant answer as the value it was (`reuse.canonical` wrote it)."""
-    if kept is None:
-        return None
-    try:
-        return Lit(ast.literal_eval(kept[1]))  # type: ignore[index]
-    except (ValueError, SyntaxError, TypeError, IndexError):
-        raise StaleReuse(f"cannot read the kept constant {kept!r}") from None
-
-
-def _revived(kept: object) -> object:
-    if isinstance(kept, tuple) and kept[:1] == ("repr",):
-        raise StaleReuse(f"cannot read the kept answer {kept!r}")
-    return kept
-
-
-def _registered_answer(functions: list[FunctionInfo]) -> tuple:
-    """What a walk reads of the registered functions: which, and the parameters a call passes by name."""
-    return tuple((fn.key, fn.params) for fn in functions)
-
-
 def _write_value(summary: FunctionSummary, w: WriteEvent) -> Value:
     """A written value as the run reads it: the written text, a boolean formula, or cases over fields."""
     if w.node is None:
@@ -1383,55 +675,6 @@ def _defaults(info: FunctionInfo, env: Env, aliases: frozenset[str]) -> dict[str
         for p in (*params.posonly_params, *params.params, *params.kwonly_params)
         if p.default is not None and p.name.value not in env and p.name.value not in info.aliases | aliases
     }
-
-
-def _assigned_fields(env: Env, scope: Scope) -> dict:
-    """The fields the caller assigned or had rewritten, for a helper it hands the arguments to."""
-    return {k: _with_scope(v, scope) for k, v in env.items() if k.startswith(FIELD_KEY)}
-
-
-class _MayLoad:
-    """`with program._loading(allowed)`: sets whether modules outside the read set may be parsed, and
-    puts back what it was. A class, not a @contextmanager generator: entered for most calls a walk
-    resolves, where the generator's setup cost showed."""
-
-    __slots__ = ("program", "allowed", "previous")
-
-    def __init__(self, program: Program, allowed: bool) -> None:
-        self.program = program
-        self.allowed = allowed
-
-    def __enter__(self) -> None:
-        self.previous = self.program._may_load
-        self.program._may_load = self.allowed
-
-    def __exit__(self, *exc: object) -> None:
-        self.program._may_load = self.previous
-
-
-def _value_key_of(values: dict, scope: Scope) -> str:
-    return ";".join(f"{k}={_value_key(v, scope)}" for k, v in sorted(values.items()))
-
-
-def _with_scope(value, scope: Scope):
-    """A local's value as it crosses into another function: it keeps the scope it was written in."""
-    if isinstance(value, Bound) and value.scope is None:
-        return Bound(value.node, value.env, scope)
-    if isinstance(value, Choice):
-        return Choice(tuple((c, _with_scope(v, scope)) for c, v in value.options))
-    return value
-
-
-def _value_key(value, scope: Scope) -> str:
-    """A text that tells bound argument values apart, for memoizing walks per call context."""
-    if isinstance(value, Bound):
-        text, fields = normalize(value.node, value.scope or scope, value.env)
-        # `helper(self.x)` before and after the function assigned x are different contexts.
-        assigned = [f"{f}={_value_key(value.env[FIELD_KEY + f], scope)}" for f in fields if FIELD_KEY + f in value.env]
-        return ";".join([text, *assigned])
-    if isinstance(value, Choice):
-        return "|".join(f"{render(c)}=>{_value_key(v, scope)}" for c, v in value.options)
-    return repr(value)
 
 
 def label(info: FunctionInfo) -> str:

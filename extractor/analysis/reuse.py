@@ -91,3 +91,37 @@ def signature(key: EntryKey, trace: tuple[Item, ...]) -> str:
     function, digest, skeleton, context, aliases = key
     text = repr((function, digest, skeleton, context, tuple(sorted(aliases)), trace))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+class Trace(list):
+    """The questions of one walk in progress, in order, and the last answer kept for each; and the
+    texts this walk rendered (`normalize`: locals, and expressions for one env), which it renders
+    once: rendering again asks what it asked the first time, which the trace keeps once anyway."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last: dict[tuple, object] = {}
+        self.renders: dict = {}
+
+
+class Script:
+    """A kept walk's questions, answered in order as they were (a question asked again with the
+    answer it got last was kept once: see `callgraph.Program._asked`)."""
+
+    def __init__(self, trace: tuple[Item, ...]) -> None:
+        self.trace = trace
+        self.at = 0
+        self.last: dict[tuple, object] = {}
+
+    def next(self, question: tuple) -> object:
+        if self.at < len(self.trace) and self.trace[self.at][:-1] == question:
+            answer = self.trace[self.at][-1]
+            self.at += 1
+            self.last[question] = answer
+            return answer
+        if question in self.last:
+            return self.last[question]
+        raise StaleReuse(f"made again, a walk asked {question!r}, not what it asked when kept")
+
+    def done(self) -> bool:
+        return self.at == len(self.trace)

@@ -12,27 +12,11 @@ SGLang checks the resolved values, not the typed ones.
 from __future__ import annotations
 
 import builtins
-
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
-from ..core.formula import (
-    REFLEXIVE_TRUTH,
-    apply_transforms,
-    compare,
-    conj,
-    disj,
-    fields_read,
-    literal_source,
-    neg,
-    pinned_in,
-    pinned_name,
-    replaced,
-    terms_once,
-)
-from ..core.model import (FALSE, SWAPPED_OP, TRUE, And, Atom, Const, Formula, Lit, Not, Or, Rule, RuleKind, Term,
+from ..core.formula import REFLEXIVE_TRUTH, conj, disj, fields_read, neg, pinned_in, replaced, terms_once
+from ..core.model import (FALSE, TRUE, And, Atom, Const, Formula, Lit, Not, Or, Rule, RuleKind, Term,
                           TermKind, Write)
 from .callgraph import EnvSource, Program, label
 from .registry import (RegisteringCalls, Registries, predicate_registered, registry_condition, registry_name,
@@ -40,7 +24,8 @@ from .registry import (RegisteringCalls, Registries, predicate_registered, regis
 from .walks import Callee, Walk
 from .walks import Value as WalkValue
 from .guards import GuardEvent
-from .normalize import classify
+from .run_values import (Template, Value, atom_of, is_pinned, pinned_atom, pinned_term, put, resolved_term,
+                         substitute, transformed, undecided)
 
 MAX_DEPTH = 12  # call-chain length followed from an entry point
 MAX_OCCURRENCES = 32  # times one function is entered; past it, its triggers admit the paths not followed
@@ -49,8 +34,6 @@ MAX_OCCURRENCES = 32  # times one function is entered; past it, its triggers adm
 MAX_INLINE_WRITES = 4
 MAX_INLINE_SIZE = 24  # atoms (with repeats) of a read spelled out, and of each condition (or case) of a write it reads
 _NO_MORE = "reached_by_other_calls"
-
-Value = Lit | Term  # a written value, over launch values (a resolved field is a RESOLVED term)
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,7 +290,7 @@ class Run:
                 value = self._operand(term, instance)
                 # An opaque value over fields the store wrote reads them as written so far (`device =
                 # device.split(":")[0]` after `device = get_device()`): `device__v1.split(":")[0]`.
-                cases.append((when, _pinned_term(value) if isinstance(value, _Template) else value))
+                cases.append((when, pinned_term(value) if isinstance(value, Template) else value))
         return tuple(cases)
 
     # --- reading the store -----------------------------------------------------------------
@@ -328,7 +311,7 @@ class Run:
             # at the event: a write declared later in the function does not change what a test before it saw.
             pins = tuple((name, versions[name]) for name in term.fields if versions.get(name))
             if pins:
-                return _Template(term, pins)
+                return Template(term, pins)
         return term
 
     def resolve(self, f: Formula, instance: _Instance) -> Formula:
@@ -369,18 +352,18 @@ class Run:
         if op in REFLEXIVE_TRUTH and left == right and not isinstance(left, Lit):
             return Const(REFLEXIVE_TRUTH[op])  # `page_size != view.page_size` where both read one value
         for side, pinned in ((0, left), (1, right)):
-            if _is_pinned(pinned):
-                spelled = self._spelled(pinned, lambda value: self._compare(*_put(left, op, right, side, value)))
+            if is_pinned(pinned):
+                spelled = self._spelled(pinned, lambda value: self._compare(*put(left, op, right, side, value)))
                 if spelled is not None:
                     return spelled
-        if isinstance(left, _Template) or isinstance(right, _Template):
-            template = left if isinstance(left, _Template) else right
+        if isinstance(left, Template) or isinstance(right, Template):
+            template = left if isinstance(left, Template) else right
             side = 0 if template is left else 1
-            spelled = self._filled(template, lambda value: self._compare(*_put(left, op, right, side, value)))
+            spelled = self._filled(template, lambda value: self._compare(*put(left, op, right, side, value)))
             if spelled is not None:
                 return spelled
-            return _pinned_atom(template, op, right if side == 0 else left, side)
-        return _atom_of(left, op, right)
+            return pinned_atom(template, op, right if side == 0 else left, side)
+        return atom_of(left, op, right)
 
     def _spelled(self, pinned: Term, inner: Callable[[Value], Formula]) -> Formula | None:
         """`inner` of a pinned field's value spelled out: the latest write whose condition holds decides,
@@ -396,26 +379,26 @@ class Run:
             if self._size(write.condition) > MAX_INLINE_SIZE:
                 return None
             for when, value in write.cases:
-                if self._size(when) > MAX_INLINE_SIZE and type(inner(_transformed(value, pinned.transforms))) is not Const:
+                if self._size(when) > MAX_INLINE_SIZE and type(inner(transformed(value, pinned.transforms))) is not Const:
                     return None
         typed = Term(TermKind.FIELD, pinned.name, pinned.name, (pinned.name,))
-        result = inner(_transformed(typed, pinned.transforms))
+        result = inner(transformed(typed, pinned.transforms))
         for write in writes:
-            written = disj(*(conj(when, inner(_transformed(value, pinned.transforms))) for when, value in write.cases))
+            written = disj(*(conj(when, inner(transformed(value, pinned.transforms))) for when, value in write.cases))
             result = disj(conj(write.condition, written), conj(neg(write.condition), result))
             if self._size(result) > MAX_INLINE_SIZE:
                 return None
         return result
 
-    def _filled(self, template: _Template, inner: Callable[[Value], Formula]) -> Formula | None:
+    def _filled(self, template: Template, inner: Callable[[Value], Formula]) -> Formula | None:
         """`inner` of an opaque term with its first pinned field replaced by each value it may hold."""
         (name, version), rest = template.pins[0], template.pins[1:]
 
         def substituted(value: Value) -> Formula:
             if isinstance(value, Term) and value.kind is TermKind.RESOLVED:
-                return _undecided(template.term, "truthy", None)  # a resolved value has no source text
-            term = _substitute(template.term, name, value)
-            return inner(_Template(term, rest) if rest else term)
+                return undecided(template.term, "truthy", None)  # a resolved value has no source text
+            term = substitute(template.term, name, value)
+            return inner(Template(term, rest) if rest else term)
 
         return self._spelled(resolved_term(name, version), substituted)
 
@@ -539,20 +522,6 @@ def _run_view(walk: Walk) -> tuple:
             tuple((c.order, c.line, c.condition, c.writes, c.callees, c.variable) for c in walk.calls))
 
 
-@dataclass(frozen=True, slots=True)
-class _Template:
-    """An opaque term over fields (`(cfg_json or {}).get("k")`), some of which the store wrote."""
-
-    term: Term
-    pins: tuple[tuple[str, int], ...]  # (field, version) of each written field it reads
-
-
-def resolved_term(name: str, version: int, transforms: tuple[str, ...] = ()) -> Term:
-    """The field after its first `version` writes of the run."""
-    return Term(TermKind.RESOLVED, name, _with_transforms(f"resolved({name})", transforms), (name,), transforms,
-                version=version)
-
-
 def rule_key(rule: Rule) -> RuleKey:
     fn_key = f"{_dotted(rule.location.file)}:{rule.function}"
     return (fn_key, rule.location.line, rule.target if rule.kind is RuleKind.ADJUSTMENT and rule.target else "guard")
@@ -560,133 +529,6 @@ def rule_key(rule: Rule) -> RuleKey:
 
 def _dotted(path: str) -> str:
     return path.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
-
-
-def _is_pinned(value) -> bool:
-    return isinstance(value, Term) and value.kind is TermKind.RESOLVED
-
-
-def _put(left, op: str, right, side: int, value):
-    return (value, op, right) if side == 0 else (left, op, value)
-
-
-def _pinned_atom(template: _Template, op: str, other, side: int) -> Formula:
-    """A comparison over an opaque term whose written fields are read as the run resolved them: each
-    such field named `field__vK` in its text (`core.formula.pinned_name`), which `check` evaluates
-    from the resolution table; both sides so when the other is such a term too."""
-    term = _pinned_term(template)
-    if isinstance(other, _Template):
-        other = _pinned_term(other)
-    if op == "truthy":
-        return Atom(term)
-    return _atom_of(term, op, other) if side == 0 else _atom_of(other, op, term)
-
-
-def _pinned_term(template: _Template) -> Term:
-    text = template.term.text
-    for name, version in template.pins:
-        text = _replace_name(text, name, pinned_name(name, version))
-    return Term(TermKind.OPAQUE, text, text, template.term.fields)
-
-
-def _undecided(term: Term, op: str, other) -> Formula:
-    """A comparison over an opaque term whose fields were written: undecided by any launch command."""
-    if op == "truthy":
-        text = term.text
-    elif op in ("contains", "not contains"):  # Python spells membership from the other side
-        text = f"{_text(other)} {'in' if op == 'contains' else 'not in'} {term.text}"
-    else:
-        text = f"{term.text} {op} {_text(other)}"
-    text = f"resolved({text})"
-    return Atom(Term(TermKind.OPAQUE, text, text, term.fields))
-
-
-def _text(value) -> str:
-    if isinstance(value, Lit):
-        return literal_source(value.value)
-    if isinstance(value, Term):
-        return value.text
-    if isinstance(value, _Template):
-        return value.term.text
-    return ""
-
-
-def _atom_of(left, op: str, right) -> Formula:
-    """The comparison of two launch values (terms or literals) as a formula."""
-    if isinstance(left, Lit) and (right is None or isinstance(right, Lit)):
-        try:
-            if op == "truthy":
-                return Const(bool(left.value))
-            return Const(compare(left.value, op, right.value if right is not None else None))
-        except (TypeError, ValueError, AttributeError):
-            text = f"{literal_source(left.value)} {op} {_text(right)}"
-            return Atom(Term(TermKind.OPAQUE, text, text))  # Python raises here: no launch value decides it
-    if isinstance(left, Lit):
-        if op in SWAPPED_OP and isinstance(right, Term):
-            return Atom(right, SWAPPED_OP[op], left)
-        text = f"{literal_source(left.value)} {op} {_text(right)}"
-        return Atom(Term(TermKind.OPAQUE, text, text, right.fields if isinstance(right, Term) else ()))
-    return Atom(left, op, right)
-
-
-def _transformed(value: Value, transforms: tuple[str, ...]) -> Value:
-    """A value with a field term's transforms (`.lower()`, `int(...)`) applied."""
-    if not transforms:
-        return value
-    if isinstance(value, Lit):
-        try:
-            return Lit(apply_transforms(value.value, transforms))
-        except (TypeError, ValueError, AttributeError, OverflowError):
-            text = _with_transforms(literal_source(value.value), transforms)
-            return Term(TermKind.OPAQUE, text, text)
-    if value.kind in (TermKind.FIELD, TermKind.ENV, TermKind.RESOLVED):
-        return replace(value, text=_with_transforms(value.text, transforms), transforms=value.transforms + transforms)
-    text = _with_transforms(f"({value.text})", transforms)
-    return classify(text, value.fields)
-
-
-def _with_transforms(text: str, transforms: tuple[str, ...]) -> str:
-    for t in transforms:
-        text = f"{t}({text})" if t in ("int", "float", "str", "len", "bool", "abs") else f"{text}.{t}()"
-    return text
-
-
-def _substitute(term: Term, name: str, value: Lit | Term) -> Term:
-    """An opaque term with the field `name` replaced by a value in its source text."""
-    replacement = literal_source(value.value) if isinstance(value, Lit) else (
-        value.text if value.text.isidentifier() else f"({value.text})")
-    text = _replace_name(term.text, name, replacement)
-    fields = tuple(sorted(set(term.fields) - {name} | (set(value.fields) if isinstance(value, Term) else set())))
-    return classify(text, fields)
-
-
-# A string literal or comment (left as it is), or a name: how `_replace_name` reads a term's text.
-_STRING_OR_NAME = re.compile(
-    r'(?P<skip>"""(?:[^"\\]|\\.|"(?!""))*"""'
-    r"|'''(?:[^'\\]|\\.|'(?!''))*'''"
-    r'|"(?:[^"\\\n]|\\.)*"'
-    r"|'(?:[^'\\\n]|\\.)*'"
-    r"|#[^\n]*)"
-    r"|(?P<name>[^\W\d]\w*)")
-
-
-@lru_cache(maxsize=16384)
-def _replace_name(text: str, name: str, replacement: str) -> str:
-    """`text` with every variable `name` (not an attribute or keyword of that name, nor a word in a
-    string or comment) replaced. A scan by one regular expression, not `tokenize` (ten times slower,
-    and the run replaces about five names in each of thousands of texts)."""
-    if name not in text:
-        return text
-
-    def swap(match: re.Match[str]) -> str:
-        if match.group("name") != name:
-            return match.group(0)
-        before, after = text[: match.start()].rstrip(), text[match.end():].lstrip()
-        if before.endswith(".") or (after.startswith("=") and not after.startswith("==")) or after[:1] in ("'", '"'):
-            return match.group(0)  # `x.name`, `f(name=1)`, a string prefix (`f"..."`)
-        return replacement
-
-    return _STRING_OR_NAME.sub(swap, text)
 
 
 def _resolved_versions(run: Run, formulas: Iterable[Formula]) -> dict[str, int]:

@@ -118,7 +118,7 @@ def _truth_value(text: str) -> bool:
 
 def _local_model(launch: Sequence[str]) -> object:
     """The model folder `--model-path` names, when it is a local folder with a config.json."""
-    from ..logic.facts import local_model
+    from ..logic.model_config import local_model
     from ..logic.launch import split_command
 
     launch, _ = split_command(list(launch))
@@ -139,7 +139,9 @@ def open_rules(args: argparse.Namespace) -> RuleSet:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from ..logic.facts import LaunchHost, ModelFacts, find_platform, memory_mib, with_device_memory
+    from ..logic.launch_host import LaunchHost
+    from ..logic.model_config import ModelFacts
+    from ..logic.platforms import find_platform, memory_mib, with_device_memory
     from ..logic.launch import ENV_ASSIGNMENT, launch_kind
     from ..products.check.linter import check, report_json, report_text
     from ..products.site.pages import by_function

@@ -21,7 +21,9 @@ from ..core.formula import (CONVENTION, OneOf, Spellings, apply_transforms, conj
                             render, render_flags, fields_read, terms)
 from ..core.model import And, Atom, Const, Formula, Lit, Not, Or, Rule, Term, TermKind, Write
 from .environment import EnvVar, env_default, parse_env
-from .facts import MODEL_CONFIG_FIELDS, PATH_TEST, Facts, plain_value, run_site
+from .facts import Facts, plain_value, run_site
+from .launch_host import PATH_TEST
+from .model_config import MODEL_CONFIG_FIELDS
 from .expressions import UNKNOWN, Unknown, safe_eval
 
 # ---- values of terms ---------------------------------------------------------------------------------

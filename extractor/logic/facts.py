@@ -18,122 +18,20 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
-from ..core.errors import UsageError
 from ..core.model import RUN_FUNCTION
 from .environment import EnvVar, env_default, parse_env
 from .expressions import BINARY_OPERATORS, Unknown, boolean_operation, comparison_chain
-from .helpers import (
-    MAX_STEPS,
-    BoundMethod,
-    Definition,
-    Helpers,
-    Instance,
-    Outside,
-    PackageClass,
-    Raised,
-    Reader,
-    World,
-    bind_arguments,
-    closing_statements,
-    guard_statements,
-)
+from .helpers import (MAX_STEPS, BoundMethod, Definition, Helpers, Instance, Outside, PackageClass, Raised, Reader,
+                      World, bind_arguments, closing_statements, guard_statements)
+from .model_config import (CONFIG_LOADERS, Config, ModelConfig, ModelFacts, PlainDecoderSpec, local_model,
+                           text_config)
+from .launch_host import PATH_METHODS, PATH_TESTS, LaunchHost
+from .platforms import Platform, PlatformView, platform_key
 
-
-
-@dataclass(frozen=True)
-class Platform:
-    """A named hardware profile: what each platform predicate answers on it."""
-
-    name: str
-    description: str
-    aliases: tuple[str, ...]
-    facts: Mapping[str, object]
-    world: World = World()  # what torch, the Python platform and the installed packages answer
-
-
-@lru_cache(maxsize=1)
-def platforms() -> dict[str, Platform]:
-    """Every profile of the data file, by name."""
-    data = json.loads(resources.files("extractor").joinpath("data/platforms.json").read_text(encoding="utf-8"))
-    common = data.get("defaults", {})
-    worlds = data.get("worlds", {})
-    found = {}
-    for name, entry in data["platforms"].items():
-        facts = {**common, **entry.get("facts", {})}
-        found[name] = Platform(name, entry.get("description", ""), tuple(entry.get("aliases", ())),
-                               {k: _json_value(v) for k, v in facts.items()},
-                               _world(worlds.get("defaults", {}), *(worlds.get(w, {}) for w in entry.get("world", ()))))
-    return found
-
-
-def _world(*layers: Mapping) -> World:
-    """A world made of layers (later ones win): torch's and the platform's answers, absent names, packages."""
-    answers: dict[str, object] = {}
-    absent: set[str] = set()
-    packages: dict[str, bool] = {}
-    for layer in layers:
-        for key, value in layer.get("answers", {}).items():
-            answers[key] = _json_value(value)
-            absent -= {a for a in absent if key == a or key.startswith((f"{a}.", f"{a}("))}
-        for key in layer.get("absent", ()):
-            absent.add(key)
-            answers.pop(key, None)
-        packages.update(layer.get("packages", {}))
-    return World(answers, frozenset(absent), packages)
-
-
-def _json_value(value: object) -> object:
-    return tuple(value) if isinstance(value, list) else value
-
-
-def find_platform(name: str) -> Platform:
-    """A profile by its name or an alias (`H100`, `mi300x`), case and punctuation ignored."""
-    wanted = _simple(name)
-    for platform in platforms().values():
-        if wanted == _simple(platform.name) or wanted in (_simple(a) for a in platform.aliases):
-            return platform
-    names = ", ".join(sorted(platforms()))
-    raise UsageError(f"unknown platform {name!r}; known: {names} (or a GPU name such as H100, A100, B200, MI300X)")
-
-
-_MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(mib|mb|gib|gb|tib|tb)?\s*$", re.IGNORECASE)
-_MEMORY_UNITS = {None: 1, "mib": 1, "mb": 1, "gib": 1024, "gb": 1024, "tib": 1 << 20, "tb": 1 << 20}
-
-
-def memory_mib(text: str) -> float:
-    """`81559`, `80GiB`, `24 GB`: a device memory size in MiB, as `get_device_memory_capacity()` gives it."""
-    found = _MEMORY.match(text)
-    if not found or float(found.group(1)) <= 0:
-        raise UsageError(f"--device-memory expects a size such as 81559 (MiB), 80GiB or 24GB, got {text!r}")
-    return float(found.group(1)) * _MEMORY_UNITS[(found.group(2) or "").lower() or None]
-
-
-def with_device_memory(platform: Platform | None, mib: float) -> Platform:
-    """A profile whose device (or, on the CPU, host) memory is `mib`: what SGLang sizes defaults by."""
-    base = platform if platform is not None else Platform("custom", "", (), {})
-    return Platform(base.name, base.description, base.aliases, {**base.facts, "get_device_memory_capacity": mib},
-                    base.world)
-
-
-def _simple(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", text.lower())
-
-
-@lru_cache(maxsize=8192)  # a term's text is asked again on every launch
-def platform_key(text: str) -> str:
-    """The predicate a platform term asks: `get_platform().is_sm100`, `is_sm100()` and `_is_sm100` are
-    `is_sm100`; a call's arguments are dropped when the call is the whole term."""
-    key = "".join(text.split())
-    for prefix in ("get_platform().", "current_platform.", "platform."):
-        if key.startswith(prefix):
-            key = key[len(prefix):]
-    opening = key.find("(")
-    if opening > 0 and _closing(key, opening) == len(key) - 1:
-        key = key[:opening]
-    return key.lstrip("_")
+# Modules a term's text names as SGLang's modules import them (`import copy`, `import torch`).
+_WORLD_MODULES = frozenset({"copy", "json", "os", "torch", "importlib"})
 
 
 def _dotted(node: ast.expr) -> str | None:
@@ -148,247 +46,7 @@ def _dotted(node: ast.expr) -> str | None:
     return ".".join(reversed(parts))
 
 
-def _closing(text: str, opening: int) -> int:
-    depth = 0
-    for index in range(opening, len(text)):
-        depth += {"(": 1, ")": -1}.get(text[index], 0)
-        if depth == 0:
-            return index
-    return -1
-
-
-# ---- model facts ---------------------------------------------------------------------------------
-
-
-class _Config:
-    """A config object as transformers builds it from config.json: keys read as attributes."""
-
-    __slots__ = ("data",)
-
-    def __init__(self, data: Mapping[str, object]) -> None:
-        self.data = data
-
-    def attribute(self, name: str) -> object:
-        if name not in self.data:
-            raise AttributeError(name)
-        return _wrap(name, self.data[name])
-
-    def get(self, name: str, default: object = None) -> object:
-        return _wrap(name, self.data[name]) if name in self.data else default
-
-
-def _wrap(name: str, value: object) -> object:
-    # Sub-configs become config objects; `quantization_config` and other dicts stay dicts.
-    if isinstance(value, dict) and name.endswith("_config") and name != "quantization_config":
-        return _Config(value)
-    return value
-
-
-# Architectures whose attention SGLang runs as MLA (model_config.py's list; the ones rules name).
-MLA_ARCHITECTURES = frozenset({
-    "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "DeepseekV3ForCausalLMNextN",
-    "DeepseekV4ForCausalLM", "KimiVLForConditionalGeneration", "KimiK25ForConditionalGeneration",
-    "MiniCPM3ForCausalLM", "LongcatFlashForCausalLM", "MistralLarge3ForCausalLM", "GlmMoeDsaForCausalLM",
-})
-
-
-# Architectures model_config.py leaves to the generic head sizes (no special case sets head_dim or
-# v_head_dim for them), so K and V rows have one width unless config.json says otherwise.
-SYMMETRIC_KV_ARCHITECTURES = frozenset({
-    "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM",
-    "Phi3ForCausalLM",
-})
-
-
-# Server arguments `ModelConfig.from_server_args` builds the model's config from, beyond config.json.
-MODEL_CONFIG_FIELDS = ("is_embedding",)
-
-
-# Modules a term's text names as SGLang's modules import them (`import copy`, `import torch`).
-_WORLD_MODULES = frozenset({"copy", "json", "os", "torch", "importlib"})
-# SGLang's loaders of a checkpoint's config (`hf_transformers.config.get_config`, transformers' own).
-_CONFIG_LOADERS = frozenset({"get_config"})
-# Where `get_hf_text_config` finds the language model's config of a multimodal checkpoint, first first.
-_TEXT_CONFIG_KEYS = ("llm_config", "language_config", "text_config")
-
-
-def _text_config(config: _Config) -> _Config:
-    """The config of the language model (`get_hf_text_config`): a thinker's text config, else the first
-    sub-config by SGLang's priority, else the config itself."""
-    data = config.data
-    archs = data.get("architectures") or [""]
-    if isinstance(archs[0], str) and archs[0].startswith("Llava") and archs[0].endswith("ForCausalLM"):
-        return config
-    thinker = data.get("thinker_config")
-    if isinstance(thinker, dict):
-        text = thinker.get("text_config")
-        return _Config(text if isinstance(text, dict) else thinker)
-    for key in _TEXT_CONFIG_KEYS:
-        if isinstance(data.get(key), dict):
-            return _Config(data[key])
-    return config
-
-
-class _PlainDecoderSpec:
-    """`ModelConfig.embedding_model_spec` of a causal LM served for generation (no `--is-embedding`):
-    `resolve_embedding_model_spec` always returns a spec, and for an architecture in none of its
-    embedding or classification tables it is the "none" one, every capability off."""
-
-    _VALUES: Mapping[str, object] = {
-        "family": "none", "task": "none", "execution": "none", "attention": "none", "bcg_prefill_policy": "default",
-        "bcg_eligibility": "standard",
-        **{name: False for name in (
-            "normalize", "supports_dimensions", "supports_token_embeddings", "supports_multimodal",
-            "requires_embedding_flag", "auto_enable_embedding", "bidirectional_attention",
-            "safe_disable_radix_cache", "safe_disable_chunked_prefill", "safe_disable_kv_cache")},
-    }
-
-    def attribute(self, name: str) -> object:
-        if name not in self._VALUES:
-            raise AttributeError(name)
-        return self._VALUES[name]
-
-
-class _ModelConfig:
-    """What `model_config_of(cfg)` gives, where config.json alone says it."""
-
-    __slots__ = ("config", "architecture_only", "embedding_requested")
-
-    def __init__(self, config: _Config, architecture_only: bool = False, embedding_requested: object = None) -> None:
-        self.config = config
-        self.architecture_only = architecture_only  # `--model-arch NAME`: nothing is known of head sizes
-        self.embedding_requested = embedding_requested  # `--is-embedding` as typed; None: not known
-
-    def attribute(self, name: str) -> object:
-        data = self.config.data
-        archs = data.get("architectures") or []
-        if name == "hf_config":
-            return self.config
-        if name == "hf_text_config":
-            text = data.get("text_config")
-            return _Config(text) if isinstance(text, dict) else self.config
-        if name == "attention_arch":
-            return "MLA" if any(a in MLA_ARCHITECTURES for a in archs) else "MHA"
-        if name == "context_len":
-            if "max_position_embeddings" in data:
-                return data["max_position_embeddings"]
-        if name == "is_encoder_decoder":
-            return bool(data.get("is_encoder_decoder", False))
-        if name in ("hf_quant_config", "quantization_config"):
-            return data.get("quantization_config")
-        if name == "quantization":
-            quant = data.get("quantization_config")
-            return quant.get("quant_method") if isinstance(quant, dict) else None
-        if name == "decision_config" and archs and archs != ["Qwen3_5Model"]:
-            return None  # only a bare Qwen3.5 backbone loads a decision head config
-        if name == "joint_head_config" and archs and archs not in (["Qwen3_5ForConditionalGeneration"], ["Qwen3_5Model"]):
-            return None  # only a Qwen3.5 checkpoint (or a backbone its decision config renames) loads one
-        if name == "pointer_head" and archs and archs not in (["Qwen3_5TextModel"], ["Qwen3_5ForCausalLM"]):
-            return None  # a Kev backbone, or a Kev adapter whose architectures get_config sets to these
-        if name == "is_embedding_gemma" and not self.architecture_only:
-            return self._is_embedding_gemma()
-        if name == "has_asymmetric_kv" and not self.architecture_only \
-                and any(a in SYMMETRIC_KV_ARCHITECTURES for a in archs):
-            text = data.get("text_config") if isinstance(data.get("text_config"), dict) else data
-            if not any(k in text for k in ("v_head_dim", "swa_head_dim", "swa_v_head_dim")):
-                return False  # V rows default to K's width, and these architectures change neither
-        if name == "embedding_model_spec" and self.embedding_requested is False and archs \
-                and all(a.endswith("ForCausalLM") for a in archs) and not self._is_embedding_gemma():
-            return _PlainDecoderSpec()
-        if name == "is_fp4_experts" and not self.architecture_only and "quantization_config" not in data and archs \
-                and not any(mark in text.lower() for text in (*archs, str(data.get("model_type", "")))
-                            for mark in ("v4", "mimo")):
-            # mxfp4 routed experts come from a checkpoint's quantization config, or from the DeepSeek-V4
-            # and MiMo-V2 layouts model_config.py detects: none of them here.
-            return False
-        if name == "nvfp4_moe_meta" and not self.architecture_only:
-            quant = data.get("quantization_config")
-            if not isinstance(quant, dict) or str(quant.get("moe_quant_algo", "")).upper() != "NVFP4":
-                return None  # only a hybrid checkpoint with NVFP4 MoE layers has the metadata
-        if name in ("is_multimodal", "is_multimodal_gen", "is_image_gen", "is_audio_model"):
-            if not any(k in data for k in ("vision_config", "audio_config", "image_token_id", "vision_tower")) \
-                    and all(a.endswith("ForCausalLM") for a in archs) and archs:
-                return False
-        raise Unknown(f"model_config.{name}")
-
-    def _is_embedding_gemma(self) -> bool:
-        data = self.config.data
-        text = data.get("text_config") if isinstance(data.get("text_config"), dict) else data
-        return text.get("model_type") == "gemma3_text" and bool(text.get("use_bidirectional_attention", False))
-
-
-@dataclass(frozen=True)
-class ModelFacts:
-    """A model's config.json (or just its architecture), and where it came from."""
-
-    config: Mapping[str, object]
-    source: str
-    architecture_only: bool = False
-    local_folder: bool = False  # `--model-path` names this folder: nothing is fetched from a hub
-
-    @classmethod
-    def from_folder(cls, folder: str | Path) -> ModelFacts:
-        path = Path(folder) / "config.json"
-        return cls(_read_config(path), str(path), local_folder=True)
-
-    @classmethod
-    def from_file(cls, path: str | Path) -> ModelFacts:
-        return cls(_read_config(Path(path)), str(path))
-
-    @classmethod
-    def from_architecture(cls, name: str) -> ModelFacts:
-        return cls({"architectures": [name]}, f"architecture {name}", architecture_only=True)
-
-    @property
-    def architecture(self) -> str | None:
-        archs = self.config.get("architectures") or []
-        return archs[0] if archs and isinstance(archs[0], str) else None
-
-
-def _read_config(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such model config") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise UsageError(f"{path}: not a readable config.json ({error.__class__.__name__})") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"{path}: a config.json holds a JSON object")
-    return data
-
-
-def local_model(path: object) -> ModelFacts | None:
-    """The facts of a `--model-path` that names a local folder with a config.json, else None."""
-    if not isinstance(path, str) or not path:
-        return None
-    folder = Path(path).expanduser()
-    try:
-        if (folder / "config.json").is_file():
-            return ModelFacts.from_folder(folder)
-    except (OSError, UsageError):
-        return None
-    return None
-
-
 # ---- deciding a platform or model term -------------------------------------------------------------
-
-
-# SGLang's checks of paths given on the command line (`os.path.isfile(cfg.ssl_keyfile)`).
-_PATH_TESTS = {"os.path.isfile": "is_file", "os.path.exists": "exists", "os.path.isdir": "is_dir"}
-_PATH_METHODS = frozenset({"is_file", "exists", "is_dir"})  # `Path(cfg.model_path).is_file()`
-PATH_TEST = re.compile(r"\bos\.path\.(isfile|exists|isdir)\(|\bPath\([^()]*\)\.(is_file|exists|is_dir)\(\)")
-
-
-@dataclass(frozen=True)
-class LaunchHost:
-    """The machine and folder the launch will run from (`check --local`): SGLang's checks of paths
-    on the command line read this file system. Only paths are looked at, nothing is opened."""
-
-    folder: Path
-
-    def path_test(self, test: str, path: str) -> bool:
-        method = _PATH_TESTS.get(test, test)
-        return bool(getattr((self.folder / Path(path).expanduser()), method)())
 
 
 @dataclass
@@ -435,7 +93,7 @@ class Facts:
             folder = Path(own.source).parent
             target = Path(path).expanduser()
             if target == folder or folder in target.parents:
-                return bool(getattr(target, _PATH_TESTS.get(test, test))())
+                return bool(getattr(target, PATH_TESTS.get(test, test))())
         raise Unknown(test)
 
     def value(self, text: str, fields: Mapping[str, object] | None = None) -> object:
@@ -534,7 +192,7 @@ class _Evaluator:
             return self.attribute(ev(node.value), node.attr)
         if isinstance(node, ast.Subscript):
             container = ev(node.value)
-            if isinstance(container, _Config):
+            if isinstance(container, Config):
                 raise Unknown("subscript of a config")
             index = ev(node.slice)
             try:
@@ -573,7 +231,7 @@ class _Evaluator:
             raise Unknown("hasattr")
         if isinstance(owner, Outside):
             return self.facts.world.has(f"{owner.path}.{name}")
-        if isinstance(owner, _Config) and not (self.facts.model and self.facts.model.architecture_only):
+        if isinstance(owner, Config) and not (self.facts.model and self.facts.model.architecture_only):
             return name in owner.data
         raise Unknown("hasattr")
 
@@ -588,8 +246,8 @@ class _Evaluator:
             return self._bound(self.names[name])
         model = self.facts.model
         if name in _MODEL_NAMES and model is not None:
-            config = _Config(model.config)
-            return config if name == "hf_config" else _ModelConfig(config).attribute("hf_text_config")
+            config = Config(model.config)
+            return config if name == "hf_config" else ModelConfig(config).attribute("hf_text_config")
         if name in _ARCH_NAMES and model is not None and model.architecture is not None:
             return model.architecture
         if name in ("True", "False", "None"):
@@ -728,7 +386,7 @@ class _Evaluator:
             raise Unknown(name)  # no declaration at hand: no parser, no default
         return env_default(var) if text is None else parse_env(var, text)
 
-    def _loaded_config(self, node: ast.Call) -> _Config:
+    def _loaded_config(self, node: ast.Call) -> Config:
         """`get_config(model_path, ..., model_override_args={})`: the checkpoint's config.json, when the
         path is the launch's own `--model-path` and nothing overrides the config."""
         model = self.facts.model
@@ -743,11 +401,11 @@ class _Evaluator:
                 raise Unknown("overridden config")
         launched = {v for k, v in self.fields.items() if k == "model_path" or k.startswith("model_path__v")}
         if path in launched:
-            return _Config(model.config)
+            return Config(model.config)
         found = self.facts.folder_config(path)  # a draft model's folder on the command line, say
         if found is None:
             raise Unknown("config of another path")
-        return _Config(found)
+        return Config(found)
 
     def call_outside(self, path: str, node: ast.Call) -> object:
         """A call into a module outside the package (`torch.cuda.is_available()`, `os.getenv(...)`): the
@@ -783,15 +441,15 @@ class _Evaluator:
             if value.path == "os" and name == "environ":
                 return dict(self.facts.env)  # the launch's environment: a name not in it is unset
             return value.attribute(name, self.facts.world)
-        if isinstance(value, _Platform):
+        if isinstance(value, PlatformView):
             return value.fact(name)
-        if isinstance(value, _PlainDecoderSpec):
+        if isinstance(value, PlainDecoderSpec):
             try:
                 return value.attribute(name)
             except AttributeError:
                 raise Unknown(name) from None
-        if isinstance(value, (_Config, _ModelConfig)):
-            if isinstance(value, _Config) and self.facts.model is not None and self.facts.model.architecture_only \
+        if isinstance(value, (Config, ModelConfig)):
+            if isinstance(value, Config) and self.facts.model is not None and self.facts.model.architecture_only \
                     and name != "architectures":
                 raise Unknown(name)  # an architecture alone says nothing else of the config
             try:
@@ -827,7 +485,7 @@ class _Evaluator:
                 try:
                     return self.attribute(owner, key)
                 except Unknown:
-                    if len(node.args) == 3 and isinstance(owner, _Config) and key not in owner.data \
+                    if len(node.args) == 3 and isinstance(owner, Config) and key not in owner.data \
                             and not (self.facts.model and self.facts.model.architecture_only):
                         return self.eval(node.args[2])  # config.json does not have it: the default
                     raise
@@ -847,7 +505,7 @@ class _Evaluator:
             if name == RUN_FUNCTION:
                 return self._run(node)
             if name == "get_platform" and self.facts.platform is not None and not node.args:
-                return _Platform(self.facts.platform)
+                return PlatformView(self.facts.platform)
             if name in _BUILTINS and not node.keywords:
                 args = [self.eval(a) for a in node.args]
                 try:
@@ -861,12 +519,12 @@ class _Evaluator:
                     return platform.facts[key]
             if name == "hasattr" and len(node.args) == 2 and not node.keywords:
                 return self._hasattr(self.eval(node.args[0]), self.eval(node.args[1]))
-            if name in _CONFIG_LOADERS and self.facts.model is not None:
+            if name in CONFIG_LOADERS and self.facts.model is not None:
                 return self._loaded_config(node)
             if name == "get_hf_text_config" and len(node.args) == 1 and not node.keywords:
                 config = self.eval(node.args[0])
-                if isinstance(config, _Config):
-                    return _text_config(config)
+                if isinstance(config, Config):
+                    return text_config(config)
                 raise Unknown(name)
             target = self.name(name)
             if isinstance(target, Definition):
@@ -879,13 +537,13 @@ class _Evaluator:
             if declared is not None:
                 return declared
             test = _dotted(func)
-            if test in _PATH_TESTS and len(node.args) == 1 and not node.keywords:
+            if test in PATH_TESTS and len(node.args) == 1 and not node.keywords:
                 path = self.eval(node.args[0])
                 if not isinstance(path, str):
                     raise Unknown(test)
                 return self.facts.path_test(test, path)
             owner = func.value
-            if func.attr in _PATH_METHODS and not node.args \
+            if func.attr in PATH_METHODS and not node.args \
                     and isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "Path" \
                     and owner.args and not owner.keywords:
                 parts = [self.eval(a) for a in owner.args]  # `Path(model_path, "quant_model_description.json")`
@@ -898,13 +556,13 @@ class _Evaluator:
                 # `ModelConfig.from_server_args(server_args, ...)`, `server_args.get_model_config()`: the model's config
                 return self._model_config()
             owner = self.eval(func.value)
-            if isinstance(owner, _Platform):
+            if isinstance(owner, PlatformView):
                 return owner.fact(func.attr)
             if isinstance(owner, Outside):
                 return self.call_outside(f"{owner.path}.{func.attr}", node)
             if owner == {} and func.attr == "get" and 1 <= len(node.args) <= 2 and not node.keywords:
                 return self.eval(node.args[1]) if len(node.args) == 2 else None  # whatever the key
-            if isinstance(owner, PathValue) and func.attr in _PATH_METHODS and not node.args:
+            if isinstance(owner, PathValue) and func.attr in PATH_METHODS and not node.args:
                 return self.facts.path_test(func.attr, owner.path)
             method = self.attribute(owner, func.attr)
             if isinstance(method, BoundMethod):
@@ -914,23 +572,23 @@ class _Evaluator:
             if isinstance(method, _Method):
                 args = [self.eval(a) for a in node.args]
                 return method(*args)
-            if isinstance(owner, _Config) and func.attr == "get":
+            if isinstance(owner, Config) and func.attr == "get":
                 args = [self.eval(a) for a in node.args]
                 return owner.get(*args)
         raise Unknown("call")
 
-    def _model_config(self) -> _ModelConfig:
+    def _model_config(self) -> ModelConfig:
         model = self.facts.model
         assert model is not None
         typed = self.fields.get("is_embedding")
-        return _ModelConfig(_Config(model.config), model.architecture_only, typed if isinstance(typed, bool) else None)
+        return ModelConfig(Config(model.config), model.architecture_only, typed if isinstance(typed, bool) else None)
 
     def comprehension(self, node: ast.GeneratorExp | ast.ListComp | ast.SetComp) -> object:
         if len(node.generators) != 1 or not isinstance(node.generators[0].target, (ast.Name, ast.Tuple)):
             raise Unknown("comprehension")
         generator = node.generators[0]
         items = self.eval(generator.iter)
-        if isinstance(items, _Config) or not isinstance(items, Iterable):
+        if isinstance(items, Config) or not isinstance(items, Iterable):
             raise Unknown("iteration")
         results = []
         saved = dict(self.locals)
@@ -986,18 +644,6 @@ class PathValue:
         self.path = path
 
 
-class _Platform:
-    __slots__ = ("platform",)
-
-    def __init__(self, platform: Platform) -> None:
-        self.platform = platform
-
-    def fact(self, name: str) -> object:
-        if name in self.platform.facts:
-            return self.platform.facts[name]
-        raise Unknown(f"platform.{name}")
-
-
 class _Method:
     __slots__ = ("owner", "name")
 
@@ -1012,7 +658,7 @@ class _Method:
             raise Unknown(self.name) from None
 
 
-_OPAQUE_VALUES = (_Config, _ModelConfig, _Platform, Outside, Definition, PackageClass, Instance, BoundMethod, PathValue)
+_OPAQUE_VALUES = (Config, ModelConfig, PlatformView, Outside, Definition, PackageClass, Instance, BoundMethod, PathValue)
 
 
 def _compare(left: object, op: ast.cmpop, right: object) -> bool:

@@ -19,7 +19,10 @@ from ...core.formula import terms
 from ...core.model import Atom, Flag, HelperLibrary, Rule, RuleKind, Term, TermKind, Write
 from ...logic.environment import EnvVar
 from ...logic.evaluation import MISSING_KINDS, Context, Evaluator, assumption_key, filled_message, substitute_assumptions
-from ...logic.facts import Facts, LaunchHost, ModelFacts, Platform, local_model
+from ...logic.facts import Facts
+from ...logic.launch_host import LaunchHost
+from ...logic.model_config import ModelFacts, local_model
+from ...logic.platforms import Platform
 from ...logic.helpers import Helpers
 from ...logic.launch import ArgError, Catalog, CommandLine, parse_command
 from ...logic.releases import FlagHistory, shipped_flag_history

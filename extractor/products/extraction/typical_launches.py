@@ -15,7 +15,8 @@ from ...core.formula import atoms, conj, disj, neg
 from ...core.model import And, Atom, Const, Formula, Not, Or, Rule, RuleKind, Term, TermKind
 from ...logic.evaluation import Context
 from ...logic.expressions import computable
-from ...logic.facts import ModelFacts, find_platform
+from ...logic.model_config import ModelFacts
+from ...logic.platforms import find_platform
 from ...logic.launch import parse_command
 from ..check.fixes import Fix, intent_keeping, short_command_fixes
 from ..check.linter import RuleSet, definite_errors, launch_context

@@ -28,7 +28,9 @@ from ...core.parallel import Shared, shared_map
 from ...core.model import And, Example, Flag, Formula, Lit, Rule, RuleKind, Term, TermKind, Write
 from ...logic.evaluation import Context, Evaluator
 from ...logic.expressions import UNKNOWN, computable, safe_eval
-from ...logic.facts import Facts, ModelFacts, Platform
+from ...logic.facts import Facts
+from ...logic.model_config import ModelFacts
+from ...logic.platforms import Platform
 from ...logic.launch import ENV_ASSIGNMENT, CommandLine, parse_command, takes_list, value_type
 from ...logic.solver import find_model
 from ..check.linter import RuleSet, check, definite_errors, guards_to_check, launch_context, launch_facts

@@ -1,0 +1,221 @@
+"""A model's facts: its config.json read as SGLang's model config reads it (attributes, the text
+config of a multimodal checkpoint, the derived values SGLang's ModelConfig adds), from a local
+folder, a file or an architecture's name alone."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.errors import UsageError
+from .expressions import Unknown
+
+
+class Config:
+    """A config object as transformers builds it from config.json: keys read as attributes."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: Mapping[str, object]) -> None:
+        self.data = data
+
+    def attribute(self, name: str) -> object:
+        if name not in self.data:
+            raise AttributeError(name)
+        return _wrap(name, self.data[name])
+
+    def get(self, name: str, default: object = None) -> object:
+        return _wrap(name, self.data[name]) if name in self.data else default
+
+
+def _wrap(name: str, value: object) -> object:
+    # Sub-configs become config objects; `quantization_config` and other dicts stay dicts.
+    if isinstance(value, dict) and name.endswith("_config") and name != "quantization_config":
+        return Config(value)
+    return value
+
+
+# Architectures whose attention SGLang runs as MLA (model_config.py's list; the ones rules name).
+MLA_ARCHITECTURES = frozenset({
+    "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "DeepseekV3ForCausalLMNextN",
+    "DeepseekV4ForCausalLM", "KimiVLForConditionalGeneration", "KimiK25ForConditionalGeneration",
+    "MiniCPM3ForCausalLM", "LongcatFlashForCausalLM", "MistralLarge3ForCausalLM", "GlmMoeDsaForCausalLM",
+})
+
+
+# Architectures model_config.py leaves to the generic head sizes (no special case sets head_dim or
+# v_head_dim for them), so K and V rows have one width unless config.json says otherwise.
+SYMMETRIC_KV_ARCHITECTURES = frozenset({
+    "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM",
+    "Phi3ForCausalLM",
+})
+
+
+# Server arguments `ModelConfig.from_server_args` builds the model's config from, beyond config.json.
+MODEL_CONFIG_FIELDS = ("is_embedding",)
+
+
+# SGLang's loaders of a checkpoint's config (`hf_transformers.config.get_config`, transformers' own).
+CONFIG_LOADERS = frozenset({"get_config"})
+# Where `get_hf_text_config` finds the language model's config of a multimodal checkpoint, first first.
+_TEXT_CONFIG_KEYS = ("llm_config", "language_config", "text_config")
+
+
+def text_config(config: Config) -> Config:
+    """The config of the language model (`get_hf_text_config`): a thinker's text config, else the first
+    sub-config by SGLang's priority, else the config itself."""
+    data = config.data
+    archs = data.get("architectures") or [""]
+    if isinstance(archs[0], str) and archs[0].startswith("Llava") and archs[0].endswith("ForCausalLM"):
+        return config
+    thinker = data.get("thinker_config")
+    if isinstance(thinker, dict):
+        text = thinker.get("text_config")
+        return Config(text if isinstance(text, dict) else thinker)
+    for key in _TEXT_CONFIG_KEYS:
+        if isinstance(data.get(key), dict):
+            return Config(data[key])
+    return config
+
+
+class PlainDecoderSpec:
+    """`ModelConfig.embedding_model_spec` of a causal LM served for generation (no `--is-embedding`):
+    `resolve_embedding_model_spec` always returns a spec, and for an architecture in none of its
+    embedding or classification tables it is the "none" one, every capability off."""
+
+    _VALUES: Mapping[str, object] = {
+        "family": "none", "task": "none", "execution": "none", "attention": "none", "bcg_prefill_policy": "default",
+        "bcg_eligibility": "standard",
+        **{name: False for name in (
+            "normalize", "supports_dimensions", "supports_token_embeddings", "supports_multimodal",
+            "requires_embedding_flag", "auto_enable_embedding", "bidirectional_attention",
+            "safe_disable_radix_cache", "safe_disable_chunked_prefill", "safe_disable_kv_cache")},
+    }
+
+    def attribute(self, name: str) -> object:
+        if name not in self._VALUES:
+            raise AttributeError(name)
+        return self._VALUES[name]
+
+
+class ModelConfig:
+    """What `model_config_of(cfg)` gives, where config.json alone says it."""
+
+    __slots__ = ("config", "architecture_only", "embedding_requested")
+
+    def __init__(self, config: Config, architecture_only: bool = False, embedding_requested: object = None) -> None:
+        self.config = config
+        self.architecture_only = architecture_only  # `--model-arch NAME`: nothing is known of head sizes
+        self.embedding_requested = embedding_requested  # `--is-embedding` as typed; None: not known
+
+    def attribute(self, name: str) -> object:
+        data = self.config.data
+        archs = data.get("architectures") or []
+        if name == "hf_config":
+            return self.config
+        if name == "hf_text_config":
+            text = data.get("text_config")
+            return Config(text) if isinstance(text, dict) else self.config
+        if name == "attention_arch":
+            return "MLA" if any(a in MLA_ARCHITECTURES for a in archs) else "MHA"
+        if name == "context_len":
+            if "max_position_embeddings" in data:
+                return data["max_position_embeddings"]
+        if name == "is_encoder_decoder":
+            return bool(data.get("is_encoder_decoder", False))
+        if name in ("hf_quant_config", "quantization_config"):
+            return data.get("quantization_config")
+        if name == "quantization":
+            quant = data.get("quantization_config")
+            return quant.get("quant_method") if isinstance(quant, dict) else None
+        if name == "decision_config" and archs and archs != ["Qwen3_5Model"]:
+            return None  # only a bare Qwen3.5 backbone loads a decision head config
+        if name == "joint_head_config" and archs and archs not in (["Qwen3_5ForConditionalGeneration"], ["Qwen3_5Model"]):
+            return None  # only a Qwen3.5 checkpoint (or a backbone its decision config renames) loads one
+        if name == "pointer_head" and archs and archs not in (["Qwen3_5TextModel"], ["Qwen3_5ForCausalLM"]):
+            return None  # a Kev backbone, or a Kev adapter whose architectures get_config sets to these
+        if name == "is_embedding_gemma" and not self.architecture_only:
+            return self._is_embedding_gemma()
+        if name == "has_asymmetric_kv" and not self.architecture_only \
+                and any(a in SYMMETRIC_KV_ARCHITECTURES for a in archs):
+            text = data.get("text_config") if isinstance(data.get("text_config"), dict) else data
+            if not any(k in text for k in ("v_head_dim", "swa_head_dim", "swa_v_head_dim")):
+                return False  # V rows default to K's width, and these architectures change neither
+        if name == "embedding_model_spec" and self.embedding_requested is False and archs \
+                and all(a.endswith("ForCausalLM") for a in archs) and not self._is_embedding_gemma():
+            return PlainDecoderSpec()
+        if name == "is_fp4_experts" and not self.architecture_only and "quantization_config" not in data and archs \
+                and not any(mark in text.lower() for text in (*archs, str(data.get("model_type", "")))
+                            for mark in ("v4", "mimo")):
+            # mxfp4 routed experts come from a checkpoint's quantization config, or from the DeepSeek-V4
+            # and MiMo-V2 layouts model_config.py detects: none of them here.
+            return False
+        if name == "nvfp4_moe_meta" and not self.architecture_only:
+            quant = data.get("quantization_config")
+            if not isinstance(quant, dict) or str(quant.get("moe_quant_algo", "")).upper() != "NVFP4":
+                return None  # only a hybrid checkpoint with NVFP4 MoE layers has the metadata
+        if name in ("is_multimodal", "is_multimodal_gen", "is_image_gen", "is_audio_model"):
+            if not any(k in data for k in ("vision_config", "audio_config", "image_token_id", "vision_tower")) \
+                    and all(a.endswith("ForCausalLM") for a in archs) and archs:
+                return False
+        raise Unknown(f"model_config.{name}")
+
+    def _is_embedding_gemma(self) -> bool:
+        data = self.config.data
+        text = data.get("text_config") if isinstance(data.get("text_config"), dict) else data
+        return text.get("model_type") == "gemma3_text" and bool(text.get("use_bidirectional_attention", False))
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """A model's config.json (or just its architecture), and where it came from."""
+
+    config: Mapping[str, object]
+    source: str
+    architecture_only: bool = False
+    local_folder: bool = False  # `--model-path` names this folder: nothing is fetched from a hub
+
+    @classmethod
+    def from_folder(cls, folder: str | Path) -> ModelFacts:
+        path = Path(folder) / "config.json"
+        return cls(_read_config(path), str(path), local_folder=True)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> ModelFacts:
+        return cls(_read_config(Path(path)), str(path))
+
+    @classmethod
+    def from_architecture(cls, name: str) -> ModelFacts:
+        return cls({"architectures": [name]}, f"architecture {name}", architecture_only=True)
+
+    @property
+    def architecture(self) -> str | None:
+        archs = self.config.get("architectures") or []
+        return archs[0] if archs and isinstance(archs[0], str) else None
+
+
+def _read_config(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such model config") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UsageError(f"{path}: not a readable config.json ({error.__class__.__name__})") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: a config.json holds a JSON object")
+    return data
+
+
+def local_model(path: object) -> ModelFacts | None:
+    """The facts of a `--model-path` that names a local folder with a config.json, else None."""
+    if not isinstance(path, str) or not path:
+        return None
+    folder = Path(path).expanduser()
+    try:
+        if (folder / "config.json").is_file():
+            return ModelFacts.from_folder(folder)
+    except (OSError, UsageError):
+        return None
+    return None

@@ -159,6 +159,14 @@ def test_each_layer_is_a_package_or_the_cli(name: str) -> None:
     assert (PACKAGE / name / "__init__.py").is_file() or (PACKAGE / f"{name}.py").is_file()
 
 
+MAX_MODULE_LINES = 700  # a module a newcomer reads whole; past it, it is split along its seams
+
+
+def test_no_module_is_over_700_lines() -> None:
+    long = {m: n for m, p in MODULES.items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}
+
+
 def test_every_package_is_installed() -> None:
     """pyproject.toml names the packages a wheel holds: each folder with an `__init__.py`."""
     import tomllib

@@ -20,7 +20,9 @@ from ..core.errors import ParseError, SourceError
 from ..core.model import FALSE, Lit
 from ..sources.trees import SourceTree
 from .conditions import is_boolean, operand_cases, to_formula
-from .guards import FunctionInfo, FunctionSummary, WriteEvent, object_locals, walk_function
+from .events import FunctionInfo, FunctionSummary, WriteEvent
+from .guards import walk_function
+from .object_locals import object_locals
 from .modules import FunctionFacts, ModuleSummary, Outline, outline, outline_key
 from .normalize import classify
 from .scope import Bound, Env, Scope

@@ -2,209 +2,34 @@
 
 from __future__ import annotations
 
-import ast
-import os
 import re
-from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import libcst as cst
 
-from ..core.formula import atoms, conj, disj, fields_read, literal_source, neg, render, replaced, terms
-from ..core.model import FALSE, RUN_FUNCTION, TRUE, Atom, Formula, Lit, RuleKind, Term, TermKind
-from .conditions import to_formula, to_term
+from ..core.formula import atoms, conj, disj, fields_read, literal_source, neg, replaced
+from ..core.model import FALSE, TRUE, Atom, Formula, Lit, RuleKind, Term, TermKind
+from .conditions import to_formula
 from .lines import Span, iter_statements
 from .normalize import classify, normalize, term_source, value_fields
-from .paths import (
-    ADDING_METHODS,
-    GROWING_METHODS,
-    assign_unknown,
-    assigned_names,
-    fields_after_loop,
-    literal_items,
-    merge_branches,
-    merged_events,
-    path_options,
-    same_shape,
-    string_key,
-    within,
-)
-from .pyast import absolute_module, message_text
-from .scope import (
-    ALIAS_PARAMS,
-    ENV_KEY,
-    FIELD_KEY,
-    Bound,
-    Choice,
-    Env,
-    NonEmpty,
-    Original,
-    Rewritten,
-    Scope,
-    Unknown,
-    Value,
-    bind,
-    bound_string,
-    expression_children,
-    code,
-    constant_of,
-    dotted_name,
-    env_call,
-    field_of,
-    is_alias,
-    local_text,
-    iter_expression,
-    with_entry,
-)
+from .paths import (ADDING_METHODS, GROWING_METHODS, assign_unknown, assigned_names, fields_after_loop,
+                    literal_items, merge_branches, merged_events, path_options, same_shape, string_key,
+                    within)
+from .pyast import absolute_module
+from .scope import (ALIAS_PARAMS, ENV_KEY, FIELD_KEY, Bound, Choice, Env, NonEmpty, Original, Rewritten,
+                    Scope, Unknown, bind, bound_string, expression_children, code, dotted_name, env_call,
+                    field_of, is_alias, local_text, iter_expression, with_entry)
+from .events import CallEvent, FunctionInfo, FunctionSummary, GuardEvent, ReturnEvent, WriteEvent
+from .messages import message_arg, message_of, placeholder_values
+from .object_locals import OBJECT_LOCAL, OBJECT_PREFIX
+from .run_sites import RunSites
+from .statements import calls_outside_raises, caught_names, empty_iterable, handler_raises, has_call, unpacked
 
 # Functions that declare a resolved value for fields given as keywords: `declare_resolution(sa, "src", x=1)`.
 DECLARE_FUNCTIONS = frozenset({"declare_resolution", "declare_late_resolution"})
 # Methods that leave a collection with at least one item.
 _SHRINKING_METHODS = frozenset({"discard", "remove"})
-
-
-@dataclass(frozen=True, slots=True)
-class GuardEvent:
-    """A `raise`, or an `assert` with a message, and when control reaches it."""
-
-    kind: RuleKind
-    exception: str | None
-    message: str
-    message_static: bool
-    line: int
-    end_line: int
-    condition: Formula
-    enclosing: tuple[int, ...]
-    order: int = 0
-    anchor: tuple[str, ...] = ()  # fields its own tests read (not earlier guards'): tells duplicates apart
-    # When it fires, as `check` reads it by running the method over the launch's values (`RunSites`),
-    # where the walk lost a value its test reads; None: the condition says it.
-    run: Formula | None = None
-    placeholders: tuple[tuple[str, Lit | Term], ...] = ()  # `Rule.placeholders`
-
-
-@dataclass(frozen=True, slots=True)
-class CallEvent:
-    """A call made by the function, with the locals in force, for the call graph."""
-
-    condition: Formula
-    node: cst.Call
-    env: Env
-    line: int
-    order: int  # position among all events of the function, for dispatch order
-    writes: frozenset[str] = frozenset()  # the fields the functions it leads to may write
-    caught: frozenset[str] = frozenset()  # exceptions an enclosing `try` of the function catches
-
-
-@dataclass(frozen=True, slots=True)
-class WriteEvent:
-    """An assignment to a server argument: `self.x = ...`, `setattr(cfg, "x", ...)`, `declare_resolution(..., x=...)`."""
-
-    field: str
-    value: str
-    line: int
-    end_line: int
-    condition: Formula
-    enclosing: tuple[int, ...]
-    order: int
-    anchor: tuple[str, ...] = ()
-    # The written expression and the locals it is read in: the run turns it into launch values.
-    node: cst.BaseExpression | None = field(default=None, compare=False, hash=False)
-    env: Env = field(default_factory=dict, compare=False, hash=False)
-
-
-@dataclass(frozen=True, slots=True)
-class ReturnEvent:
-    condition: Formula
-    node: cst.BaseExpression | None
-    env: Env
-
-
-@dataclass(frozen=True, slots=True)
-class FunctionInfo:
-    """A function found in a module, before any walk."""
-
-    key: str  # "<dotted module>:<qualname>"
-    qualname: str
-    name: str
-    class_name: str | None
-    file: str
-    module: str  # dotted module name
-    line: int
-    end_line: int
-    body_line: int
-    params: tuple[str, ...]
-    aliases: frozenset[str]
-    # Gives the libcst tree, parsed when first read: a function known from an earlier extraction is
-    # called and reused without it.
-    source: Callable[[], cst.FunctionDef] = field(compare=False, hash=False, repr=False)
-    declares: bool = False  # returns {"field": value} decisions (post-process passes, model overrides)
-    returns_value: bool = False  # has a `return <value>` (and no `yield`): a helper read by what it returns
-    defaulted: tuple[str, ...] = ()  # parameters with a default value
-    imports: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)  # its own imports
-    # The decorator that puts it in a registry (`@register_for("A", "B")`) and the strings it is given.
-    registry: tuple[str, tuple[str, ...]] | None = None
-    decorators: tuple[str, ...] = ()  # what each decorator calls or is, as a dotted name ("" for anything else)
-    # Whether it may be `straight_return`-shaped (False: known not to be, without its syntax).
-    straight: bool = True
-
-    @property
-    def node(self) -> cst.FunctionDef:
-        return self.source()
-
-    @property
-    def straight_return(self) -> tuple[tuple[tuple[str, cst.BaseExpression], ...], cst.BaseExpression] | None:
-        """A function that is straight-line local assignments, then one `return`: (assignments, returned).
-
-        `return cfg.x is not None` (a predicate), or `prefill = ...; decode = ...; return prefill, decode`.
-        """
-        return straight_return(self.node) if self.straight else None
-
-
-def straight_return(node: cst.FunctionDef) -> tuple[tuple[tuple[str, cst.BaseExpression], ...], cst.BaseExpression] | None:
-    """`FunctionInfo.straight_return` of a function's syntax."""
-    body = [s for s in node.body.body if not _is_docstring(s)]
-    assignments: list[tuple[str, cst.BaseExpression]] = []
-    for stmt in body[:-1]:
-        if not (type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1):
-            return None
-        small = stmt.body[0]
-        if type(small) in (cst.Import, cst.ImportFrom):
-            continue  # `from x import helper` then `return helper(cfg)`: the call resolves through it
-        if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name:
-            assignments.append((small.targets[0].target.value, small.value))
-        elif type(small) is cst.AnnAssign and type(small.target) is cst.Name and small.value is not None:
-            assignments.append((small.target.value, small.value))
-        else:
-            return None
-    if body and type(body[-1]) is cst.SimpleStatementLine and len(body[-1].body) == 1:
-        stmt = body[-1].body[0]
-        if type(stmt) is cst.Return and stmt.value is not None:
-            return tuple(assignments), stmt.value
-    return None
-
-
-def _is_docstring(stmt: cst.CSTNode) -> bool:
-    return (
-        type(stmt) is cst.SimpleStatementLine
-        and len(stmt.body) == 1
-        and type(stmt.body[0]) is cst.Expr
-        and type(stmt.body[0].value) in (cst.SimpleString, cst.ConcatenatedString)
-    )
-
-
-@dataclass
-class FunctionSummary:
-    """The events of one walk of a function, in the order they happen."""
-
-    info: FunctionInfo
-    scope: Scope
-    guards: list[GuardEvent] = field(default_factory=list)
-    calls: list[CallEvent] = field(default_factory=list)
-    writes: list[WriteEvent] = field(default_factory=list)
-    returns: list[ReturnEvent] = field(default_factory=list)
-    imports: dict[str, str] = field(default_factory=dict)  # function-level imports: local name -> dotted target
 
 
 def function_aliases(node: cst.FunctionDef, class_name: str | None) -> tuple[tuple[str, ...], frozenset[str]]:
@@ -240,131 +65,6 @@ def walk_function(info: FunctionInfo, scope: Scope, spans: dict[int, Span], env:
     return summary
 
 
-OBJECT_SEPARATOR = "__"  # `self.quantization` is walked as the local `self__quantization`
-OBJECT_PREFIX = "self" + OBJECT_SEPARATOR
-
-
-def object_local(receiver: str, attribute: str) -> str:
-    return f"{receiver}{OBJECT_SEPARATOR}{attribute}"
-
-
-def object_locals(node: cst.FunctionDef, receiver: str, spans: dict[int, Span]) -> cst.FunctionDef:
-    """A method of some other class than ServerArgs with each `self.x` that is no method call written
-    as the local `self__x`: `ModelConfig.__init__` assigns `self.quantization = quantization` and
-    `_verify_quantization` tests `self.quantization`; as locals, the walk follows the value from the
-    flag to the test, and a call of another method of the instance hands them over
-    (`Program._bindings`). The new statements take the lines of the ones they replace."""
-    renamed = node.visit(_ObjectLocals(receiver))
-    for old, new in zip(iter_statements(node.body.body), iter_statements(renamed.body.body)):
-        if id(old) in spans:
-            spans[id(new)] = spans[id(old)]
-    return renamed
-
-
-class _ObjectLocals(cst.CSTTransformer):
-    def __init__(self, receiver: str) -> None:
-        super().__init__()
-        self.receiver = receiver
-        self.called: set[int] = set()
-        self.depth = 0
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        self.depth += 1
-        return self.depth == 1  # a nested function's `self` is not the instance
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
-        self.depth -= 1
-        return updated_node
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Call(self, node: cst.Call) -> bool:
-        if type(node.func) is cst.Attribute:
-            self.called.add(id(node.func))  # `self.m(...)` stays a method call
-        return True
-
-    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
-        if id(original_node) in self.called or type(updated_node.value) is not cst.Name \
-                or updated_node.value.value != self.receiver:
-            return updated_node
-        return cst.Name(object_local(self.receiver, updated_node.attr.value), lpar=updated_node.lpar,
-                        rpar=updated_node.rpar)
-
-
-class RunSites:
-    """The raises and asserts of a method, in the order they stand, and what the instance holds when
-    it is called: `raised_in("<method key>", <n>, quantization=..., ...)`, a term `check` reads by
-    running the method's body over the launch's values (the instance's attributes as the caller set
-    them: `self.quantization = quantization` from `--quantization`) and telling whether its n-th
-    raise is where it stops."""
-
-    def __init__(self, key: str, node: cst.FunctionDef, entry: Env, reads: frozenset[str]) -> None:
-        self.key = key
-        self.node = node
-        self.entry = entry
-        self.reads = reads
-        self.sites: dict[int, int] | None = None  # counted when a guard first needs it (few do)
-
-    def reached(self, node: cst.Raise | cst.Assert, scope: Scope) -> Formula | None:
-        if self.sites is None:
-            self.sites = {id(n): i for i, n in enumerate(_guard_statements(self.node))}
-        number = self.sites.get(id(node))
-        if number is None:
-            return None
-        arguments = [repr(self.key), str(number)]
-        fields: set[str] = set()
-        for name in sorted(self.reads):
-            value = self.entry.get(OBJECT_PREFIX + name)
-            if value is not None:
-                text, read = _value_source(value, scope)
-                arguments.append(f"{name}={text}")
-                fields.update(read)
-        return Atom(classify(f"{RUN_FUNCTION}({', '.join(arguments)})", tuple(sorted(fields))))
-
-
-def _value_source(value: Value, scope: Scope) -> tuple[str, tuple[str, ...]]:
-    """What an attribute holds as source `check` reads: a value that depends on the path as
-    `(a if test else b)`, each test as its formula reads; an option the walk lost as its local's name,
-    unknown only where that path is taken."""
-    if isinstance(value, Choice):
-        text, fields = "", set()
-        for condition, option in reversed(value.options):
-            option_text, option_fields = _value_source(option, scope)
-            fields.update(option_fields)
-            if not text:
-                text = option_text
-                continue
-            fields.update(f for t in terms(condition) for f in t.fields)
-            text = f"({option_text} if {render(condition)} else {text})"
-        return text, tuple(sorted(fields))
-    return term_source(cst.Name("_value"), scope, {"_value": value})
-
-
-def _guard_statements(node: cst.FunctionDef) -> list[cst.CSTNode]:
-    """The raises and asserts of a function in source order, nested functions and classes left out."""
-    found: list[cst.CSTNode] = []
-
-    class Visitor(cst.CSTVisitor):
-        def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
-            return inner is node
-
-        def visit_ClassDef(self, inner: cst.ClassDef) -> bool:
-            return False
-
-        def visit_Raise(self, inner: cst.Raise) -> None:
-            found.append(inner)
-
-        def visit_Assert(self, inner: cst.Assert) -> None:
-            found.append(inner)
-
-    node.visit(Visitor())
-    return found
-
-
 def _lost_local(term: Term, env: Env) -> bool:
     """A term that reads a local whose value the walk did not follow (`self__quantization` after a
     loop rewrote it, `len(cfg_list)` of a list filled on some paths)."""
@@ -375,7 +75,6 @@ def _lost_local(term: Term, env: Env) -> bool:
 
 
 _NAMES = re.compile(r"(?<![\w.'\"])[A-Za-z_]\w*")
-_OBJECT_LOCAL = re.compile(r"(?<![\w.])" + OBJECT_PREFIX + r"(?=[A-Za-z_])")
 
 
 def _simple_assignments(node: cst.FunctionDef):
@@ -411,7 +110,7 @@ class _Walker:
     def as_written(self, message: str) -> str:
         """A message of an instance's method as its source spells it: `{self.quantization}`, not the
         local `self__quantization` the walk reads it as."""
-        return _OBJECT_LOCAL.sub("self.", message) if self.run_sites is not None else message
+        return OBJECT_LOCAL.sub("self.", message) if self.run_sites is not None else message
 
     @contextmanager
     def within(self, test: Formula):
@@ -496,7 +195,7 @@ class _Walker:
             items = literal_items(node, env)
             if items is not None:
                 return self.unrolled(node, items, ctx, env, nest)
-        if type(node) is cst.For and _empty_iterable(node.iter, self.scope, env):
+        if type(node) is cst.For and empty_iterable(node.iter, self.scope, env):
             # `for predicate, fn in _BY_PREDICATE:` over a registry nothing fills: the body never runs.
             env = self.calls_in(node.iter, ctx, env)
             if node.orelse is not None:
@@ -565,7 +264,7 @@ class _Walker:
         start = len(self.summary.guards)
         # What the handlers catch, a callee's raise of it included: such a raise does not end the launch.
         catching = self.catching
-        self.catching = catching | {name for h in node.handlers if not _raises(h) for name in _caught_names(h)}
+        self.catching = catching | {name for h in node.handlers if not handler_raises(h) for name in caught_names(h)}
         try:
             r_body, b_body, body_env = self.suite(node.body, ctx, env, nest)
         finally:
@@ -586,7 +285,7 @@ class _Walker:
             for i in taken:
                 self.summary.guards[i] = replace(self.summary.guards[i], condition=FALSE)
             # Beyond those, only a call can raise what it catches (a body of tests and raises cannot).
-            elsewhere = Atom(classify(f"raised({caught})", ())) if not fired or _calls_outside_raises(node.body) else FALSE
+            elsewhere = Atom(classify(f"raised({caught})", ())) if not fired or calls_outside_raises(node.body) else FALSE
             context = disj(elsewhere, *(g.condition for g in fired))
             handler_env = dict(body_env)
             if handler.name is not None:
@@ -706,7 +405,7 @@ class _Walker:
         placeholders: tuple[tuple[str, Lit | Term], ...] = ()
         if type(exc) is cst.Call:
             exception = dotted_name(exc.func) or code(exc.func)
-            arg = _message_arg(exc)
+            arg = message_arg(exc)
             if arg is not None:
                 message, static = message_of(arg, self.scope, env)
                 placeholders = placeholder_values(arg, self.scope, env)
@@ -758,7 +457,7 @@ class _Walker:
             self.write(name, text, ctx, nest, line, end_line, value, env)
             return {**env, FIELD_KEY + name: bind(value, env, reading=self.scope)}
         if type(target) in (cst.Tuple, cst.List):
-            parts = _unpacked(target, value)
+            parts = unpacked(target, value)
             if parts is None:  # `a, *rest = ...`
                 for element in target.elements:
                     env = self.assign_unknown_target(element.value, value, env)
@@ -903,11 +602,11 @@ class _Walker:
         while stack:
             n, when = stack.pop()
             kind = type(n)
-            if kind is cst.IfExp and (_has_call(n.body) or _has_call(n.orelse)):
+            if kind is cst.IfExp and (has_call(n.body) or has_call(n.orelse)):
                 test = to_formula(n.test, self.scope, env)
                 stack += [(n.orelse, conj(when, neg(test))), (n.body, conj(when, test)), (n.test, when)]
                 continue
-            if kind is cst.BooleanOperation and _has_call(n.right):
+            if kind is cst.BooleanOperation and has_call(n.right):
                 left = to_formula(n.left, self.scope, env)
                 right = conj(when, left if type(n.operator) is cst.And else neg(left))
                 stack += [(n.right, right), (n.left, when)]
@@ -935,117 +634,6 @@ _BINARY_OF_AUGMENTED = {
 }
 
 
-def _message_arg(call: cst.Call) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if arg.keyword is None and not arg.star:
-            return arg.value
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value in ("msg", "message"):
-            return arg.value
-    return None
-
-
-def _calls_outside_raises(body: cst.BaseSuite) -> bool:
-    """Does the block call anything, other than to build the exceptions it raises?"""
-    found = False
-
-    class _Calls(cst.CSTVisitor):
-        def visit_Raise(self, node: cst.Raise) -> bool:
-            return False
-
-        def visit_Call(self, node: cst.Call) -> bool:
-            nonlocal found
-            found = True
-            return False
-
-    body.visit(_Calls())
-    return found
-
-
-def message_of(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[str, bool]:
-    """The message text with f-string placeholders kept as `{expr}`, and whether it is fully static."""
-    if type(node) is cst.Name and node.value in env:
-        value = env[node.value]
-        if isinstance(value, Bound):
-            return message_of(value.node, scope, value.env)
-        if isinstance(value, Choice):
-            # `error = "base"; if x: error += " more"`: what every variant starts with, then the rest open.
-            variants = [message_of(v.node, scope, v.env) for _, v in value.options if isinstance(v, Bound)]
-            if len(variants) == len(value.options) and len({text for text, _ in variants}) == 1:
-                return variants[0]
-            prefix = os.path.commonprefix([text for text, _ in variants]) if variants else ""
-            return prefix + "{" + node.value + "}", False
-        return "{" + node.value + "}", False
-    if type(node) in (cst.SimpleString, cst.ConcatenatedString) and isinstance(node.evaluated_value, str):
-        return node.evaluated_value, True  # no f-string part: libcst already joined and unescaped it
-    if type(node) is cst.BinaryOperation and type(node.operator) is cst.Add:
-        left, left_static = message_of(node.left, scope, env)  # `error + " more"`: each part in the locals
-        right, right_static = message_of(node.right, scope, env)
-        return left + right, left_static and right_static
-    source = code(node)
-    wrapped = "(" + source + ")"
-    try:
-        tree = ast.parse(wrapped, mode="eval").body
-    except SyntaxError:
-        return "{" + source + "}", False
-    return message_text(tree, lambda n: ast.get_source_segment(wrapped, n) or ast.unparse(n))
-
-
-def placeholder_values(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[tuple[str, Lit | Term], ...]:
-    """What the message's placeholders of a bare name hold where it is raised, when the walk knows: a
-    plain literal (`ib_sysfs_path = "/sys/class/infiniband"`), the field a local was read from
-    (`backend = cfg.attention_backend`: the field's value there), or a term over no field that a
-    checker evaluates over the platform and the model. A tuple literal only where the local's display
-    says how it prints (a module constant's Lit does not); placeholders with a format spec stay."""
-    while type(node) is cst.Name and isinstance(env.get(node.value), Bound):  # `raise ValueError(msg)`
-        bound = env[node.value]
-        node, env, scope = bound.node, bound.env, bound.scope or scope  # type: ignore[union-attr]
-    parts = [p for string in _formatted_strings(node) for p in string.parts
-             if type(p) is cst.FormattedStringExpression and type(p.expression) is cst.Name]
-    # `{x!r}` is filled as `repr(x)` (the message keeps the conversion); a format spec is left as written.
-    converted = {p.expression.value for p in parts if p.format_spec is not None or p.conversion not in (None, "r", "s")}
-    found: dict[str, Lit | Term] = {}
-    for part in parts:
-        name = part.expression.value
-        if name in converted or name in found or field_of(part.expression, scope, env) is not None:
-            continue  # a server argument's own placeholder: `check` fills those already
-        value: Lit | Term | None = to_term(part.expression, scope, env)
-        if isinstance(value, Lit) and isinstance(value.value, tuple):
-            value = _displayed(value, env.get(name))
-        if value is not None and _showable(value, name):
-            found[name] = value
-    return tuple(sorted(found.items(), key=lambda item: item[0]))
-
-
-def _showable(value: Lit | Term, name: str) -> bool:
-    """A placeholder's value `check` can show: a plain literal, a field read as it is, or a term over
-    no field that is no lost local's own name (a module constant's name is fine: the facts read it)."""
-    if isinstance(value, Lit):
-        return value.value is None or isinstance(value.value, (str, int, float, bool))
-    if value.kind is TermKind.FIELD:
-        return not value.transforms
-    return not value.fields and (value.text.isupper() or value.text != name and not value.text.isidentifier())
-
-
-def _formatted_strings(node: cst.BaseExpression) -> Iterator[cst.FormattedString]:
-    if type(node) is cst.ConcatenatedString:
-        yield from _formatted_strings(node.left)
-        yield from _formatted_strings(node.right)
-    elif type(node) is cst.FormattedString:
-        yield node
-
-
-def _displayed(value: Lit, bound: object) -> Lit | None:
-    """A tuple literal as the message prints it, when the local is bound to a display that says which
-    kind of sequence it is (`("flashinfer", "fa3")` prints as a tuple, `[...]` as a list)."""
-    node = bound.node if isinstance(bound, Bound) else None
-    if type(node) is cst.Tuple:
-        return Lit(str(value.value))
-    if type(node) is cst.List:
-        return Lit(str(list(value.value)))  # type: ignore[arg-type]
-    return None
-
-
 def import_bindings(node: cst.Import | cst.ImportFrom, file: str) -> dict[str, str]:
     """Names an import statement binds, mapped to the dotted thing they denote."""
     bound: dict[str, str] = {}
@@ -1064,57 +652,6 @@ def import_bindings(node: cst.Import | cst.ImportFrom, file: str) -> dict[str, s
         local = alias.asname.name.value if alias.asname else name  # type: ignore[union-attr]
         bound[local] = f"{module}.{name}" if module else name
     return bound
-
-
-def _caught_names(handler: cst.ExceptHandler) -> list[str]:
-    """The exception classes an `except` clause names, by their last name (`except (ValueError, KeyError)`)."""
-    if handler.type is None:
-        return ["BaseException"]
-    types = [e.value for e in handler.type.elements] if type(handler.type) is cst.Tuple else [handler.type]
-    return [name.rsplit(".", 1)[-1] for name in (dotted_name(t) for t in types) if name]
-
-
-def _raises(handler: cst.ExceptHandler) -> bool:
-    """Does an `except` clause raise (again, or another error)? Then what it catches still ends the launch."""
-    return any(type(n) is cst.Raise for n in _all_nodes(handler.body))
-
-
-def _all_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        if type(current) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-            stack.extend(current.children)
-
-
-def _unpacked(target: cst.Tuple | cst.List, value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
-    """The part of `value` each element of an unpacking target takes: the items of a tuple or list of as
-    many, else `value[i]`; None with a starred target or item."""
-    elements = target.elements
-    if any(type(e) is cst.StarredElement for e in elements):
-        return None
-    if type(value) in (cst.Tuple, cst.List):
-        items = value.elements  # type: ignore[attr-defined]
-        if len(items) != len(elements) or any(type(i) is cst.StarredElement for i in items):
-            return None
-        return [i.value for i in items]
-    whole = value if type(value) in (cst.Name, cst.Attribute, cst.Call, cst.Subscript) or getattr(value, "lpar", None) else \
-        value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    return [cst.Subscript(value=whole, slice=[cst.SubscriptElement(slice=cst.Index(value=cst.Integer(str(i))))])
-            for i in range(len(elements))]
-
-
-def _has_call(node: cst.CSTNode) -> bool:
-    return any(type(n) is cst.Call for n in iter_expression(node))
-
-
-def _empty_iterable(node: cst.BaseExpression, scope: Scope, env: Env) -> bool:
-    """An empty literal, or a constant holding one (a registry no code of the package fills)."""
-    if type(node) in (cst.List, cst.Tuple) and not node.elements:  # type: ignore[attr-defined]
-        return True
-    found = constant_of(node, scope, env)
-    return found is not None and found.value == ()
 
 
 def _without_change_test(ctx: Formula, field: str, local: set[str]) -> Formula:

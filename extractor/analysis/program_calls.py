@@ -10,7 +10,8 @@ import libcst as cst
 
 from ..core.formula import disj, fields_read, neg, render
 from ..core.model import FALSE, Flag, Notice, Rule, TermKind
-from .guards import CallEvent, FunctionInfo, FunctionSummary, object_local
+from .events import CallEvent, FunctionInfo, FunctionSummary
+from .object_locals import object_local
 from .normalize import classify, normalize
 from .scope import FIELD_KEY, Bound, Choice, Env, Scope, bind, dotted_name, field_of, is_alias
 from .registry import has_loop_items, registry_of, runs_call

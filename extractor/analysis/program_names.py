@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import libcst as cst
 
 from ..core.model import Lit
-from .guards import FunctionInfo
+from .events import FunctionInfo
 from .modules import ModuleSummary
 from .pyast import literal as ast_literal
 from .scope import Bound, Choice, Env, dotted_name

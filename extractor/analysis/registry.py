@@ -17,7 +17,7 @@ from ..core.model import TRUE, And, Atom, Formula, Lit, Not, Or, Term, TermKind
 from .scope import dotted_name
 
 if TYPE_CHECKING:
-    from .guards import CallEvent, FunctionInfo, FunctionSummary
+    from .events import CallEvent, FunctionInfo, FunctionSummary
     from .modules import ModuleSummary
     from .walks import Walk
 

@@ -15,7 +15,7 @@ from ..core.model import Location, Rule, RuleKind, Snippet
 from .pyast import docstring_at
 
 if TYPE_CHECKING:  # libcst-backed; `diff` uses the id helpers here without parsing anything
-    from .guards import GuardEvent, WriteEvent
+    from .events import GuardEvent, WriteEvent
     from .modules import ModuleSummary
     from .walks import Walk
 

@@ -23,7 +23,7 @@ from .registry import (RegisteringCalls, Registries, predicate_registered, regis
                        without_loop_items, without_variable_calls)
 from .walks import Callee, Walk
 from .walks import Value as WalkValue
-from .guards import GuardEvent
+from .events import GuardEvent
 from .run_values import (Template, Value, atom_of, is_pinned, pinned_atom, pinned_term, put, resolved_term,
                          substitute, transformed, undecided)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..core.model import Formula, Lit, Term
-from .guards import GuardEvent, WriteEvent
+from .events import GuardEvent, WriteEvent
 
 Context = tuple  # the memo key of a walk's bound arguments (`callgraph._value_key` texts, defaults)
 

@@ -562,7 +562,7 @@ def test_typical_launches_stop_first_at_a_platform_guard_with_a_fix_there(rulese
     assert launch.before == ("--model-path", "org/llama", "--attention-backend", "trtllm_mla")
     assert launch.after is not None and "--attention-backend" in (launch.fix or "")
     by_title = {s.title: s for s in chosen}
-    assert len(found) >= 5
+    assert len(found) >= 3
     for rule_id, launches in found.items():
         for typical in launches:
             setup = by_title[typical.setup]

@@ -265,7 +265,7 @@ def test_the_typical_launches_of_0_5_23_stop_at_their_error_and_their_fixes_pass
             if [f.rule.id for f in first] != [rule_id] or left:
                 wrong.append((rule_id, typical.setup, [f.rule.id for f in first], [f.rule.id for f in left]))
     assert not wrong, wrong[:5]
-    assert shown > 150
+    assert shown > 120
 
 
 # --- (g) check's fixes where the condition names no flag to change -----------------------------------

@@ -19,7 +19,7 @@ from ...logic.model_config import ModelFacts
 from ...logic.platforms import find_platform
 from ...logic.launch import parse_command
 from ..check.fixes import Fix, intent_keeping, short_command_fixes
-from ..check.linter import RuleSet, definite_errors, launch_context
+from ..check.linter import RuleSet, guards_to_check, launch_context, launch_evaluator
 from ..check.typical import MAX_SHOWN, Setup, Typical, setups
 from ..check.words import PLACEHOLDER, Flags
 from .witness import Finder, On, eligible, same_value
@@ -54,7 +54,8 @@ def typical_launches(ruleset: RuleSet, flags: Flags, siblings: Mapping[tuple[str
             if isinstance(goal, Const) or not _reads_flags_only(goal):
                 continue
             before = finder.first_stop(rule, goal)
-            if before is None or not _same_setup(ruleset, setup.launch, before):
+            if before is None or not _same_setup(ruleset, setup.launch, before) \
+                    or _doubtful(ruleset, before, on, rule.order):  # a guard before it may stop it first
                 continue
             fix = _clean_fix(ruleset, rule, before, flags, siblings, on)
             if fix is None:
@@ -77,17 +78,25 @@ def _clean_fix(ruleset: RuleSet, rule: Rule, before: Sequence[str], flags: Flags
         fixes = [f for f in fixes if f is not fix]
         if fix is None or PLACEHOLDER in fix.argv or not _same_setup(ruleset, before, fix.argv):
             continue
-        command = parse_command(fix.argv, ruleset.catalog)
-        if command.errors:
+        if parse_command(fix.argv, ruleset.catalog).errors:
             continue
-        # The setup's own launch passes every check: only guards reading what the fixed one sets
-        # differently can stop it.
-        bare = parse_command(list(on.launch), ruleset.catalog).given
-        reading = {name for name, value in command.given.items() if not same_value(bare.get(name, _ABSENT), value)}
-        reading |= {f"env:{name}" for name in command.env}
-        if not definite_errors(ruleset, fix.argv, reading, facts=on.facts(ruleset, fix.argv)):
+        if not _doubtful(ruleset, fix.argv, on):
             return fix
     return None
+
+
+def _doubtful(ruleset: RuleSet, argv: Sequence[str], on: On, before: int | None = None) -> list[Rule]:
+    """The guards (running before order `before`, when given) that stop the command line or may stop
+    it where the setup's own launch surely passes them. That launch passes every check: only guards
+    reading what the command sets differently can differ."""
+    command = parse_command(argv, ruleset.catalog)
+    bare = parse_command(list(on.launch), ruleset.catalog).given
+    reading = {name for name, value in command.given.items() if not same_value(bare.get(name, _ABSENT), value)}
+    reading |= {f"env:{name}" for name in command.env}
+    here = launch_evaluator(ruleset, argv, facts=on.facts(ruleset, argv))
+    plain = launch_evaluator(ruleset, on.launch, facts=on.facts(ruleset, on.launch))
+    return [rule for rule in guards_to_check(ruleset, reading, before)
+            if (truth := here.holds(rule)) is True or truth is None and plain.holds(rule) is False]
 
 
 def _beyond(ruleset: RuleSet, launch: Sequence[str], argv: Sequence[str]) -> tuple:

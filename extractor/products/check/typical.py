@@ -36,8 +36,8 @@ class Typical:
     setup: str
     platform: str
     before: tuple[str, ...]
-    fix: str | None
-    after: tuple[str, ...] | None
+    fix: str  # the fix's words
+    after: tuple[str, ...]  # the fixed launch
 
 
 @lru_cache(maxsize=1)

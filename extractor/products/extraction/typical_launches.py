@@ -13,11 +13,11 @@ from collections.abc import Container, Mapping, Sequence
 
 from ...core.formula import atoms, conj, disj, neg
 from ...core.model import And, Atom, Const, Formula, Not, Or, Rule, RuleKind, Term, TermKind
-from ...logic.evaluation import Context
+from ...logic.evaluation import Context, Evaluator
 from ...logic.expressions import computable
 from ...logic.model_config import ModelFacts
 from ...logic.platforms import find_platform
-from ...logic.launch import parse_command
+from ...logic.launch import CommandLine, parse_command
 from ..check.fixes import Fix, intent_keeping, short_command_fixes
 from ..check.linter import RuleSet, guards_to_check, launch_context, launch_evaluator
 from ..check.typical import MAX_SHOWN, Setup, Typical, setups
@@ -40,27 +40,25 @@ def typical_launches(ruleset: RuleSet, flags: Flags, siblings: Mapping[tuple[str
     guards = [r for r in ruleset.rules if r.kind is not RuleKind.ADJUSTMENT and r.reachable and r.trigger is not None
               and (only is None or r.id in only)]
     for setup in setups() if chosen is None else chosen:
-        model = ModelFacts(setup.config, setup.model)
-        platform = find_platform(setup.platform)
-        command = parse_command(list(setup.launch), ruleset.catalog)
-        on = On(tuple(command.given.items()), platform, model, setup.launch)
-        bare = launch_context(ruleset, command, facts=on.facts(ruleset, setup.launch))
-        finder = Finder(ruleset, None, on)
+        here = _OnSetup(ruleset, setup)
+        finder = Finder(ruleset, None, here.on)
         for rule in guards:
             kept = found.get(rule.id, ())
             if len(kept) >= shown or kept and eligible(rule):
                 continue
-            goal = _decided(rule.effective, bare)
+            goal = _decided(rule.effective, here.bare)
             if isinstance(goal, Const) or not _reads_flags_only(goal):
                 continue
             before = finder.first_stop(rule, goal)
             if before is None or not _same_setup(ruleset, setup.launch, before) \
-                    or _doubtful(ruleset, before, on, rule.order):  # a guard before it may stop it first
+                    or here.doubtful(before, rule.order):  # a guard before it may stop it first
                 continue
-            fix = _clean_fix(ruleset, rule, before, flags, siblings, on)
+            fix = _clean_fix(ruleset, rule, before, flags, siblings, here)
             if fix is None:
                 continue  # a launch to show is one a change of flags makes pass every check
-            key = (rule.id, _beyond(ruleset, setup.launch, before), fix.text)
+            command = parse_command(before, ruleset.catalog)
+            key = (rule.id, tuple(sorted((n, repr(v)) for n, v in here.beyond(command).items())),
+                   tuple(sorted(command.env.items())), fix.text)
             if key in seen:
                 continue
             seen.add(key)
@@ -68,11 +66,39 @@ def typical_launches(ruleset: RuleSet, flags: Flags, siblings: Mapping[tuple[str
     return {rule_id: tuple(launches) for rule_id, launches in sorted(found.items())}
 
 
+class _OnSetup:
+    """A setup as the search reads it: its launch parsed once, the platform and model facts, and the
+    truths of the guards on that launch, which passes every check."""
+
+    def __init__(self, ruleset: RuleSet, setup: Setup) -> None:
+        self.ruleset = ruleset
+        self.launch = parse_command(list(setup.launch), ruleset.catalog)
+        self.on = On(tuple(self.launch.given.items()), find_platform(setup.platform),
+                     ModelFacts(setup.config, setup.model), setup.launch)
+        self.bare = launch_context(ruleset, self.launch, facts=self.on.facts(ruleset, setup.launch))
+        self.plain = Evaluator(ruleset.by_id, self.bare)
+
+    def beyond(self, command: CommandLine) -> dict[str, object]:
+        """The values a command line gives beyond (or instead of) the setup's own launch."""
+        own = self.launch.given
+        return {name: value for name, value in command.given.items() if not same_value(own.get(name, _ABSENT), value)}
+
+    def doubtful(self, argv: Sequence[str], before: int | None = None) -> list[Rule]:
+        """The guards (running before order `before`, when given) that stop the command line or may
+        stop it where the setup's own launch surely passes them: only guards reading what the command
+        sets differently can differ."""
+        command = parse_command(argv, self.ruleset.catalog)
+        reading = set(self.beyond(command)) | {f"env:{name}" for name in command.env}
+        here = launch_evaluator(self.ruleset, argv, facts=self.on.facts(self.ruleset, argv))
+        return [rule for rule in guards_to_check(self.ruleset, reading, before)
+                if (truth := here.holds(rule)) is True or truth is None and self.plain.holds(rule) is False]
+
+
 def _clean_fix(ruleset: RuleSet, rule: Rule, before: Sequence[str], flags: Flags,
-               siblings: Mapping[tuple[str, str], Sequence[Rule]], on: On) -> Fix | None:
+               siblings: Mapping[tuple[str, str], Sequence[Rule]], setup: _OnSetup) -> Fix | None:
     """The fix to show with a typical launch: the first (in `intent_keeping`'s order) that stays on the
     setup's device and model, has no value left to fill in, and makes a launch that passes every check."""
-    fixes = short_command_fixes(ruleset, rule, before, flags, siblings, on.facts(ruleset, before))
+    fixes = short_command_fixes(ruleset, rule, before, flags, siblings, setup.on.facts(ruleset, before))
     while fixes:
         fix = intent_keeping(fixes)
         fixes = [f for f in fixes if f is not fix]
@@ -80,30 +106,9 @@ def _clean_fix(ruleset: RuleSet, rule: Rule, before: Sequence[str], flags: Flags
             continue
         if parse_command(fix.argv, ruleset.catalog).errors:
             continue
-        if not _doubtful(ruleset, fix.argv, on):
+        if not setup.doubtful(fix.argv):
             return fix
     return None
-
-
-def _doubtful(ruleset: RuleSet, argv: Sequence[str], on: On, before: int | None = None) -> list[Rule]:
-    """The guards (running before order `before`, when given) that stop the command line or may stop
-    it where the setup's own launch surely passes them. That launch passes every check: only guards
-    reading what the command sets differently can differ."""
-    command = parse_command(argv, ruleset.catalog)
-    bare = parse_command(list(on.launch), ruleset.catalog).given
-    reading = {name for name, value in command.given.items() if not same_value(bare.get(name, _ABSENT), value)}
-    reading |= {f"env:{name}" for name in command.env}
-    here = launch_evaluator(ruleset, argv, facts=on.facts(ruleset, argv))
-    plain = launch_evaluator(ruleset, on.launch, facts=on.facts(ruleset, on.launch))
-    return [rule for rule in guards_to_check(ruleset, reading, before)
-            if (truth := here.holds(rule)) is True or truth is None and plain.holds(rule) is False]
-
-
-def _beyond(ruleset: RuleSet, launch: Sequence[str], argv: Sequence[str]) -> tuple:
-    """What a command line gives beyond (or instead of) a setup's own launch, comparable across setups."""
-    own, given = (parse_command(a, ruleset.catalog) for a in (launch, argv))
-    return tuple(sorted((name, repr(value)) for name, value in given.given.items()
-                        if not same_value(own.given.get(name, _ABSENT), value))) + tuple(sorted(given.env.items()))
 
 
 def _same_setup(ruleset: RuleSet, before: Sequence[str], after: Sequence[str]) -> bool:

@@ -18,7 +18,7 @@ from ...logic.environment import EnvVar
 from ...core.cache import code_fingerprint, read_pickled, write_pickled
 from .index import index_folder, index_key, indexed, stored
 from ..check.linter import RuleSet
-from .shipped import packed, shipped_documents
+from .shipped import packed, unpacked
 
 
 def load_rules(path: str | Path) -> RuleSet:
@@ -94,7 +94,7 @@ def release_rules(version: str, index_url: str | None = None) -> RuleSet:
     shipped = packed(version) if index_url is None else None
     if shipped is not None:  # inside the package: nothing to download or extract
         index = index_key(*shipped, b"shipped")
-        ruleset = indexed(index, lambda: _shipped_ruleset(version))
+        ruleset = indexed(index, lambda: _shipped_ruleset(version, shipped))
         write_pickled(pointer, index)
         return ruleset
     from ...sources.trees import release_tree
@@ -128,10 +128,8 @@ def git_rules(repo: str, rev: str) -> RuleSet:
         return _release_ruleset(tree)
 
 
-def _shipped_ruleset(version: str) -> RuleSet:
-    documents = shipped_documents(version)
-    assert documents is not None  # `packed` found it
-    rules, flags = documents
+def _shipped_ruleset(version: str, packed_documents: tuple[bytes, bytes]) -> RuleSet:
+    rules, flags = unpacked(packed_documents)
     return ruleset_from_documents(rules, flags, environment_of(rules), where=f"shipped sglang {version}")
 
 

@@ -48,9 +48,12 @@ def packed(version: str) -> tuple[bytes, bytes] | None:
 def shipped_documents(version: str) -> tuple[dict, dict] | None:
     """The rules and flags documents of a shipped release, or None."""
     found = packed(version)
-    if found is None:
-        return None
-    rules, flags = (json.loads(lzma.decompress(data)) for data in found)
+    return unpacked(found) if found is not None else None
+
+
+def unpacked(packed_documents: tuple[bytes, bytes]) -> tuple[dict, dict]:
+    """The rules and flags documents of `packed`'s bytes."""
+    rules, flags = (json.loads(lzma.decompress(data)) for data in packed_documents)
     return rules, flags
 
 

@@ -157,7 +157,7 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
         out += [f"{i}. " + _capital(way_text(way, markdown=True)) + "." for i, way in enumerate(ways, 1)]
     else:
         out.append("No flag change that avoids it could be read off its condition: the message says what SGLang asks for.")
-        if any(t.fix for t in typical):
+        if typical:
             out[-1] += " The typical launches below have fixes found by trying changes of their flags."
     out.append("")
 
@@ -195,11 +195,8 @@ def typical_section(typical: Sequence[Typical]) -> list[str]:
            "command stops first at this error, and its fix clears it without setting off another, as `check` "
            "finds with that `--gpu` and the model's config.json.", ""]
     for launch in typical:
-        lines = f"# rejected\n{command_line(launch.before)}"
-        if launch.after is not None and launch.fix:
-            lines += f"\n# fixed: {launch.fix}\n{command_line(launch.after)}"
-        out += [f"**{escape(launch.setup)}**" + ("" if launch.after is not None else " (no change of flags found)"),
-                "", fence(lines, "sh"), ""]
+        lines = f"# rejected\n{command_line(launch.before)}\n# fixed: {launch.fix}\n{command_line(launch.after)}"
+        out += [f"**{escape(launch.setup)}**", "", fence(lines, "sh"), ""]
     return out
 
 

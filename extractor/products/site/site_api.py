@@ -68,8 +68,8 @@ def reader_record(rule: Rule, flags: Flags, siblings: Sequence[Rule], fixes: Seq
     if rule.example is not None:
         example = {"before": list(rule.example.before),
                    "after": list(shown.argv) if shown is not None else list(rule.example.after)}
-    launches = [{"setup": t.setup, "gpu": t.platform, "before": list(t.before), "fix": t.fix,
-                 "after": list(t.after) if t.after is not None else None} for t in typical]
+    launches = [{"setup": t.setup, "gpu": t.platform, "before": list(t.before), "fix": t.fix, "after": list(t.after)}
+                for t in typical]
     return {"meaning": plain(meaning(rule, flags, siblings)), "solutions": ways, "solutions_checked": checked,
             "example": example, "typical_launches": launches}
 

@@ -281,7 +281,8 @@ def test_docs_pages_list_the_fixes_checked_on_their_example(ruleset) -> None:
     """A page's Solutions are the ways out that work on its example command line, completed as
     `check` completes them; a rule without an example says its solutions are unchecked."""
     from extractor.products.check.fixes import example_fixes
-    from extractor.products.site.pages import by_function, page
+    from extractor.products.check.words import by_function
+    from extractor.products.site.pages import page
     from extractor.products.check.words import Flags
 
     flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
@@ -307,7 +308,7 @@ def test_docs_pages_list_the_fixes_checked_on_their_example(ruleset) -> None:
 
 def test_a_fix_that_sets_off_another_error_is_completed_or_dropped(ruleset) -> None:
     from extractor.products.check.fixes import working_fixes
-    from extractor.products.site.pages import by_function
+    from extractor.products.check.words import by_function
     from extractor.products.check.words import Flags
 
     argv = ["--model-path", "m", "--disaggregation-mode", "prefill", "--offload-kvcache", "--storage-backend", "s3"]
@@ -524,7 +525,7 @@ def test_config_file_keys_as_sglang_merges_them(ruleset, tmp_path) -> None:
 
 
 def test_no_fix_asks_to_change_the_model(ruleset) -> None:
-    from extractor.products.site.pages import by_function
+    from extractor.products.check.words import by_function
     from extractor.products.check.words import Flags, fixes_for
 
     flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
@@ -535,7 +536,7 @@ def test_no_fix_asks_to_change_the_model(ruleset) -> None:
 
 @pytest.mark.network
 def test_real_fix_never_swaps_the_model(real) -> None:
-    from extractor.products.site.pages import by_function
+    from extractor.products.check.words import by_function
     from extractor.products.check.words import Flags, fixes_for
 
     rule = next(r for r in real.rules if r.message.startswith("--moe-runner-backend {backend} requires --enable-lora"))
@@ -733,7 +734,7 @@ def test_a_message_less_assert_over_a_derived_size_gets_a_fix_that_clears_it(rea
     over the command's own flags finds the nearest sizes, each checked (the launch then passes)."""
     from extractor.logic.platforms import find_platform
     from extractor.products.check.fixes import checked_fixes
-    from extractor.products.site.pages import by_function
+    from extractor.products.check.words import by_function
     from extractor.products.check.words import Flags
 
     argv = ["--model-path", "org/model", "--tp", "8", "--enable-dp-attention", "--dp", "3"]

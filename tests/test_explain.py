@@ -142,7 +142,8 @@ def test_explain_of_the_seed_is_its_page_checked_and_fits_a_screen(capsys) -> No
     """The seed's explain shows the solutions its page shows, checked on the example, the example fix
     that keeps the flag (a decode server with its storage backend), in a screen's lines."""
     from extractor.products.check.fixes import example_fix
-    from extractor.products.site.pages import by_function, page
+    from extractor.products.check.words import by_function
+    from extractor.products.site.pages import page
     from extractor.products.reuse.rulesets import release_rules
     from extractor.products.check.words import Flags
 

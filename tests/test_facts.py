@@ -155,7 +155,8 @@ def test_a_config_read_from_another_local_folder(tmp_path) -> None:
     folder's config.json; a path that is no local folder (a Hub id) stays unknown."""
     import json
 
-    from extractor.logic.facts import Facts, _Evaluator, _parse
+    from extractor.logic.expressions import parsed_expression as _parse
+    from extractor.logic.facts import Facts, _Evaluator
     from extractor.logic.model_config import ModelFacts
 
     target, draft = tmp_path / "target", tmp_path / "draft"

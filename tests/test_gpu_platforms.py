@@ -477,7 +477,8 @@ def test_a_name_bound_to_two_functions_is_left_out() -> None:
 
 
 def test_the_device_is_derived_from_torchs_answers(ruleset) -> None:
-    from extractor.logic.facts import _Evaluator, _parse
+    from extractor.logic.expressions import parsed_expression as _parse
+    from extractor.logic.facts import _Evaluator
 
     def device(platform: str, env: dict[str, str] | None = None) -> object:
         facts = Facts(find_platform(platform), None, None, Helpers(ruleset.helpers), env or {})
@@ -525,7 +526,7 @@ def test_a_fix_removes_only_what_the_command_passes(ruleset) -> None:
     """The way out of an error on `--attention-backend` or `--decode-attention-backend` is offered as
     what the user can do on this command: remove the one they typed, not the one they did not."""
     from extractor.products.check.fixes import working_fixes
-    from extractor.products.site.pages import by_function
+    from extractor.products.check.words import by_function
     from extractor.products.check.words import Flags
 
     argv = ["--model-path", "m", "--attention-backend", "wave"]
@@ -546,7 +547,8 @@ def test_typical_launches_stop_first_at_a_platform_guard_with_a_fix_there(rulese
     """A guard that reads the platform has no flag-only witness; on common setups it gets launches
     that stop first at it, each with a fix `check` accepts there, and none where it cannot fire."""
     from extractor.logic.model_config import ModelFacts
-    from extractor.products.site.pages import by_function, page
+    from extractor.products.check.words import by_function
+    from extractor.products.site.pages import page
     from extractor.products.check.typical import Setup
     from extractor.products.extraction.typical_launches import typical_launches
     from extractor.products.extraction.witness import eligible

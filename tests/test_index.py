@@ -54,3 +54,23 @@ def test_other_bytes_give_another_index(rules_file: Path, cache: Path, tmp_path:
     (copy / "rules.json").write_text(text.replace('"label": "', '"label": "other-', 1), encoding="utf-8")
     assert load_rules(copy / "rules.json").label.startswith("other-")
     assert len(list(cache.glob("*.pickle"))) == 2
+
+
+@pytest.mark.network
+def test_extract_of_a_release_leaves_the_index_check_reads(tmp_path: Path, cache: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """`extract --release` indexes the documents it cached: the next `check` of the release builds
+    nothing (the release's files are shared with the other tests; the extractions and index are this
+    test's own)."""
+    from extractor.cli import main
+    from extractor.products.reuse import rulesets
+
+    assert main(["extract", "--release", "0.5.18", "-o", str(tmp_path / "out")]) == 0
+    assert list(cache.glob("*.pickle"))
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("the index was built again")
+
+    monkeypatch.setattr(rulesets, "ruleset_from_documents", no_build)
+    monkeypatch.setattr(rulesets, "_release_ruleset", no_build)
+    assert main(["check", "--release", "0.5.18", "--", "--model-path", "m", "--tp", "3"]) in (0, 1)

@@ -212,3 +212,10 @@ def test_consumers_import_only_what_reads_rules(tmp_path: Path, command: list[st
     loaded = __import__("json").loads(result.stderr.strip().splitlines()[-1])
     assert [m for m in loaded if m.startswith(FORBIDDEN_IN_CONSUMERS)] == [], result.stdout
     assert "extractor.logic.evaluation" in loaded or command[0] == "explain"
+    if "--file" not in command and command[0] == "check":  # a command line, as text: only what it needs
+        assert [m for m in loaded if m.startswith(NOT_FOR_ONE_COMMAND)] == []
+
+
+# What the text report of one command line does not need: YAML's reader (launch files), the JSON writer
+# of documents, the site's pages, the process pools of history and flag history.
+NOT_FOR_ONE_COMMAND = ("yaml", "orjson", "extractor.products.site", "concurrent.futures")

@@ -656,7 +656,7 @@ def test_a_run_check_is_fixed_through_the_flags_the_method_reads(ruleset, tmp_pa
     from extractor.logic.launch import parse_command
     from extractor.products.check.fixes import beyond_flags, checked_fixes
     from extractor.products.check.linter import launch_facts
-    from extractor.products.site.pages import by_function
+    from extractor.products.check.words import by_function
     from extractor.products.check.words import Flags
 
     (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")

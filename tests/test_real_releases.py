@@ -186,7 +186,7 @@ def _prose(text: str) -> str:
 
 @pytest.mark.parametrize("version", RELEASES)
 def test_pages_say_no_internal_name_and_show_known_placeholders_filled(releases, version: str) -> None:
-    from extractor.logic.evaluation import known_message
+    from extractor.logic.messages import known_message
     from extractor.products.site.pages import page
     from extractor.products.check.words import Flags
 
@@ -217,7 +217,7 @@ def test_every_fix_the_pages_of_0_5_23_print_clears_its_error_and_sets_off_none(
     definite error appears that the example did not already have (0.5.23: 227 fixes of 143 pages)."""
     from extractor.products.check.fixes import example_fixes
     from extractor.products.check.linter import check
-    from extractor.products.site.pages import by_function
+    from extractor.products.check.words import by_function
     from extractor.products.reuse.rulesets import release_rules
     from extractor.products.check.words import Flags
 
@@ -244,7 +244,7 @@ def test_the_typical_launches_of_0_5_23_stop_at_their_error_and_their_fixes_pass
     from extractor.logic.model_config import ModelFacts
     from extractor.logic.platforms import find_platform
     from extractor.products.check.linter import check
-    from extractor.products.site.pages import by_function
+    from extractor.products.check.words import by_function
     from extractor.products.reuse.rulesets import release_rules
     from extractor.products.check.typical import setups
     from extractor.products.extraction.typical_launches import typical_launches
@@ -300,7 +300,7 @@ def test_a_fix_where_the_condition_names_no_flag_is_searched_and_checked(tmp_pat
     from extractor.logic.launch import parse_command
     from extractor.products.check.fixes import checked_fixes
     from extractor.products.check.linter import check, launch_facts
-    from extractor.products.site.pages import by_function
+    from extractor.products.check.words import by_function
     from extractor.products.reuse.rulesets import release_rules
     from extractor.products.check.words import Flags
 

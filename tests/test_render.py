@@ -12,10 +12,10 @@ from markdown_it import MarkdownIt
 from extractor.cli import main
 from extractor.core.model import And, Atom, Flag, Lit, Not, Or, Term, TermKind
 from extractor.core.serialize import rule_json
-from extractor.logic.evaluation import known_message
+from extractor.logic.messages import known_message
 from extractor.products.extraction.extraction import extract
-from extractor.products.site.pages import by_function, page, render_site, source_link
-from extractor.products.check.words import Flags, solutions, way_text, words
+from extractor.products.site.pages import page, render_site, source_link
+from extractor.products.check.words import Flags, by_function, solutions, way_text, words
 from extractor.sources.trees import path_tree
 
 from .conftest import FIXTURES
@@ -302,7 +302,7 @@ def test_a_long_condition_reads_as_what_it_reads() -> None:
 def test_a_message_built_in_a_local_f_string_shows_that_string() -> None:
     """`raise ValueError(f"{msg} To allow ...")` where `msg = f"Warning: {reason} ... ({derived})."`:
     the page shows the f-string's own text, its fields in people's names, not `{msg}`."""
-    from extractor.logic.evaluation import known_message
+    from extractor.logic.messages import known_message
 
     built = Term(TermKind.OPAQUE, "f", 'f"Warning: {reason} context_length ({context_length}) is greater than '
                  'the derived context_length ({get_context_length(self__hf_text_config)}). " f"This may fail."')

@@ -20,6 +20,23 @@ def test_the_newest_releases_are_shipped() -> None:
     assert shipped_documents("0.0.1") is None
 
 
+def test_a_packed_document_expands_to_itself_with_each_repeated_subtree_once() -> None:
+    """Shipped documents are written as a table of their distinct subtrees: read back, the same
+    document, a repeated subtree one object (the records are then made once per subtree)."""
+    from extractor.products.reuse.shipped import _expanded, _packed
+
+    shared = {"type": "and", "args": [{"type": "atom", "kind": "field", "name": "tp_size"}, {"type": "const", "value": True}]}
+    document = {"rules": [{"id": "a", "trigger": shared, "order": 1}, {"id": "b", "trigger": json.loads(json.dumps(shared)),
+                "order": [1, 1.0, True, None, "1"]}], "empty": {}, "list": [[], [[]]], "@": {"@": 3}}
+    packed = _packed(document)
+    assert len(packed["table"]) < len(json.dumps(document))  # a table, each distinct subtree once
+    assert sum(1 for node in packed["table"] if node == {"type": "const", "value": True}) == 1
+    back = _expanded(json.loads(json.dumps(packed)))
+    assert back == document and json.dumps(back, sort_keys=True) == json.dumps(document, sort_keys=True)
+    assert back["rules"][0]["trigger"] is back["rules"][1]["trigger"]
+    assert _expanded(document) is document  # a document shipped unpacked is read as it is
+
+
 @pytest.mark.network
 @pytest.mark.parametrize("version", shipped_releases())
 def test_a_shipped_release_is_what_a_fresh_extraction_makes(version: str) -> None:

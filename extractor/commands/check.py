@@ -86,7 +86,8 @@ def _fixes(ruleset, report, argv: list[str], flags: Flags, groups, env: dict[str
 
     def fixes(rule: Rule) -> list[str]:
         if rule.id not in found:
-            found[rule.id] = (working_fixes(ruleset, rule, plain, flags, groups, env=env, facts=facts, had=definite)
+            found[rule.id] = (working_fixes(ruleset, rule, plain, flags, groups, env=env, facts=facts, had=definite,
+                                            base=report.evaluator)
                               if rule.id in definite else fixes_for(rule, flags, groups[(rule.location.file, rule.function)]))
         return found[rule.id]
 
@@ -144,7 +145,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from ..logic.platforms import find_platform, memory_mib, with_device_memory
     from ..logic.launch import ENV_ASSIGNMENT, launch_kind
     from ..products.check.linter import check, report_json, report_text
-    from ..products.site.pages import by_function
+    from ..products.check.words import by_function
     from ..products.reuse.rulesets import load_rules, release_rules
     from ..products.check.sarif import sarif_document
     from ..products.check.upgrade import upgrade, upgrade_json, upgrade_text
@@ -247,7 +248,9 @@ def _escape_property(text: str) -> str:
 
 def _commands_in_files(paths: Sequence[str]) -> list[tuple[tuple[str, int], tuple[str, ...]]]:
     """(file, line) and the command, for every launch command in the files (folders searched)."""
-    from ..logic.launch_files import file_kind, launch_commands
+    if not paths:
+        return []
+    from ..logic.launch_files import file_kind, launch_commands  # and YAML's reader: only for files
 
     found = []
     for given in paths:

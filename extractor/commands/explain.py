@@ -58,7 +58,8 @@ def _rule_sets(args: argparse.Namespace) -> Iterable[tuple[str, object]]:
 def cmd_explain(args: argparse.Namespace) -> int:
     from ..products.site.explain import explain_text
     from ..products.check.fixes import example_fix
-    from ..products.site.pages import by_function, page
+    from ..products.check.words import by_function
+    from ..products.site.pages import page
     from ..products.site.terminal import terminal_page
     from ..products.check.words import Flags
 

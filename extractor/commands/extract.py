@@ -34,6 +34,9 @@ def cmd_extract(args: argparse.Namespace) -> int:
             texts, counts = encoded_documents(ex, jobs_of(args))  # rules.json, flags.json, graph.json, .graphml, .dot
             with whole_folder(folder, owned=True) as made:  # rules.json and flags.json of one run, never mixed
                 write_encoded(made, texts)
+        if args.release and not args.no_cache and not args.include and not ex.problems:
+            line.step("indexing the rules for check")
+            _index_release(args)
     print(
         f"{ex.info.label}: {counts['rules']} rules ({counts['by_kind']['raise']} raise, {counts['by_kind']['assert']} assert, "
         f"{counts['by_kind']['adjustment']} adjustment; {counts['reachable']} reachable), {counts['flags']} flags, "
@@ -46,3 +49,15 @@ def cmd_extract(args: argparse.Namespace) -> int:
     for problem in ex.problems:
         print(f"error: {problem.file}:{problem.line}:{problem.column}: {problem.message}", file=sys.stderr)
     return EXIT_PARTIAL if ex.problems else EXIT_OK
+
+
+def _index_release(args: argparse.Namespace) -> None:
+    """The release's index for `check` and `explain`, made now from the documents just cached: their
+    first use reads it instead of building it (best effort: without it, that first use builds it)."""
+    from ..core.errors import DocumentError, SourceError
+    from ..products.reuse.rulesets import release_rules
+
+    try:
+        release_rules(args.release, args.index_url)
+    except (DocumentError, SourceError, OSError):
+        pass

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import concurrent.futures
 import sys
 from pathlib import Path
 
@@ -49,6 +48,8 @@ def cmd_flag_history(args) -> int:
         raise UsageError("--jobs must be at least 1")
     versions = [spec.value for spec in release_specs(args.releases, all_releases=args.all, index_url=args.index_url)]
     found, skipped = [], []
+    import concurrent.futures  # only when the history is built (every command's start pays for a top-level import)
+
     with concurrent.futures.ProcessPoolExecutor(args.jobs) as pool:
         for version, options, why in pool.map(_options_of, versions, [args.index_url] * len(versions)):
             if options:

@@ -23,7 +23,8 @@ def add_parser(commands) -> None:
 def cmd_render(args: argparse.Namespace) -> int:
     from ..products.extraction.extraction import extract
     from ..products.check.fixes import example_fixes
-    from ..products.site.pages import by_function, render_site  # imported when pages are written
+    from ..products.check.words import by_function
+    from ..products.site.pages import render_site  # imported when pages are written
     from ..products.reuse.rulesets import load_rules, ruleset_of
     from ..products.extraction.output import require_writable, whole_folder
     from ..products.extraction.typical_launches import typical_launches

@@ -8,21 +8,19 @@ Triggers already read each field as the run resolved it.
 
 from __future__ import annotations
 
-import ast
 import functools
 import re
 import sys
-from collections.abc import Callable, Container, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..core.formula import (CONVENTION, OneOf, Spellings, apply_transforms, conj, disj, distinct_atoms, evaluate, neg,
-                            parse_pinned,
-                            pinned_in, pinned_name, readable_text,
-                            render, render_flags, fields_read, terms)
-from ..core.model import And, Atom, Const, Formula, Lit, Not, Or, Rule, Term, TermKind, Write
+                            parse_pinned, pinned_in, pinned_name, render, render_flags)
+from ..core.model import And, Atom, Const, Formula, Not, Or, Rule, Term, TermKind, Write
 from .environment import EnvVar, env_default, parse_env
-from .facts import Facts, plain_value, run_site
+from .facts import Facts
 from .launch_host import PATH_TEST
+from .reads import FormulaReads
 from .model_config import MODEL_CONFIG_FIELDS
 from .expressions import UNKNOWN, Unknown, safe_eval
 
@@ -44,16 +42,28 @@ class Context:
     memo: dict = field(default_factory=dict, init=False, repr=False)  # truths of subformulas under these values
 
     _residuals: dict = field(default_factory=dict, init=False, repr=False)  # formulas with known atoms folded
+    _terms: dict = field(default_factory=dict, init=False, repr=False)  # id(term) -> (term, value, LookupError)
     # Formulas `decided` true because Python fails evaluating them (`x % 0`), by the exception's name.
     failing: dict = field(default_factory=dict, init=False, repr=False)
 
-    def inherit(self, base: Context, reads: Callable[[Formula], frozenset[str]], changed: frozenset[str]) -> None:
-        """Take `base`'s truth (and folded form) of every subformula that reads none of the `changed`
-        names. `base` must hold the same values, environment, assumptions, tables and facts but for
-        those names; `reads(f)`: every name the truth of `f` depends on, through the resolution table
-        too. Many command lines a flag or two apart (the witness search) are then evaluated mostly
-        once, on the base."""
+    def inherit(self, base: Context, reads: FormulaReads, changed: frozenset[str]) -> None:
+        """Take `base`'s truth (and folded form) of every subformula, and its values of every resolved
+        field, that read none of the `changed` names. `base` must hold the same values, environment,
+        assumptions, tables and facts but for those names; `reads` over-counts what each reads
+        (`logic.reads`). Many command lines a flag or two apart (the witness search, a command's
+        fixes) are then evaluated mostly once, on the base."""
         self.memo = _Inherited(base, reads, changed)
+
+    def inherit_from(self, base: Context, reads: FormulaReads) -> None:
+        """`inherit` from a launch that differs from this one in field values only (a command and one
+        of its fixes), the names whose values differ found here; from any other, nothing."""
+        if self.env != base.env or self.envs is not base.envs or self.assume != base.assume \
+                or self.writes is not base.writes or not _same_facts(self.facts, base.facts):
+            return
+        absent = object()
+        changed = frozenset(name for name in self.values.keys() | base.values.keys()
+                            if not identical(self.values.get(name, absent), base.values.get(name, absent)))
+        self.inherit(base, reads, changed)
 
     def truth(self, f: Formula) -> bool | None:
         """The three-valued (Kleene) truth of a formula under what is known."""
@@ -117,7 +127,23 @@ class Context:
         return found
 
     def value_of(self, term: Term) -> object:
-        """A term's value, or LookupError when the command line does not decide it."""
+        """A term's value, or LookupError when the command line does not decide it (each term worked
+        out once per launch: triggers, their residues and `undecided` ask for the same ones)."""
+        found = self._terms.get(id(term))
+        if found is None:
+            try:
+                found = (term, self._value_of(term), None)
+            except LookupError as error:
+                cause = error.__cause__ or error  # what `raises` reads (`ZeroDivisionError`)
+                cause.__traceback__ = cause.__context__ = None  # nothing kept of where it was raised
+                found = (term, None, cause)
+            self._terms[id(term)] = found  # the term kept with its id: an id is never another's
+        if found[2] is not None:
+            # A new exception each time (one raised again would chain every handler it crossed).
+            raise LookupError(term.text) from found[2]
+        return found[1]
+
+    def _value_of(self, term: Term) -> object:
         try:
             if term.kind is TermKind.FIELD:
                 value = self.values.get(term.name, UNKNOWN)
@@ -142,7 +168,8 @@ class Context:
             except Unknown:
                 if self.facts is None or term.kind is not TermKind.OPAQUE:
                     raise
-                return self.facts.value(term.text, self._fields_of(term))
+            # Out of the handler: what the facts raise does not chain onto it.
+            return self.facts.value(term.text, self._fields_of(term))
         except LookupError:
             raise
         except Exception as error:  # Unknown, or the expression fails on these values
@@ -168,14 +195,24 @@ class Context:
         key = (name, version)
         found = self._resolved.get(key)
         if found is None:
-            try:
-                found = self._resolve(name, version)
-            except LookupError:
-                found = _UNDECIDED
+            if isinstance(self.memo, _Inherited) and self.memo.inherits_chain(key):
+                found = self.memo.base.resolution(key)
+            else:
+                try:
+                    found = self._resolve(name, version)
+                except LookupError:
+                    found = _UNDECIDED
             self._resolved[key] = found
         if found is _UNDECIDED:
             raise Unknown(f"resolved({name})")
         return found
+
+    def resolution(self, key: tuple[str, int]) -> tuple[object, ...]:
+        """`resolved(*key)`, with a memoized "unknown" for Unknown (what an inheriting context takes)."""
+        try:
+            return self.resolved(*key)
+        except Unknown:
+            return _UNDECIDED
 
     def _resolve(self, name: str, version: int) -> tuple[object, ...]:
         writes = self.writes.get(name, ())
@@ -225,15 +262,19 @@ class _Inherited(dict):
     """A context's truths of subformulas (`Context.memo`) that answers, for a subformula reading none
     of the changed names, the base context's truth (see `Context.inherit`)."""
 
-    def __init__(self, base: Context, reads: Callable[[Formula], frozenset[str]], changed: frozenset[str]) -> None:
+    def __init__(self, base: Context, reads: FormulaReads, changed: frozenset[str]) -> None:
         super().__init__()
         self.base = base
         self.reads = reads
-        self.changed = changed
+        self.changed = reads.mask_of(changed)
 
     def inherits(self, f: Formula) -> bool:
         """Does `f` read none of the changed names (so it is what it is on the base)?"""
-        return self.changed.isdisjoint(self.reads(f))
+        return not self.reads.mask(f) & self.changed
+
+    def inherits_chain(self, chain: tuple[str, int]) -> bool:
+        """Does a resolved field's chain read none of the changed names?"""
+        return not self.reads.chain_mask(chain) & self.changed
 
     def get(self, f: Formula, default: object = None) -> object:  # type: ignore[override]
         found = dict.get(self, f, _ABSENT)
@@ -245,6 +286,55 @@ class _Inherited(dict):
 
 
 _ABSENT = object()
+
+
+class _Ancestors:
+    """The subformulas over each atom of a formula (those whose truth forcing the atom may change)."""
+
+    def __init__(self, formula: Formula) -> None:
+        self.parents: dict[int, list[int]] = {}
+        self.atoms: dict[Atom, list[int]] = {}  # each atom, by equality, to its nodes
+        seen: set[int] = set()
+        stack = [formula]
+        while stack:
+            g = stack.pop()
+            if id(g) in seen:
+                continue
+            seen.add(id(g))
+            children = (g.arg,) if isinstance(g, Not) else g.args if isinstance(g, (And, Or)) else ()
+            for child in children:
+                self.parents.setdefault(id(child), []).append(id(g))
+                stack.append(child)
+            if isinstance(g, Atom):
+                self.atoms.setdefault(g, []).append(id(g))
+
+    def of(self, atom: Atom) -> set[int]:
+        found: set[int] = set()
+        todo = list(self.atoms.get(atom, ()))
+        while todo:
+            node = todo.pop()
+            if node not in found:
+                found.add(node)
+                todo += self.parents.get(node, ())
+        return found
+
+
+class _Forced(dict):
+    """Truths of subformulas with one atom forced (`Evaluator.undecided`): a subformula not over it
+    is what the launch makes it (`Context.truth`); those over it are evaluated again."""
+
+    def __init__(self, atom: Atom, value: bool, over: set[int], context: Context) -> None:
+        super().__init__({atom: value})
+        self.over = over
+        self.context = context
+
+    def get(self, f: Formula, default: object = None) -> object:  # type: ignore[override]
+        found = dict.get(self, f, _ABSENT)
+        if found is _ABSENT:
+            if id(f) in self.over:
+                return default
+            found = self[f] = self.context.truth(f)
+        return found
 _UNDECIDED: tuple = (object(),)  # a memoized "unknown"
 MAX_ENUMERATED_ATOMS = 8  # unknown atoms left after folding whose every truth is tried
 
@@ -327,6 +417,19 @@ class _Pinned(Mapping):
         return len(self.fields)
 
 
+def _same_facts(a: Facts | None, b: Facts | None) -> bool:
+    """The same platform, model, host, helpers and environment (each fact cache its own)."""
+    if a is None or b is None:
+        return a is b
+    return (a.platform == b.platform and a.model == b.model and a.host == b.host and a.helpers is b.helpers
+            and a.env == b.env and a.envs is b.envs)
+
+
+def identical(a: object, b: object) -> bool:
+    """The same value of the same type (1, 1.0 and True are three values to a trigger)."""
+    return type(a) is type(b) and a == b
+
+
 def _distinct(values: Sequence[object]) -> tuple[object, ...]:
     found: list[object] = []
     for value in values:
@@ -353,8 +456,8 @@ class Evaluator:
         self.context = context
         self.rules = rules if isinstance(rules, Mapping) else {r.id: r for r in rules}
         self._firing: dict[str, bool | None] = {}
-        self._chain_kinds: dict[tuple[str, int], set[str]] = {}  # what each undecided resolved field waits for
-        self._atom_kind_memo: dict[Atom, set[str]] = {}
+        self._chain_kinds: dict[tuple[str, int], int] = {}  # what each undecided resolved field waits for
+        self._atom_kind_memo: dict[Atom, int] = {}  # as a rank in MISSING_KINDS (`_atom_rank`)
 
     def fires(self, adjustment_id: str) -> bool | None:
         """Whether an adjustment runs."""
@@ -384,227 +487,83 @@ class Evaluator:
         # Forcing each atom either way costs a whole evaluation per atom: worth it for a few, and
         # past that every undecided atom is listed (it is undecided, if not always deciding).
         test_each = len(open_atoms) <= MAX_FORCED_ATOMS
+        above = _Ancestors(formula) if test_each and open_atoms else None
         for atom in open_atoms:
-            if test_each and evaluate(formula, self.context.value_of, {atom: True}) == \
-                    evaluate(formula, self.context.value_of, {atom: False}):
+            if above is not None and self._forced(formula, atom, True, above) == self._forced(formula, atom, False, above):
                 continue
             found.setdefault(render_flags(atom, self.context.spellings), self.missing(atom))
         return tuple(found.items())
 
+    def _forced(self, formula: Formula, atom: Atom, value: bool, above: _Ancestors) -> bool | None:
+        """The formula's truth with the atom taken as `value`: only the subformulas over it are
+        evaluated again, the others are what they are on the launch."""
+        return evaluate(formula, self.context.value_of, _Forced(atom, value, above.of(atom), self.context))
+
     def missing(self, atom: Atom) -> str:
         """What an undecided atom waits for, the most specific first: platform, model, environment, code."""
-        kinds = self._atom_kinds(atom, set())
-        return next((k for k in MISSING_KINDS if k in kinds), "code")
+        rank = self._atom_rank(atom, set())
+        return MISSING_KINDS[rank] if rank < _NOTHING else "code"
 
-    def _atom_kinds(self, atom: Atom, seen: set) -> set[str]:
+    # What an atom, a term or a resolved field waits for is the most specific kind among what its
+    # undecided parts wait for: its rank in MISSING_KINDS, the lowest found (`_NOTHING`: none). The
+    # search stops at the most specific (a platform fact): nothing found after it would come first.
+
+    def _atom_rank(self, atom: Atom, seen: set) -> int:
         found = self._atom_kind_memo.get(atom)
         if found is None:
-            found = self._atom_kind_memo[atom] = self._atom_kinds_of(atom, seen)
+            found = self._atom_kind_memo[atom] = self._atom_rank_of(atom, seen)
         return found
 
-    def _atom_kinds_of(self, atom: Atom, seen: set) -> set[str]:
-        kinds: set[str] = set()
+    def _atom_rank_of(self, atom: Atom, seen: set) -> int:
+        rank = _NOTHING
         for term in (atom.term, atom.other):
             if isinstance(term, Term):
                 try:
                     self.context.value_of(term)
                 except LookupError:
-                    kinds |= self._term_kinds(term, seen)
-        return kinds
+                    rank = min(rank, self._term_rank(term, seen))
+                    if rank == 0:
+                        break
+        return rank
 
-    def _term_kinds(self, term: Term, seen: set) -> set[str]:
+    def _term_rank(self, term: Term, seen: set) -> int:
         if term.kind is TermKind.RESOLVED:
             key = (term.name, term.version)
             if key in self._chain_kinds:
                 return self._chain_kinds[key]
             if key in seen:
-                return set()
+                return _NOTHING
             seen.add(key)
-            kinds = self._chain_kinds[key] = self._resolved_kinds(term, seen)
-            return kinds
+            rank = self._chain_kinds[key] = self._resolved_rank(term, seen)
+            return rank
         if term.kind is TermKind.OPAQUE and PATH_TEST.search(term.text):
-            return {"files"}  # a path on the launch host (`check --local` there decides it)
+            return _FILES  # a path on the launch host (`check --local` there decides it)
         if term.kind is TermKind.OPAQUE and "__v" in term.text:  # fields as the run resolved them
-            kinds = set()
+            rank = _NOTHING
             for name in re.findall(r"\b\w+__v\d+\b", term.text):
                 field, version = parse_pinned(name) or (name, 0)
-                kinds |= self._term_kinds(Term(TermKind.RESOLVED, field, name, (field,), version=version), seen)
-            return kinds or {"code"}
-        return {_MISSING_OF.get(term.kind, "code")}
+                rank = min(rank, self._term_rank(Term(TermKind.RESOLVED, field, name, (field,), version=version), seen))
+                if rank == 0:
+                    break
+            return rank if rank < _NOTHING else _CODE
+        return MISSING_KINDS.index(_MISSING_OF.get(term.kind, "code"))
 
-    def _resolved_kinds(self, term: Term, seen: set) -> set[str]:
-        kinds: set[str] = set()
+    def _resolved_rank(self, term: Term, seen: set) -> int:
+        rank = _NOTHING
         for write in self.context.writes.get(term.name, ())[:term.version]:
             for f in (write.when, *(when for when, _ in write.cases)):
                 for atom in every_atom(f):
                     if self.context.truth(atom) is None:
-                        kinds |= self._atom_kinds(atom, seen)
+                        rank = min(rank, self._atom_rank(atom, seen))
+                        if rank == 0:
+                            return rank
             for _, value in write.cases:
                 if isinstance(value, Term):
-                    kinds |= self._atom_kinds(Atom(value), seen)
+                    rank = min(rank, self._atom_rank(Atom(value), seen))
+                    if rank == 0:
+                        return rank
         typed = self.context.values.get(term.name)
-        return kinds or ({"code"} if typed is UNKNOWN else set())
-
-
-def filled_message(rule: Rule, context: Context, rewritten: Container[str] = ()) -> str:
-    """The rule's message with its placeholders filled with what the launch shows there, where it
-    is decided (one value): a placeholder reading one server argument with the value the field holds
-    where the guard runs (not the fields in `rewritten`: an adjustment that may run may change them
-    first); a local's or a constant's with what the extraction found it holds (`Rule.placeholders`);
-    a check `check` runs with the method's own values where it stopped. Others as written."""
-    if "{" not in rule.message:
-        return rule.message
-    sites = _run_sites(rule.trigger)
-    if sites:
-        stops = context.facts.stops if context.facts is not None else {}
-        held = next((stops[site] for site in sites if site in stops), None)
-        return _HELD_PLACEHOLDER.sub(lambda m: _shown(m, held.get(m.group(1), _NOT_SHOWN)), known_message(rule)) \
-            if held else known_message(rule)
-
-    def field_value(name: str) -> object:
-        if name in rewritten:
-            return _NOT_SHOWN
-        before = sum(1 for w in context.writes.get(name, ()) if rule.order is not None and w.order < rule.order)
-        try:
-            values = context.resolved(name, before)
-        except (LookupError, Unknown):
-            return _NOT_SHOWN
-        # None is not shown: `make verify` met a None here where SGLang printed 10 (0.5.23's
-        # `{cfg.speculative_eagle_topk}` at speculative_hook.py:1361, a write the table lacks).
-        if len(values) != 1 or values[0] is UNKNOWN or values[0] is None or not plain_value(values[0]):
-            return _NOT_SHOWN
-        return values[0]
-
-    message = _FIELD_PLACEHOLDER.sub(lambda m: _shown(m, field_value(m.group(1))), known_message(rule))
-    for name, value in rule.placeholders:
-        if isinstance(value, Term):
-            shown = field_value(value.name) if value.kind is TermKind.FIELD else _fact_value(value, context)
-            message = _placeholder(name).sub(lambda m: _shown(m, shown), message)
-    if "{" in message:
-        message = _read_in_trigger(rule, message, context, field_value)
-    return message
-
-
-@functools.lru_cache(maxsize=4096)  # bounded: a process that reads many releases lets old formulas go
-def _run_sites(trigger: Formula | None) -> tuple:
-    """The methods a trigger runs over the launch (`raised_in(...)` terms), where each stops."""
-    return tuple(site for atom in every_atom(trigger) if (site := run_site(atom.term.text)) is not None) \
-        if trigger is not None else ()
-
-
-@functools.lru_cache(maxsize=4096)
-def _trigger_reads(trigger: Formula) -> tuple[frozenset[str], dict[str, Term]]:
-    """The fields a trigger reads, and its platform, model and opaque terms by their text as people
-    write it: what `_read_in_trigger` looks placeholders up in."""
-    return frozenset(fields_read(trigger)), {readable_name(term.text): term for term in terms(trigger)
-                                             if term.kind in (TermKind.MODEL, TermKind.PLATFORM, TermKind.OPAQUE)}
-
-
-# `{context_length}`, `{get_context_length(self.hf_text_config)}`: a placeholder as plain source text.
-_SOURCE_PLACEHOLDER = re.compile(r"(?<!\{)\{([^{}!]+?)(![rs])?\}(?!\})")
-
-
-def _read_in_trigger(rule: Rule, message: str, context: Context, field_value: Callable[[str], object]) -> str:
-    """Placeholders left that the guard's own condition reads: a bare field name the trigger tests
-    (a parameter that carries the flag, `{context_length}`), or a term of it written the same way
-    (`{get_context_length(self.hf_text_config)}`, a fact of the model's config.json), with the
-    launch's value. What the trigger does not read stays as written."""
-    fields, read = _trigger_reads(rule.effective)
-
-    def value(match: re.Match) -> str:
-        text = match.group(1).strip()
-        if text in fields:
-            return _shown(match, field_value(text))
-        term = read.get(readable_name(text))
-        # A call the message writes over its locals (`get_context_length(self.hf_text_config)`) is
-        # in the trigger over the launch's values: the terms calling that function, if one value.
-        call = re.match(r"([A-Za-z_][\w.]*)\(", text)
-        candidates = [term] if term is not None else [t for key, t in read.items()
-                                                      if call and key.startswith(call.group(0))]
-        found = set()
-        for candidate in candidates:
-            try:
-                got = context.value_of(candidate)
-            except LookupError:
-                return match.group(0)
-            if not plain_value(got) or isinstance(got, OneOf):
-                return match.group(0)
-            found.add(got)
-        return _shown(match, found.pop()) if len(found) == 1 else match.group(0)
-
-    return _SOURCE_PLACEHOLDER.sub(value, message)
-
-
-def readable_name(text: str) -> str:
-    """Source text as people write it: the walk's `self__hf_text_config` is `self.hf_text_config`."""
-    return re.sub(r"\s+", "", re.sub(r"\bself__", "self.", text))
-
-
-def known_message(rule: Rule) -> str:
-    """The message with the placeholders whose value holds for every launch filled (a local bound to
-    a literal: `{ib_sysfs_path}` -> `/sys/class/infiniband`), and a local bound to an f-string
-    written out as that f-string's own text (`{msg}` -> `Warning: {reason} context_length
-    ({context_length}) is greater than ...`): what pages and titles show."""
-    message = rule.message
-    for name, value in rule.placeholders:
-        if isinstance(value, Lit):
-            message = _placeholder(name).sub(lambda m: _shown(m, value.value), message)  # noqa: B023 - used at once
-        elif isinstance(value, Term) and (template := _template(value.text)) is not None:
-            message = _placeholder(name).sub(lambda m: template.replace("\\", "\\\\"), message)  # noqa: B023
-    return message
-
-
-def _template(text: str) -> str | None:
-    """An f-string's (or a string's) source as a message template: its literal parts as they read, each
-    replacement field as `{expression}` in people's names (`self.hf_text_config`, not the walk's);
-    None when the text is no string."""
-    try:
-        node = ast.parse(text.strip(), mode="eval").body
-    except (SyntaxError, ValueError):
-        return None
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value.replace("{", "{{").replace("}", "}}")
-    if not isinstance(node, ast.JoinedStr):
-        return None
-    parts = []
-    for part in node.values:
-        if isinstance(part, ast.Constant) and isinstance(part.value, str):
-            parts.append(part.value.replace("{", "{{").replace("}", "}}"))
-        elif isinstance(part, ast.FormattedValue):
-            conversion = {115: "!s", 114: "!r", 97: "!a"}.get(part.conversion, "")
-            parts.append("{" + readable_text(ast.unparse(part.value)) + conversion + "}")
-        else:
-            return None
-    return "".join(parts)
-
-
-def _placeholder(name: str) -> re.Pattern[str]:
-    return re.compile(r"(?<!\{)\{" + re.escape(name) + r"(![rs])?\}(?!\})")
-
-
-# `{cfg.attention_backend}`, `{self.tp_size!r}`: a placeholder of a message that reads one field.
-_FIELD_PLACEHOLDER = re.compile(r"(?<!\{)\{(?:self|cfg|view|server_args|args|sa|sargs)\.([a-z_][a-z0-9_]*)(![rs])?\}(?!\})")
-# `{quant_method}`, `{self.quantization!r}`: a placeholder of a local or an attribute of the instance.
-_HELD_PLACEHOLDER = re.compile(r"(?<!\{)\{((?:self\.)?[A-Za-z_]\w*)(![rs])?\}(?!\})")
-_NOT_SHOWN = object()
-
-
-def _shown(match: re.Match, value: object) -> str:
-    """A placeholder as Python's f-string shows the value (`!r`: its repr), or as written when unknown."""
-    if value is _NOT_SHOWN:
-        return match.group(0)
-    return repr(value) if match.groups()[-1] == "!r" else str(value)  # the conversion is the last group
-
-
-def _fact_value(term: Term, context: Context) -> object:
-    """A term over no field (a constant, a platform query) as the launch's facts answer it."""
-    if context.facts is None:
-        return _NOT_SHOWN
-    try:
-        found = context.facts.value(term.text)
-    except (Unknown, RecursionError):
-        return _NOT_SHOWN
-    return found if plain_value(found) else _NOT_SHOWN
+        return rank if rank < _NOTHING else _CODE if typed is UNKNOWN else _NOTHING
 
 
 @functools.lru_cache(maxsize=16384)
@@ -616,6 +575,7 @@ def every_atom(f: Formula) -> tuple[Atom, ...]:
 
 
 MISSING_KINDS = ("platform", "model", "environment", "files", "code")
+_FILES, _CODE, _NOTHING = MISSING_KINDS.index("files"), MISSING_KINDS.index("code"), len(MISSING_KINDS)
 MAX_FORCED_ATOMS = 12  # undecided atoms of one trigger tested one by one for whether they decide it
 _MISSING_OF = {TermKind.PLATFORM: "platform", TermKind.MODEL: "model", TermKind.ENV: "environment"}
 

@@ -64,16 +64,17 @@ def safe_eval(text: str, values: Mapping[str, object], env: Callable[[str, str],
     builtins and string/dict methods are interpreted; env reads go through `env(name, how)`.
     Anything else (calls into SGLang, attributes of objects, unknown names) raises Unknown.
     """
-    tree = _expression(text)
+    tree = parsed_expression(text)
     if tree is None:
         raise Unknown(text)
     return _eval(tree.body, values, env)
 
 
 @lru_cache(maxsize=8192)
-def _expression(text: str) -> ast.Expression | None:
-    """The parsed expression (never changed by `_eval`), once per text: witnesses evaluate the same
-    terms tens of thousands of times."""
+def parsed_expression(text: str) -> ast.Expression | None:
+    """The parsed expression (never changed by `_eval` or the facts' reader), once per text: witnesses
+    evaluate the same terms tens of thousands of times, and a term `safe_eval` leaves to the facts
+    (`logic.facts`) is read there from the same tree."""
     try:
         return ast.parse(text.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -85,7 +86,7 @@ def computable(term: Term) -> bool:
     """Whether `safe_eval` can compute an opaque term from field values alone (no env, no calls out)."""
     if not term.fields:
         return False
-    tree = _expression(term.text)
+    tree = parsed_expression(term.text)
     if tree is None:
         return False
     fields = set(term.fields)

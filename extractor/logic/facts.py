@@ -17,12 +17,11 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 from ..core.model import RUN_FUNCTION
 from .environment import EnvVar, env_default, parse_env
-from .expressions import BINARY_OPERATORS, Unknown, boolean_operation, comparison_chain
+from .expressions import BINARY_OPERATORS, Unknown, boolean_operation, comparison_chain, parsed_expression
 from .helpers import (MAX_STEPS, BoundMethod, Definition, Helpers, Instance, Outside, PackageClass, Raised, Reader,
                       World, bind_arguments, closing_statements, guard_statements)
 from .model_config import (CONFIG_LOADERS, Config, ModelConfig, ModelFacts, PlainDecoderSpec, local_model,
@@ -119,21 +118,13 @@ class Facts:
             compact = "".join(text.split())
             if compact in self.platform.facts:
                 return self.platform.facts[compact]
-        tree = _parse(text)
+        tree = parsed_expression(text)
         if tree is None:
             raise Unknown(text)
         return _Evaluator(self, fields).eval(tree.body)
 
 
 _UNKNOWN_VALUE = object()
-
-
-@lru_cache(maxsize=4096)
-def _parse(text: str) -> ast.Expression | None:
-    try:
-        return ast.parse(text.strip(), mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
 
 
 _BUILTINS: dict[str, Callable] = {

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from ...core.formula import fields_read, terms
 from ...core.model import RUN_FUNCTION, Rule, RuleKind, Term, TermKind
-from ...logic.evaluation import Context
+from ...logic.evaluation import Context, Evaluator
 from ...logic.facts import Facts
 from ...logic.launch import parse_command
 from .linter import Beyond, RuleSet, definite_errors, launch_context, launch_evaluator
@@ -47,15 +47,19 @@ class Fix:
 
 def working_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flags,
                   siblings: Mapping[tuple[str, str], Sequence[Rule]], *, env: Mapping[str, str] | None = None,
-                  facts: Facts | None = None, had: Iterable[str] | None = None) -> list[str]:
+                  facts: Facts | None = None, had: Iterable[str] | None = None,
+                  base: Evaluator | None = None) -> list[str]:
     """The rule's fixes for this command line, each as text, with the flags added for other rules.
-    `had`: the ids of the command's definite errors, when the caller knows them already."""
-    return [fix.text for fix in checked_fixes(ruleset, rule, argv, flags, siblings, env=env, facts=facts, had=had)]
+    `had`: the ids of the command's definite errors, when the caller knows them already; `base`:
+    the command's own evaluation, when the caller has it (`Report.evaluator`)."""
+    return [fix.text for fix in checked_fixes(ruleset, rule, argv, flags, siblings, env=env, facts=facts, had=had,
+                                              base=base)]
 
 
 def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flags,
                   siblings: Mapping[tuple[str, str], Sequence[Rule]], *, env: Mapping[str, str] | None = None,
-                  facts: Facts | None = None, had: Iterable[str] | None = None) -> list[Fix]:
+                  facts: Facts | None = None, had: Iterable[str] | None = None,
+                  base: Evaluator | None = None) -> list[Fix]:
     """`working_fixes` with the fixed command lines."""
     found: list[Fix] = []
     had = set(had) if had is not None else {r.id for r in definite_errors(ruleset, argv, env=env, facts=facts)}
@@ -67,8 +71,10 @@ def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
     ways = [w for w in (_on_the_command(w, given, ruleset) for w in
                         solutions(rule, flags, siblings.get((rule.location.file, rule.function), ()))) if w]
     searched: list[Way] = []
+    # The command's own evaluation: each fixed command a few values away takes what those leave as is.
+    base = base or launch_evaluator(ruleset, argv, env=env, facts=dataclasses.replace(facts) if facts else None)
     for way in ways:
-        completed = _completed(ruleset, rule, list(argv), way, flags, siblings, had, env, facts)
+        completed = _completed(ruleset, rule, list(argv), way, flags, siblings, had, env, facts, base)
         if completed is not None and all(f.text != completed.text for f in found):
             found.append(completed)
     if not found:
@@ -77,7 +83,7 @@ def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
         left = None  # ways still tried once one works: the alternatives nearest it, not every one
         searched = _searched_ways(ruleset, rule, argv, typed, flags, command.env, env, facts)
         for way in searched:
-            completed = _completed(ruleset, rule, list(argv), way, flags, siblings, had, env, facts)
+            completed = _completed(ruleset, rule, list(argv), way, flags, siblings, had, env, facts, base)
             if completed is not None and all(f.text != completed.text for f in found):
                 found.append(completed)
                 left = _AFTER_FIRST if left is None else left
@@ -92,7 +98,8 @@ def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
         # what that error names (an MXFP4 checkpoint requantized on a CPU, the MoE runner that does
         # not take it left to its default). Never where a way that takes nothing away works.
         for way in ways + searched:
-            completed = _completed(ruleset, rule, list(argv), way, flags, siblings, had, env, facts, take_away=True)
+            completed = _completed(ruleset, rule, list(argv), way, flags, siblings, had, env, facts, base,
+                                   take_away=True)
             if completed is not None:
                 return [completed]  # one, the nearest: a last resort
     return found
@@ -238,14 +245,15 @@ def short_command_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags
     # What the command already sets off, among the guards a fix can touch: those reading the
     # rule's flags or what its ways edit (a short command: others are rare).
     reading = (set(fields_read(rule.effective)) - _EVERYWHERE).union(*(_fields(w, ruleset) for w in ways))
-    had = {r.id for r in definite_errors(ruleset, argv, reading=reading,
-                                         facts=dataclasses.replace(facts) if facts else None)}
-    return checked_fixes(ruleset, rule, argv, flags, siblings, facts=facts, had=had)
+    base = launch_evaluator(ruleset, argv, facts=dataclasses.replace(facts) if facts else None)
+    had = {r.id for r in definite_errors(ruleset, argv, reading=reading, evaluator=base)}
+    return checked_fixes(ruleset, rule, argv, flags, siblings, facts=facts, had=had, base=base)
 
 
 def _completed(ruleset: RuleSet, rule: Rule, argv: list[str], way: Way, flags: Flags,
                siblings: Mapping[tuple[str, str], Sequence[Rule]], had: set[str],
-               env: Mapping[str, str] | None, facts: Facts | None, take_away: bool = False) -> Fix | None:
+               env: Mapping[str, str] | None, facts: Facts | None, base: Evaluator | None = None,
+               take_away: bool = False) -> Fix | None:
     """The way applied to the command and completed, up to MAX_EXTRA times, with what clears the
     errors it sets off (`take_away`: also by a removal, for the error the edit itself sets off);
     None when it does not clear the rule or cannot be completed."""
@@ -264,7 +272,8 @@ def _completed(ruleset: RuleSet, rule: Rule, argv: list[str], way: Way, flags: F
         reading = _fields(edits, ruleset) | (set(fields_read(rule.effective)) - _EVERYWHERE)
         # Fresh facts for the fixed command: the launch's keep what its terms read by their text,
         # and a method run over the launch (`--quantization` read by `_verify_quantization`) reads the flags.
-        evaluator = launch_evaluator(ruleset, fixed, env=env, facts=dataclasses.replace(facts) if facts else None)
+        evaluator = launch_evaluator(ruleset, fixed, env=env, facts=dataclasses.replace(facts) if facts else None,
+                                     base=base)
         if evaluator.holds(rule) is not False:
             return fallback  # the way does not clear it on this command line, or not surely
         errors = definite_errors(ruleset, fixed, reading=reading, including=(rule,), evaluator=evaluator)

@@ -18,11 +18,13 @@ from functools import cached_property
 from ...core.formula import terms
 from ...core.model import Atom, Flag, HelperLibrary, Rule, RuleKind, Term, TermKind, Write
 from ...logic.environment import EnvVar
-from ...logic.evaluation import MISSING_KINDS, Context, Evaluator, assumption_key, filled_message, substitute_assumptions
+from ...logic.evaluation import MISSING_KINDS, Context, Evaluator, assumption_key, substitute_assumptions
+from ...logic.messages import filled_message
 from ...logic.facts import Facts
 from ...logic.launch_host import LaunchHost
 from ...logic.model_config import ModelFacts, local_model
 from ...logic.platforms import Platform
+from ...logic.reads import FormulaReads
 from ...logic.helpers import Helpers
 from ...logic.launch import ArgError, Catalog, CommandLine, parse_command
 from ...logic.releases import FlagHistory, shipped_flag_history
@@ -82,6 +84,11 @@ class RuleSet:
         for write in sorted(self.resolution, key=lambda w: (w.field, w.version)):
             found.setdefault(write.field, []).append(write)
         return {name: tuple(writes) for name, writes in found.items()}
+
+    @cached_property
+    def read_sets(self) -> FormulaReads:
+        """What each formula and resolution chain reads (`logic.reads`), memoized while the set lives."""
+        return FormulaReads(self.writes)
 
     @property
     def label(self) -> str:
@@ -155,6 +162,9 @@ class Report:
     checked: int
     label: str
     placeholders: list[str] = field(default_factory=list)  # `--port $PORT`: left unknown
+    # The evaluation the findings come from: the fixes of its definite errors, a few values away, take
+    # what those values leave as is from it (`launch_evaluator(..., base=...)`).
+    evaluator: Evaluator | None = field(default=None, compare=False, repr=False)
 
     @property
     def definite(self) -> list[Finding]:
@@ -219,8 +229,8 @@ def check(
                                  f.rule.location.line, f.rule.id))
     adjustments = [] if wanted is not None else [
         r for r in rules if r.kind is RuleKind.ADJUSTMENT and r.reachable and evaluator.fires(r.id)]
-    return Report(findings, told_errors(command.errors, ruleset.label), adjustments, sorted(set(assumed) - used), checked, ruleset.label,
-                  list(command.placeholders))
+    return Report(findings, told_errors(command.errors, ruleset.label), adjustments, sorted(set(assumed) - used), checked,
+                  ruleset.label, list(command.placeholders), evaluator)
 
 
 def launch_facts(command: CommandLine, platform: Platform | None = None, model: ModelFacts | None = None,
@@ -272,9 +282,13 @@ def definite_errors(ruleset: RuleSet, argv: Sequence[str], reading: Iterable[str
 
 
 def launch_evaluator(ruleset: RuleSet, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
-                     facts: Facts | None = None) -> Evaluator:
-    """The truth of the rules on one command line (memoized per formula)."""
-    return Evaluator(ruleset.by_id, launch_context(ruleset, parse_command(argv, ruleset.catalog), env, facts=facts))
+                     facts: Facts | None = None, base: Evaluator | None = None) -> Evaluator:
+    """The truth of the rules on one command line (memoized per formula); `base`: the evaluator of a
+    command line it differs from in a few values (what those do not change is taken from there)."""
+    context = launch_context(ruleset, parse_command(argv, ruleset.catalog), env, facts=facts)
+    if base is not None:
+        context.inherit_from(base.context, ruleset.read_sets)
+    return Evaluator(ruleset.by_id, context)
 
 
 def guards_to_check(ruleset: RuleSet, reading: Iterable[str] | None = None, before: int | None = None,

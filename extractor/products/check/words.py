@@ -506,3 +506,11 @@ def _env_edit(atom: Atom, truth: bool) -> Way | None:
     if atom.op in ("==", "is") and value is not None and truth or atom.op in ("!=", "is not") and value is not None and not truth:
         return (Edit("env", name, str(value)),)
     return None
+
+
+def by_function(rules: Iterable[Rule]) -> dict[tuple[str, str], list[Rule]]:
+    """The rules of each function, by (file, function): the siblings `solutions` reads a guard's ways with."""
+    groups: dict[tuple[str, str], list[Rule]] = defaultdict(list)
+    for rule in rules:
+        groups[(rule.location.file, rule.function)].append(rule)
+    return groups

@@ -26,7 +26,7 @@ from ...analysis.environ import env_defaults
 from ...core.formula import atoms, conj, evaluate, neg
 from ...core.parallel import Shared, shared_map
 from ...core.model import And, Example, Flag, Formula, Lit, Rule, RuleKind, Term, TermKind, Write
-from ...logic.evaluation import Context, Evaluator
+from ...logic.evaluation import Context, Evaluator, identical
 from ...logic.expressions import UNKNOWN, computable, safe_eval
 from ...logic.facts import Facts
 from ...logic.model_config import ModelFacts
@@ -256,7 +256,7 @@ class _Verdicts:
             if self._bare is None:
                 bare = parse_command(["--model-path", MODEL_PATH], self.ruleset.catalog)
                 self._bare = (bare, launch_context(self.ruleset, bare))
-            context.inherit(self._bare[1], self.digests.names, self._changed(command, self._bare[0]))
+            context.inherit(self._bare[1], self.digests.read_sets, self._changed(command, self._bare[0]))
             self._last = (call, Evaluator(self.ruleset.by_id, context))
         return self._last[1]
 
@@ -264,16 +264,11 @@ class _Verdicts:
         """The names whose values differ between the command line and the bare launch: fields given
         differently, and env vars it sets (with the variables that read one as their deprecated alias)."""
         names = {name for name in command.given.keys() | bare.given.keys()
-                 if not _identical(command.given.get(name, _ABSENT), bare.given.get(name, _ABSENT))}
+                 if not identical(command.given.get(name, _ABSENT), bare.given.get(name, _ABSENT))}
         for name in command.env.keys() | bare.env.keys():
             names.add(name)
             names.update(var for var, declared in (self.ruleset.envs or {}).items() if declared.alias == name)
         return frozenset(names)
-
-
-def _identical(a: object, b: object) -> bool:
-    """The same value of the same type (1, 1.0 and True are three values to a trigger)."""
-    return type(a) is type(b) and a == b
 
 
 def domains(ruleset: RuleSet) -> dict[str, list[object]]:

@@ -9,13 +9,10 @@ it, so a changed message, which changes ids and nothing the stage computes, keep
 from __future__ import annotations
 
 import hashlib
-import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import TypeVar
 
-from ...core.formula import parse_pinned
-from ...core.model import And, Atom, Const, Formula, Not, Or, Rule, Term, TermKind, Write
+from ...core.model import And, Atom, Const, Formula, Not, Or, Rule, Write
 from ...logic.expressions import UNKNOWN
 from ...logic.launch import CommandLine
 from ..check.linter import RuleSet
@@ -33,9 +30,7 @@ RULE_UNREAD = frozenset({"exception", "message", "message_static", "call_path", 
 # Where a flag is declared and its help: parsing, defaults, domains and words never read them.
 FLAG_UNREAD = {"help": None, "file": "", "line": 0}
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SIZE = 16  # bytes of a digest
-T = TypeVar("T")
 
 
 def digest(*parts: bytes | str) -> bytes:
@@ -58,13 +53,10 @@ class Digests:
 
     def __init__(self, ruleset: RuleSet) -> None:
         self.ruleset = ruleset
-        self._reads: dict[int, tuple[Formula, tuple[frozenset[str], frozenset[tuple[str, int]]]]] = {}
-        self._chain_memo: dict[tuple[str, int], tuple[frozenset[str], frozenset[tuple[str, int]]]] = {}
-        self._closures: dict[tuple[str, int], tuple[frozenset[str], frozenset[tuple[str, int]]]] = {}
+        self.read_sets = ruleset.read_sets
         self._known: dict[str, str] = {}
         self._chains: dict[tuple[str, int], bytes] = {}
         self._guards: dict[int, tuple[Rule, bytes]] = {}
-        self._names: dict[int, tuple[Formula, frozenset[str]]] = {}
 
     def formula(self, f: Formula) -> bytes:
         """The digest of a formula's structure: connectives, and each atom's term, operator and operand
@@ -78,57 +70,9 @@ class Digests:
         return digest(b"write", self.formula(write.when), *cases)
 
     def reads(self, f: Formula) -> tuple[frozenset[str], frozenset[tuple[str, int]]]:
-        """Every name whose value a formula's truth can depend on (fields, env vars, any word of a
-        term's text), and every resolution chain (field, writes seen) it reads, through the writes
-        of those chains too."""
-        names, direct = self._formula_reads(f)
-        closures = [self._chain_closure(chain) for chain in direct]
-        return names.union(*(n for n, _ in closures)), direct.union(*(c for _, c in closures))
-
-    def names(self, f: Formula) -> frozenset[str]:
-        """The names of `reads` alone (those of every chain included), memoized per formula object."""
-        found = self._names.get(id(f))
-        if found is None:
-            found = self._names[id(f)] = (f, self.reads(f)[0])
-        return found[1]
-
-    def _chain_closure(self, chain: tuple[str, int]) -> tuple[frozenset[str], frozenset[tuple[str, int]]]:
-        """The chain, the chains its writes read, theirs, ..., and every name they read."""
-        found = self._closures.get(chain)
-        if found is None:
-            names: set[str] = set()
-            chains: set[tuple[str, int]] = set()
-            todo = [chain]
-            while todo:  # chains may read each other in a cycle: a walk, not a memoized recursion
-                item = todo.pop()
-                if item in chains:
-                    continue
-                chains.add(item)
-                more_names, more_chains = self._chain_reads(item)
-                names |= more_names
-                todo += more_chains
-            found = self._closures[chain] = (frozenset(names), frozenset(chains))
-        return found
-
-    def _formula_reads(self, f: Formula) -> tuple[frozenset[str], frozenset[tuple[str, int]]]:
-        return _fold(f, self._reads, _node_reads)
-
-    def _chain_reads(self, chain: tuple[str, int]) -> tuple[frozenset[str], frozenset[tuple[str, int]]]:
-        """What the writes of one chain read, and the field itself (its value before them)."""
-        found = self._chain_memo.get(chain)
-        if found is None:
-            names: set[str] = {chain[0]}
-            chains: set[tuple[str, int]] = set()
-            for write in self.ruleset.writes.get(chain[0], ())[:chain[1]]:
-                for part in (write.when, *(when for when, _ in write.cases)):
-                    more_names, more_chains = self._formula_reads(part)
-                    names |= more_names
-                    chains |= more_chains
-                more_names, more_chains = _term_reads(value for _, value in write.cases if isinstance(value, Term))
-                names |= more_names
-                chains |= more_chains
-            found = self._chain_memo[chain] = (frozenset(names), frozenset(chains))
-        return found
+        """Every name whose value a formula's truth can depend on, and every resolution chain (field,
+        writes seen) it reads, through the writes of those chains too (`logic.reads`)."""
+        return self.read_sets.reads(f)
 
     def chain(self, name: str, version: int) -> bytes:
         """The writes a field's value after `version` of them comes from (fewer when the table is shorter)."""
@@ -210,55 +154,12 @@ def formula_digest(f: Formula) -> bytes:
     return f._digest  # type: ignore[union-attr]
 
 
-def _fold(f: Formula, memo: dict[int, tuple[Formula, T]], make: Callable[[Formula, list[T]], T]) -> T:
-    """`make(node, what its children made)` over the distinct subformulas, children first, memoized
-    by object in `memo` (each entry keeps its node alive, so an id stays its). A loop, not recursion:
-    triggers are deeper than the recursion limit allows."""
-    stack = [f]
-    while stack:
-        g = stack[-1]
-        if id(g) in memo:
-            stack.pop()
-            continue
-        children = (g.arg,) if isinstance(g, Not) else g.args if isinstance(g, (And, Or)) else ()
-        waiting = [c for c in children if id(c) not in memo]
-        if waiting:
-            stack.extend(waiting)
-            continue
-        stack.pop()
-        memo[id(g)] = (g, make(g, [memo[id(c)][1] for c in children]))
-    return memo[id(f)][1]
-
-
 def _node_digest(node: Formula, children: list[bytes]) -> bytes:
     if isinstance(node, Atom):
         return digest(b"atom", repr((node.term, node.op, node.other)))
     if isinstance(node, (Not, And, Or)):
         return digest(type(node).__name__, *children)
     return digest(b"const", repr(node))
-
-
-def _node_reads(node: Formula, children: list[tuple[frozenset[str], frozenset[tuple[str, int]]]],
-                ) -> tuple[frozenset[str], frozenset[tuple[str, int]]]:
-    if isinstance(node, Atom):
-        return _term_reads((node.term, node.other) if isinstance(node.other, Term) else (node.term,))
-    return frozenset().union(*(n for n, _ in children)), frozenset().union(*(c for _, c in children))
-
-
-def _term_reads(items: Iterable[Term]) -> tuple[frozenset[str], frozenset[tuple[str, int]]]:
-    names: set[str] = set()
-    chains: set[tuple[str, int]] = set()
-    for term in items:
-        names.add(term.name)
-        names.update(term.fields)
-        if term.kind is TermKind.RESOLVED:
-            chains.add((term.name, term.version))
-        for word in _NAME.findall(term.text):  # `safe_eval` looks names up; `os.environ.get("X")` reads X
-            names.add(word)
-            pinned = parse_pinned(word) if "__v" in word else None
-            if pinned is not None:
-                chains.add(pinned)
-    return frozenset(names), frozenset(chains)
 
 
 def command_digest(command: CommandLine) -> bytes:

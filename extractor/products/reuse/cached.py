@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ...core.parallel import default_jobs
+from ...core.serialize import loads
 from ...sources.layout import find_layout
 from ...sources.trees import SourceTree
 from ...core.cache import code_fingerprint, compact_path, extraction_cache, prune_cache, read_pickled, write_pickled
@@ -120,8 +121,7 @@ def load_cached(key: str, folder: Path | None = None) -> tuple[dict, dict] | Non
     """The rules and flags documents cached under `key` (their source is the first one seen), or None."""
     rules_path, flags_path = cache_paths(key, folder)
     try:
-        found = (json.loads(rules_path.read_text(encoding="utf-8")),
-                 json.loads(flags_path.read_text(encoding="utf-8")))
+        found = (loads(rules_path.read_text(encoding="utf-8")), loads(flags_path.read_text(encoding="utf-8")))
         for path in (rules_path, flags_path):
             os.utime(path)  # used now: the last to go when the cache is pruned
     except (OSError, ValueError):

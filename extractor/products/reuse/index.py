@@ -46,5 +46,7 @@ def indexed(key: str, build: Callable[[], RuleSet], folder: Path | None = None) 
         return found
     ruleset = build()
     _ = ruleset.writes, ruleset.readers, ruleset.catalog  # stored computed: check needs them every time
+    # What each term and resolution chain reads, for the fixes' evaluations (`Context.inherit`).
+    ruleset.read_sets.prepare(rule.effective for rule in ruleset.rules)
     write_pickled(path, ruleset)
     return ruleset

@@ -66,10 +66,14 @@ def _envs_marker(rules_bytes: bytes) -> bytes:
 
 def ruleset_from_documents(rules: Mapping, flags: Mapping, envs: Mapping[str, EnvVar] | None = None,
                            where: str = "rules.json") -> RuleSet:
-    records, flag_records = records_of(dict(rules), dict(flags), where)
+    # One intern table for the triggers and the resolution table: a launch's evaluation keys its
+    # memo by formula, and a write's condition equal to a trigger's subformula is then the same
+    # object (found at once, not by comparing two deep trees).
+    intern: dict = {}
+    records, flag_records = records_of(dict(rules), dict(flags), where, intern)
     source = rules.get("source", {})
     return RuleSet(rules=records, flags=flag_records, source=source if isinstance(source, Mapping) else {}, envs=envs,
-                   resolution=resolution_of(dict(rules), where), helpers=helpers_of(dict(rules), where))
+                   resolution=resolution_of(dict(rules), where, intern), helpers=helpers_of(dict(rules), where))
 
 
 def ruleset_of(ex, tree=None) -> RuleSet:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ...core.formula import apply_transforms, compare, fields_read
 from ...core.model import And, Atom, Const, Flag, Formula, Lit, Not, Or, Rule, RuleKind, Term, TermKind
-from ...logic.evaluation import known_message
+from ...logic.messages import known_message
 from ...logic.expressions import UNKNOWN
 from ...logic.launch import Catalog, Option, config_key_refusal, takes_list, value_type
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ...core.model import Rule, RuleKind
-from ...logic.evaluation import known_message
+from ...logic.messages import known_message
 
 _MAX_TEXT = 20_000  # characters of pasted text looked at (the end, where the error is)
 _MIN_LITERAL = 10  # a template with less fixed text than this matches too much to mean anything
@@ -97,13 +97,16 @@ def match(text: str, rule: Rule) -> tuple[float, bool, dict[str, str]] | None:
     literal = " ".join(tpl.literal.split())
     if len(literal) < (_MIN_LITERAL if tpl.placeholders else _MIN_STATIC):
         return None  # a bare re-raise or a one-word message would match anything
-    found = tpl.pattern().search(text)
+    cleaned = " ".join(text.split())
+    # The pattern matches only where each fixed piece's words stand in a row: most messages are told
+    # apart by that alone, without building their pattern.
+    fixed = [" ".join(piece.split()) for piece in tpl.parts[0::2] if piece.strip()]
+    found = tpl.pattern().search(text) if all(piece in cleaned for piece in fixed) else None
     if found:
         values = {name.strip(): " ".join(value.split()) for name, value in zip(tpl.placeholders, found.groups())}
         bonus = 0.5 if rule.exception and re.search(rf"\b{re.escape(rule.exception)}\s*:", text) else 0.0
         return len(literal) + bonus, True, values
-    chunks = [" ".join(c.split()) for c in tpl.parts[0::2] if len(" ".join(c.split())) >= _MIN_CHUNK]
-    cleaned = " ".join(text.split())
+    chunks = [c for c in fixed if len(c) >= _MIN_CHUNK]
     shown = sum(len(c) for c in chunks if c in cleaned)
     if not shown:
         # A fragment of one long fixed piece: the pasted text itself inside the message.

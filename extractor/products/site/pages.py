@@ -22,11 +22,11 @@ from ...core.formula import reads_resolved, render_flags, terms
 from ...core.model import And, Flag, Formula, Rule, RuleKind, TermKind
 from ...core.serialize import rule_json
 from ...logic.launch import ENV_ASSIGNMENT
-from ...logic.evaluation import known_message
+from ...logic.messages import known_message
 from ...logic.releases import release_date
 from ..check.fixes import Fix, intent_keeping
 from ..check.typical import Typical
-from ..check.words import Flags, code, join_words, outside_terms, solutions, split_condition, way_text, words
+from ..check.words import Flags, by_function, code, join_words, outside_terms, solutions, split_condition, way_text, words
 
 DEFAULT_SOURCE_URL = "https://github.com/sgl-project/sglang/blob/{commit}/python/{path}#L{line}"
 # Where readers report a wrong page: this project's repository (`--report-url` names another).
@@ -352,13 +352,6 @@ def own_fields(rule: Rule, siblings: Iterable[Rule], flags: Flags) -> list[str]:
     """The fields with a flag that the rule's own condition tests (not what it inherits), sorted."""
     own, _ = split_condition(rule, siblings)
     return sorted({n for part in own for t in terms(part) for n in t.fields if flags.settable(n)})
-
-
-def by_function(rules: Iterable[Rule]) -> dict[tuple[str, str], list[Rule]]:
-    groups: dict[tuple[str, str], list[Rule]] = defaultdict(list)
-    for rule in rules:
-        groups[(rule.location.file, rule.function)].append(rule)
-    return groups
 
 
 def _ordered(rules: Iterable[Rule]) -> list[Rule]:

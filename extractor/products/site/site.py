@@ -19,7 +19,8 @@ from ..schema.config_schema import config_schema
 from ..check.fixes import example_fixes
 from ..extraction.typical_launches import typical_launches
 from ..check.linter import RuleSet
-from .pages import DEFAULT_REPORT_URL, DEFAULT_SOURCE_URL, by_function, own_fields, replace_file
+from ..check.words import by_function
+from .pages import DEFAULT_REPORT_URL, DEFAULT_SOURCE_URL, own_fields, replace_file
 from ..history.sides import Snapshot
 from .site_api import SITE_SCHEMA, api_record, error_document, flag_document, index_document, reader_record, release_document
 from .site_model import SiteIndex, flag_slug, site_index

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 from ...core.model import Flag, Rule
-from ...logic.evaluation import known_message
+from ...logic.messages import known_message
 from ..history.changes import TITLES
 from ..check.fixes import Fix
 from ..check.typical import Typical

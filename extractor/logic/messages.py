@@ -1,0 +1,185 @@
+"""A rule's message with what the launch shows in it: its placeholders filled with the values the
+launch holds where the guard runs (`filled_message`), or with what holds for every launch (`known_message`,
+what pages and titles show)."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from collections.abc import Callable, Container
+
+from ..core.formula import OneOf, fields_read, readable_text, terms
+from ..core.model import Formula, Lit, Rule, Term, TermKind
+from .evaluation import Context, every_atom
+from .expressions import UNKNOWN, Unknown
+from .facts import plain_value, run_site
+
+
+def filled_message(rule: Rule, context: Context, rewritten: Container[str] = ()) -> str:
+    """The rule's message with its placeholders filled with what the launch shows there, where it
+    is decided (one value): a placeholder reading one server argument with the value the field holds
+    where the guard runs (not the fields in `rewritten`: an adjustment that may run may change them
+    first); a local's or a constant's with what the extraction found it holds (`Rule.placeholders`);
+    a check `check` runs with the method's own values where it stopped. Others as written."""
+    if "{" not in rule.message:
+        return rule.message
+    sites = _run_sites(rule.trigger)
+    if sites:
+        stops = context.facts.stops if context.facts is not None else {}
+        held = next((stops[site] for site in sites if site in stops), None)
+        return _HELD_PLACEHOLDER.sub(lambda m: _shown(m, held.get(m.group(1), _NOT_SHOWN)), known_message(rule)) \
+            if held else known_message(rule)
+
+    def field_value(name: str) -> object:
+        if name in rewritten:
+            return _NOT_SHOWN
+        before = sum(1 for w in context.writes.get(name, ()) if rule.order is not None and w.order < rule.order)
+        try:
+            values = context.resolved(name, before)
+        except (LookupError, Unknown):
+            return _NOT_SHOWN
+        # None is not shown: `make verify` met a None here where SGLang printed 10 (0.5.23's
+        # `{cfg.speculative_eagle_topk}` at speculative_hook.py:1361, a write the table lacks).
+        if len(values) != 1 or values[0] is UNKNOWN or values[0] is None or not plain_value(values[0]):
+            return _NOT_SHOWN
+        return values[0]
+
+    message = _FIELD_PLACEHOLDER.sub(lambda m: _shown(m, field_value(m.group(1))), known_message(rule))
+    for name, value in rule.placeholders:
+        if isinstance(value, Term):
+            shown = field_value(value.name) if value.kind is TermKind.FIELD else _fact_value(value, context)
+            message = _placeholder(name).sub(lambda m: _shown(m, shown), message)
+    if "{" in message:
+        message = _read_in_trigger(rule, message, context, field_value)
+    return message
+
+
+@functools.lru_cache(maxsize=4096)  # bounded: a process that reads many releases lets old formulas go
+def _run_sites(trigger: Formula | None) -> tuple:
+    """The methods a trigger runs over the launch (`raised_in(...)` terms), where each stops."""
+    return tuple(site for atom in every_atom(trigger) if (site := run_site(atom.term.text)) is not None) \
+        if trigger is not None else ()
+
+
+@functools.lru_cache(maxsize=4096)
+def _trigger_fields(trigger: Formula) -> frozenset[str]:
+    """The fields a trigger reads: what `_read_in_trigger` looks a bare placeholder up in first."""
+    return frozenset(fields_read(trigger))
+
+
+@functools.lru_cache(maxsize=4096)
+def _trigger_terms(trigger: Formula) -> dict[str, Term]:
+    """A trigger's platform, model and opaque terms by their text as people write it: what
+    `_read_in_trigger` looks other placeholders up in."""
+    return {readable_name(term.text): term for term in terms(trigger)
+            if term.kind in (TermKind.MODEL, TermKind.PLATFORM, TermKind.OPAQUE)}
+
+
+# `{context_length}`, `{get_context_length(self.hf_text_config)}`: a placeholder as plain source text.
+_SOURCE_PLACEHOLDER = re.compile(r"(?<!\{)\{([^{}!]+?)(![rs])?\}(?!\})")
+
+
+def _read_in_trigger(rule: Rule, message: str, context: Context, field_value: Callable[[str], object]) -> str:
+    """Placeholders left that the guard's own condition reads: a bare field name the trigger tests
+    (a parameter that carries the flag, `{context_length}`), or a term of it written the same way
+    (`{get_context_length(self.hf_text_config)}`, a fact of the model's config.json), with the
+    launch's value. What the trigger does not read stays as written."""
+    fields = _trigger_fields(rule.effective)
+
+    def value(match: re.Match) -> str:
+        text = match.group(1).strip()
+        if text in fields:
+            return _shown(match, field_value(text))
+        read = _trigger_terms(rule.effective)
+        term = read.get(readable_name(text))
+        # A call the message writes over its locals (`get_context_length(self.hf_text_config)`) is
+        # in the trigger over the launch's values: the terms calling that function, if one value.
+        call = re.match(r"([A-Za-z_][\w.]*)\(", text)
+        candidates = [term] if term is not None else [t for key, t in read.items()
+                                                      if call and key.startswith(call.group(0))]
+        found = set()
+        for candidate in candidates:
+            try:
+                got = context.value_of(candidate)
+            except LookupError:
+                return match.group(0)
+            if not plain_value(got) or isinstance(got, OneOf):
+                return match.group(0)
+            found.add(got)
+        return _shown(match, found.pop()) if len(found) == 1 else match.group(0)
+
+    return _SOURCE_PLACEHOLDER.sub(value, message)
+
+
+@functools.lru_cache(maxsize=16384)  # the same terms' texts, over and over
+def readable_name(text: str) -> str:
+    """Source text as people write it: the walk's `self__hf_text_config` is `self.hf_text_config`."""
+    return re.sub(r"\s+", "", re.sub(r"\bself__", "self.", text))
+
+
+def known_message(rule: Rule) -> str:
+    """The message with the placeholders whose value holds for every launch filled (a local bound to
+    a literal: `{ib_sysfs_path}` -> `/sys/class/infiniband`), and a local bound to an f-string
+    written out as that f-string's own text (`{msg}` -> `Warning: {reason} context_length
+    ({context_length}) is greater than ...`): what pages and titles show."""
+    message = rule.message
+    for name, value in rule.placeholders:
+        if isinstance(value, Lit):
+            message = _placeholder(name).sub(lambda m: _shown(m, value.value), message)  # noqa: B023 - used at once
+        elif isinstance(value, Term) and (template := _template(value.text)) is not None:
+            message = _placeholder(name).sub(lambda m: template.replace("\\", "\\\\"), message)  # noqa: B023
+    return message
+
+
+def _template(text: str) -> str | None:
+    """An f-string's (or a string's) source as a message template: its literal parts as they read, each
+    replacement field as `{expression}` in people's names (`self.hf_text_config`, not the walk's);
+    None when the text is no string."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError):
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.replace("{", "{{").replace("}", "}}")
+    if not isinstance(node, ast.JoinedStr):
+        return None
+    parts = []
+    for part in node.values:
+        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+            parts.append(part.value.replace("{", "{{").replace("}", "}}"))
+        elif isinstance(part, ast.FormattedValue):
+            conversion = {115: "!s", 114: "!r", 97: "!a"}.get(part.conversion, "")
+            parts.append("{" + readable_text(ast.unparse(part.value)) + conversion + "}")
+        else:
+            return None
+    return "".join(parts)
+
+
+def _placeholder(name: str) -> re.Pattern[str]:
+    return re.compile(r"(?<!\{)\{" + re.escape(name) + r"(![rs])?\}(?!\})")
+
+
+# `{cfg.attention_backend}`, `{self.tp_size!r}`: a placeholder of a message that reads one field.
+_FIELD_PLACEHOLDER = re.compile(r"(?<!\{)\{(?:self|cfg|view|server_args|args|sa|sargs)\.([a-z_][a-z0-9_]*)(![rs])?\}(?!\})")
+# `{quant_method}`, `{self.quantization!r}`: a placeholder of a local or an attribute of the instance.
+_HELD_PLACEHOLDER = re.compile(r"(?<!\{)\{((?:self\.)?[A-Za-z_]\w*)(![rs])?\}(?!\})")
+_NOT_SHOWN = object()
+
+
+def _shown(match: re.Match, value: object) -> str:
+    """A placeholder as Python's f-string shows the value (`!r`: its repr), or as written when unknown."""
+    if value is _NOT_SHOWN:
+        return match.group(0)
+    return repr(value) if match.groups()[-1] == "!r" else str(value)  # the conversion is the last group
+
+
+def _fact_value(term: Term, context: Context) -> object:
+    """A term over no field (a constant, a platform query) as the launch's facts answer it."""
+    if context.facts is None:
+        return _NOT_SHOWN
+    try:
+        found = context.facts.value(term.text)
+    except (Unknown, RecursionError):
+        return _NOT_SHOWN
+    return found if plain_value(found) else _NOT_SHOWN

@@ -1,4 +1,4 @@
-"""`check`'s fixes evaluate each fixed command from the command's own evaluation (`Context.inherit_from`):
+"""`check`'s fixes evaluate each fixed command from the command's own evaluation (`Context.inherit`):
 only what reads a value the fix changes is evaluated again. Under a platform profile and a model's
 config.json too, where platform and model terms are read by the facts and a method run over the launch
 reads its flags, every answer must be a fresh evaluation's. The release used is shipped in the package:

@@ -295,7 +295,7 @@ def test_a_pinned_value_decides_later_tests_of_it() -> None:
 def test_truth_table_is_the_formula_under_every_assignment(f: Formula) -> None:
     """Bit k of `truth_table` is the formula's truth when atom i is true exactly where bit i of k is."""
     from extractor.core.formula import atoms
-    from extractor.logic.evaluation import truth_table
+    from extractor.logic.truth_tables import truth_table
 
     variables = list(dict.fromkeys(atoms(f)))
     table = truth_table(f, variables)

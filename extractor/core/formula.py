@@ -531,7 +531,7 @@ def evaluate(f: Formula, value_of: Callable[[Term], object], memo: dict | None =
             if v is None:
                 result = None
     else:
-        result = _evaluate_atom(f, value_of)
+        result = evaluate_atom(f, value_of)
     if memo is not None:
         memo[f] = result
     return result
@@ -549,7 +549,7 @@ class OneOf:
         self.values = tuple(values)
 
 
-def _evaluate_atom(atom: Atom, value_of: Callable[[Term], object]) -> bool | None:
+def evaluate_atom(atom: Atom, value_of: Callable[[Term], object]) -> bool | None:
     try:
         left = value_of(atom.term)
         right = value_of(atom.other) if isinstance(atom.other, Term) else (atom.other.value if atom.other else None)

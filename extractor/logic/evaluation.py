@@ -11,16 +11,19 @@ from __future__ import annotations
 import functools
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from ..core.formula import (CONVENTION, OneOf, Spellings, apply_transforms, conj, disj, distinct_atoms, evaluate, neg,
-                            parse_pinned, pinned_in, pinned_name, render, render_flags)
+from ..core.formula import (CONVENTION, OneOf, Spellings, apply_transforms, conj, disj, distinct_atoms, evaluate,
+                            evaluate_atom, neg, parse_pinned, pinned_in, pinned_name, render_flags)
 from ..core.model import And, Atom, Const, Formula, Not, Or, Rule, Term, TermKind, Write
 from .environment import EnvVar, env_default, parse_env
 from .facts import Facts
 from .launch_host import PATH_TEST
-from .reads import FormulaReads
+from .assumptions import assumption_key
+from .reads import FormulaReads, fold
+from .truth_tables import truth_table
 from .model_config import MODEL_CONFIG_FIELDS
 from .expressions import UNKNOWN, Unknown, safe_eval
 
@@ -43,8 +46,16 @@ class Context:
 
     _residuals: dict = field(default_factory=dict, init=False, repr=False)  # formulas with known atoms folded
     _terms: dict = field(default_factory=dict, init=False, repr=False)  # id(term) -> (term, value, LookupError)
+    _decided: dict = field(default_factory=dict, init=False, repr=False)  # formula -> `decided`
     # Formulas `decided` true because Python fails evaluating them (`x % 0`), by the exception's name.
     failing: dict = field(default_factory=dict, init=False, repr=False)
+
+    def __getstate__(self) -> dict:
+        # Terms are memoized by id, not kept; the truths, folded forms and failures of subformulas and
+        # the resolved fields are (a baseline in a rule set's index).
+        if type(self.memo) is not dict:
+            raise TypeError("only a context evaluated on its own is kept")
+        return {**self.__dict__, "_terms": {}}
 
     def inherit(self, base: Context, reads: FormulaReads, changed: frozenset[str]) -> None:
         """Take `base`'s truth (and folded form) of every subformula, and its values of every resolved
@@ -54,16 +65,26 @@ class Context:
         fixes) are then evaluated mostly once, on the base."""
         self.memo = _Inherited(base, reads, changed)
 
-    def inherit_from(self, base: Context, reads: FormulaReads) -> None:
-        """`inherit` from a launch that differs from this one in field values only (a command and one
-        of its fixes), the names whose values differ found here; from any other, nothing."""
+    def changed_from(self, base: Context) -> frozenset[str] | None:
+        """The fields whose values differ on `base`, a launch with the same environment, assumptions,
+        tables and facts; None when it differs in more than values."""
         if self.env != base.env or self.envs is not base.envs or self.assume != base.assume \
                 or self.writes is not base.writes or not _same_facts(self.facts, base.facts):
-            return
+            return None
         absent = object()
-        changed = frozenset(name for name in self.values.keys() | base.values.keys()
-                            if not identical(self.values.get(name, absent), base.values.get(name, absent)))
-        self.inherit(base, reads, changed)
+        return frozenset(name for name in self.values.keys() | base.values.keys()
+                         if not identical(self.values.get(name, absent), base.values.get(name, absent)))
+
+    def carry(self, base: Evaluator, reads: FormulaReads, changed: frozenset[str],
+              states: dict[tuple, object] | None = None) -> Carried:
+        """Take from `base`, the evaluation of another launch that differs from this one in the values
+        of the `changed` names only, the truth of every subformula whose atoms this launch leaves
+        as they are there: an atom reading none of those names, or one reading some whose truth,
+        and when unknown what it waits for and how Python fails on it, come out the same here (a
+        model path other than the base's: its `not in ["none", "dummy"]` test holds on both).
+        `states`: what other launches carried from `base` found of atoms and chains, shared."""
+        self.memo = carried = Carried(base, reads, changed, states, self.values)
+        return carried
 
     def truth(self, f: Formula) -> bool | None:
         """The three-valued (Kleene) truth of a formula under what is known."""
@@ -78,6 +99,19 @@ class Context:
         atoms are taken as independent, which only ever leaves more unknown, never less. Costlier
         than `truth`: for a trigger's final answer, not for every subformula.
         """
+        found = self._decided.get(f, _ABSENT)
+        if found is _ABSENT:
+            memo = self.memo
+            if isinstance(memo, _Inherited) and memo.inherits(f):  # and so how Python fails on it
+                found = memo.base.decided(f)
+                if f in memo.base.failing:
+                    self.failing[f] = memo.base.failing[f]
+            else:
+                found = self._decide(f)
+            self._decided[f] = found
+        return found  # type: ignore[return-value]
+
+    def _decide(self, f: Formula) -> bool | None:
         found = evaluate(f, self.value_of, self.memo)
         if found is not None or isinstance(f, Atom):
             return found
@@ -288,6 +322,78 @@ class _Inherited(dict):
 _ABSENT = object()
 
 
+class Carried(_Inherited):
+    """`_Inherited` that tells changed atoms by their outcome, not by what they read (`Context.carry`).
+    Its `evaluator` (the launch's own, set by `Evaluator`) works out each atom's state here."""
+
+    def __init__(self, base: Evaluator, reads: FormulaReads, changed: frozenset[str],
+                 states: dict[tuple, object] | None = None, values: Mapping[str, object] | None = None) -> None:
+        super().__init__(base.context, reads, changed)
+        self.base_evaluator = base
+        self.evaluator: Evaluator | None = None
+        # What launches carried from the same base found of an atom or a chain (whether it changes,
+        # an atom's state), by it and the values of the changed names it reads: a launch that
+        # agrees on those finds the same (a folder of launch lines naming one model).
+        self.states = states if states is not None else {}
+        values = self.base.values if values is None else values
+        self._values = [(reads.mask_of((name,)), (name, type(values.get(name)), repr(values.get(name))))
+                        for name in sorted(changed)]
+        self._atom_changed: dict[Atom, bool] = {}
+        self._chain_changed: dict[tuple[str, int], bool] = {}
+        self._touched: dict[int, tuple[Formula, bool]] = {}
+
+    def inherits(self, f: Formula) -> bool:
+        kept = self.reads.kept_mask(f)  # a trigger that reads none of the changed names: no walk over it
+        return (kept is not None and not kept & self.changed) or not fold(f, self._touched, self._node_touched)
+
+    def _node_touched(self, node: Formula, children: list[bool]) -> bool:
+        return self.changes(node) if isinstance(node, Atom) else any(children)
+
+    def inherits_chain(self, chain: tuple[str, int]) -> bool:
+        return not self.chain_changes(chain)
+
+    def changes(self, atom: Atom) -> bool:
+        """Is the atom's state on this launch another than on the base (or not known to be the same)?
+        Not when it reads none of the changed names, nor when none of what it reads itself is among
+        them and the chains it reads are made the same; else its state is worked out here."""
+        found = self._atom_changed.get(atom)
+        return found if found is not None else \
+            self._worked_out(self._atom_changed, "atom", atom, self.reads.atom_mask(atom), self._atom_changes)
+
+    def chain_changes(self, chain: tuple[str, int]) -> bool:
+        """Might a resolved field's chain come out otherwise here (its values, or what it waits for)?
+        Not when its field keeps its value and its writes' conditions and values are the same."""
+        found = self._chain_changed.get(chain)
+        return found if found is not None else \
+            self._worked_out(self._chain_changed, "chain", chain, self.reads.chain_mask(chain), self._chain_alters)
+
+    def _atom_changes(self, atom: Atom) -> bool:
+        own, chains = self.reads.atom_parts(atom)
+        return (bool(own & self.changed) or any(map(self.chain_changes, chains))) and \
+            (self.evaluator is None or self.evaluator.state(atom, fresh=True) != self.base_evaluator.state(atom))
+
+    def _chain_alters(self, chain: tuple[str, int]) -> bool:
+        own, atoms, values = self.reads.chain_parts(chain)
+        return bool(own & self.changed) or any(map(self.changes, atoms)) or any(
+            mask & self.changed or any(map(self.chain_changes, chains)) for mask, chains in values)
+
+    def _worked_out(self, memo: dict, kind: str, item: object, mask: int, work: Callable[[Any], bool]) -> bool:
+        """`work(item)`, unless the item reads none of the changed names (then False) or a launch
+        agreeing with this one on those it reads worked it out (`states`)."""
+        if not mask & self.changed:
+            memo[item] = False
+            return False
+        key = (kind, item, *(value for bit, value in self._values if bit & mask))
+        found = self.states.get(key)
+        if found is None:
+            memo[item] = True  # while it is worked out (a chain reading itself): taken as changed
+            found = work(item)
+            if self.evaluator is not None:  # without the launch's evaluator nothing was worked out
+                self.states[key] = found
+        memo[item] = found
+        return found  # type: ignore[return-value]
+
+
 class _Ancestors:
     """The subformulas over each atom of a formula (those whose truth forcing the atom may change)."""
 
@@ -335,55 +441,17 @@ class _Forced(dict):
                 return default
             found = self[f] = self.context.truth(f)
         return found
-_UNDECIDED: tuple = (object(),)  # a memoized "unknown"
+class _Unresolved:
+    """A memoized "unknown" resolved field, kept by name when a context is pickled (a baseline's)."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> str:
+        return "_UNDECIDED"
+
+
+_UNDECIDED: tuple = _Unresolved()  # type: ignore[assignment]
 MAX_ENUMERATED_ATOMS = 8  # unknown atoms left after folding whose every truth is tried
-
-
-def truth_table(f: Formula, variables: Sequence[Atom]) -> int:
-    """The formula's truth under every assignment of `variables` (the only atoms it has), as the bits
-    of one integer: bit k is its truth when atom i is true exactly where bit i of k is set.
-
-    One pass over the formula with integers as bit vectors, instead of one evaluation per assignment
-    (256 of them for 8 atoms, over triggers of thousands of nodes).
-    """
-    size = 1 << len(variables)
-    full = (1 << size) - 1
-    masks: dict[Formula, int] = {}
-    for i, atom in enumerate(variables):
-        block = (1 << (1 << i)) - 1  # 2^i ones: atom i is false for 2^i assignments, then true for as many
-        period = block << (1 << i)
-        mask = 0
-        for start in range(0, size, 2 << i):
-            mask |= period << start
-        masks[atom] = mask
-    memo: dict[int, int] = {}
-
-    def table(g: Formula) -> int:
-        if isinstance(g, Const):
-            return full if g.value else 0
-        found = memo.get(id(g))
-        if found is not None:
-            return found
-        if isinstance(g, Not):
-            result = full ^ table(g.arg)
-        elif isinstance(g, And):
-            result = full
-            for arg in g.args:
-                result &= table(arg)
-                if not result:
-                    break
-        elif isinstance(g, Or):
-            result = 0
-            for arg in g.args:
-                result |= table(arg)
-                if result == full:
-                    break
-        else:
-            result = masks[g]
-        memo[id(g)] = result
-        return result
-
-    return table(f)
 
 
 class _Pinned(Mapping):
@@ -438,10 +506,6 @@ def _distinct(values: Sequence[object]) -> tuple[object, ...]:
     return tuple(found)
 
 
-def assumption_key(text: str) -> str:
-    return re.sub(r"\s+", " ", text.strip())
-
-
 # ---- evaluating rules ----------------------------------------------------------------------------------
 
 
@@ -458,6 +522,20 @@ class Evaluator:
         self._firing: dict[str, bool | None] = {}
         self._chain_kinds: dict[tuple[str, int], int] = {}  # what each undecided resolved field waits for
         self._atom_kind_memo: dict[Atom, int] = {}  # as a rank in MISSING_KINDS (`_atom_rank`)
+        self._states: dict[Atom, tuple] = {}
+        if isinstance(context.memo, Carried):
+            context.memo.evaluator = self
+
+    def state(self, atom: Atom, fresh: bool = False) -> tuple:
+        """What decides the outcome of every formula over the atom: its truth on the launch, and, when
+        unknown, what it waits for and the exception Python raises on it. `fresh`: its truth worked
+        out here, not taken from a base (`Context.carry` asks it to compare the two)."""
+        found = self._states.get(atom)
+        if found is None:
+            truth = evaluate_atom(atom, self.context.value_of) if fresh else self.context.truth(atom)
+            found = self._states[atom] = (truth,) if truth is not None else \
+                (None, self._atom_rank(atom, set()), self.context.raises(atom))
+        return found
 
     def fires(self, adjustment_id: str) -> bool | None:
         """Whether an adjustment runs."""
@@ -511,7 +589,11 @@ class Evaluator:
     def _atom_rank(self, atom: Atom, seen: set) -> int:
         found = self._atom_kind_memo.get(atom)
         if found is None:
-            found = self._atom_kind_memo[atom] = self._atom_rank_of(atom, seen)
+            memo = self.context.memo
+            if isinstance(memo, Carried) and not memo.changes(atom):  # what it waits for there, it waits for here
+                found = self._atom_kind_memo[atom] = memo.base_evaluator._atom_rank(atom, set())
+            else:
+                found = self._atom_kind_memo[atom] = self._atom_rank_of(atom, seen)
         return found
 
     def _atom_rank_of(self, atom: Atom, seen: set) -> int:
@@ -578,31 +660,3 @@ MISSING_KINDS = ("platform", "model", "environment", "files", "code")
 _FILES, _CODE, _NOTHING = MISSING_KINDS.index("files"), MISSING_KINDS.index("code"), len(MISSING_KINDS)
 MAX_FORCED_ATOMS = 12  # undecided atoms of one trigger tested one by one for whether they decide it
 _MISSING_OF = {TermKind.PLATFORM: "platform", TermKind.MODEL: "model", TermKind.ENV: "environment"}
-
-
-def top_conjuncts(f: Formula) -> tuple[Formula, ...]:
-    return f.args if isinstance(f, And) else (f,)
-
-
-def substitute_assumptions(f: Formula, assume: Mapping[str, bool],
-                           spellings: Spellings = CONVENTION) -> tuple[Formula, set[str]]:
-    """Replace atoms whose text (Python or flag form) was assumed by their truth; also report which matched."""
-    used: set[str] = set()
-    if not assume:
-        return f, used
-
-    def walk(g: Formula) -> Formula:
-        if isinstance(g, Atom):
-            for text in (render(g), render_flags(g), render_flags(g, spellings)):
-                key = assumption_key(text)
-                if key in assume:
-                    used.add(key)
-                    return Const(assume[key])
-            return g
-        if isinstance(g, Not):
-            return Not(walk(g.arg))
-        if isinstance(g, (And, Or)):
-            return type(g)(tuple(walk(a) for a in g.args))
-        return g
-
-    return walk(f), used

@@ -64,6 +64,11 @@ class Facts:
     # and `self.<attribute>`s of plain values, for the message (`filled_message`).
     stops: dict[tuple[str, int], dict[str, object]] = field(default_factory=dict, init=False, repr=False)
 
+    def __getstate__(self) -> dict:
+        # What was read and run is worked out again where the facts are read back (a baseline in a
+        # rule set's index): its answers hold this process's markers.
+        return {**self.__dict__, "_cache": {}, "stops": {}}
+
     @property
     def world(self) -> World:
         return self.platform.world if self.platform is not None else World()

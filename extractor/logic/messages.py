@@ -26,6 +26,12 @@ def filled_message(rule: Rule, context: Context, rewritten: Container[str] = ())
         return rule.message
     sites = _run_sites(rule.trigger)
     if sites:
+        for atom in every_atom(rule.trigger):  # run here (not taken from another launch's evaluation)
+            if run_site(atom.term.text) is not None:
+                try:
+                    context.value_of(atom.term)
+                except LookupError:
+                    pass
         stops = context.facts.stops if context.facts is not None else {}
         held = next((stops[site] for site in sites if site in stops), None)
         return _HELD_PLACEHOLDER.sub(lambda m: _shown(m, held.get(m.group(1), _NOT_SHOWN)), known_message(rule)) \

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 from ..core.formula import distinct_atoms, parse_pinned
@@ -24,9 +24,12 @@ from ..core.model import And, Atom, Formula, Not, Or, Term, TermKind, Write
 from .model_config import MODEL_CONFIG_FIELDS
 
 Reads = tuple[frozenset[str], frozenset[tuple[str, int]]]  # names, and resolution chains (field, writes seen)
+# A chain's parts: its field (a mask), its writes' condition atoms, what each written value reads.
+ChainParts = tuple[int, tuple[Atom, ...], tuple[tuple[int, tuple[tuple[str, int], ...]], ...]]
 T = TypeVar("T")
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_OTHER = 1  # the bit of every name outside a FormulaReads' universe
 # Terms a launch's facts may decide (`Context.value_of` hands them the MODEL_CONFIG_FIELDS too).
 _FACT_KINDS = frozenset({TermKind.PLATFORM, TermKind.MODEL, TermKind.OPAQUE})
 
@@ -36,8 +39,12 @@ class FormulaReads:
     rule set lives (triggers share most of their subformulas); each entry keeps its object, so an id
     is never reused for another."""
 
-    def __init__(self, writes: Mapping[str, Sequence[Write]]) -> None:
+    def __init__(self, writes: Mapping[str, Sequence[Write]], universe: Collection[str] | None = None) -> None:
         self.writes = writes
+        # The names two launches may differ in (fields, environment variables), each a bit of its own
+        # in a mask; every other name a term's text holds shares one bit (`_OTHER`): masks stay small.
+        self.universe = frozenset(universe) if universe is not None else None
+        self._width = 1  # bits given out: bit 0 is `_OTHER`
         self._formulas: dict[int, tuple[Formula, Reads]] = {}
         self._chains: dict[tuple[str, int], Reads] = {}
         self._closures: dict[tuple[str, int], Reads] = {}
@@ -51,24 +58,64 @@ class FormulaReads:
         self._atom_lists: dict[int, tuple[Formula, list[Atom]]] = {}
         self._atom_memo: dict[int, tuple[Atom, Reads]] = {}
         self._term_memo: dict[Term, Reads] = {}
+        self._atom_parts: dict[Atom, tuple[int, tuple[tuple[str, int], ...]]] = {}
+        self._top_masks: dict[Formula, int] = {}  # `mask` of each formula `prepare` was given
+        self._chain_parts: dict[tuple[str, int], ChainParts] = {}
 
     def prepare(self, formulas: Iterable[Formula]) -> None:
-        """Work out the masks of every term of the formulas and of every chain the resolution table
-        has, so that a process that reads them back (a rule set's index) only ORs them together."""
+        """Work out the masks of the formulas, of every term of them and of every chain the resolution
+        table has, so that a process that reads them back (a rule set's index) only ORs them together."""
+        formulas = list(formulas)
         for f in formulas:
+            self._top_masks[f] = self.mask(f)
             for atom in self._atoms_of(f):
                 self._atom_mask(atom)
         for name, writes in self.writes.items():
             for version in range(len(writes) + 1):
                 self.chain_mask((name, version))
+                self.chain_parts((name, version))
+        for f in formulas:
+            for atom in self._atoms_of(f):
+                self.atom_parts(atom)
 
     def __getstate__(self) -> dict:
         # The memos by object id are never kept past this process; those by value are.
-        return {"writes": self.writes, "bits": self._bits, "chains": self._chain_masks, "terms": self._term_masks}
+        return {"writes": self.writes, "universe": self.universe, "bits": self._bits, "chains": self._chain_masks,
+                "terms": self._term_masks, "atom_parts": self._atom_parts, "chain_parts": self._chain_parts,
+                "top_masks": self._top_masks}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["writes"])  # type: ignore[misc]
+        self.__init__(state["writes"], state["universe"])  # type: ignore[misc]
         self._bits, self._chain_masks, self._term_masks = state["bits"], state["chains"], state["terms"]
+        self._atom_parts, self._chain_parts = state["atom_parts"], state["chain_parts"]
+        self._top_masks = state["top_masks"]
+        self._width = max(self._bits.values(), default=1).bit_length()
+
+    def atom_parts(self, atom: Atom) -> tuple[int, tuple[tuple[str, int], ...]]:
+        """What an atom reads itself (a mask: its terms' fields and words), and the chains it reads:
+        it comes out the same on two launches that agree on the first and on the values of the second."""
+        found = self._atom_parts.get(atom)
+        if found is None:
+            names, chains = self._atom_reads(atom)
+            found = self._atom_parts[atom] = (self.mask_of(names), tuple(sorted(chains)))
+        return found
+
+    def chain_parts(self, chain: tuple[str, int]) -> ChainParts:
+        """What a chain's value is made of: the field itself (a mask), the atoms of its writes'
+        conditions, and what each value a write may take reads (`atom_parts` of it)."""
+        found = self._chain_parts.get(chain)
+        if found is None:
+            atoms: dict[Atom, None] = {}
+            values = []
+            for write in self.writes.get(chain[0], ())[:chain[1]]:
+                for part in (write.when, *(when for when, _ in write.cases)):
+                    atoms.update(dict.fromkeys(self._atoms_of(part)))
+                for _, value in write.cases:
+                    if isinstance(value, Term):
+                        names, chains = self._term_reads(value)
+                        values.append((self.mask_of(names), tuple(sorted(chains))))
+            found = self._chain_parts[chain] = (self.mask_of((chain[0],)), tuple(atoms), tuple(values))
+        return found
 
     def reads(self, f: Formula) -> Reads:
         """Every name a formula's truth can depend on, and every chain it reads, through the writes of
@@ -87,13 +134,22 @@ class FormulaReads:
     def mask(self, f: Formula) -> int:
         """`names(f)` as the bits of one integer (`mask_of`): what inheriting asks of every subformula
         it meets, an OR per node instead of a union of sets."""
-        return fold(f, self._masks, self._node_mask)
+        found = self._top_masks.get(f)
+        return found if found is not None else fold(f, self._masks, self._node_mask)
+
+    def kept_mask(self, f: Formula) -> int | None:
+        """`mask(f)` if it was worked out beforehand (`prepare`), else None."""
+        return self._top_masks.get(f)
 
     def _node_mask(self, node: Formula, children: list[int]) -> int:
         found = self._atom_mask(node) if isinstance(node, Atom) else 0
         for child in children:
             found |= child
         return found
+
+    def atom_mask(self, atom: Atom) -> int:
+        """`mask` of one atom: its terms' masks, kept with the rule set."""
+        return self._atom_mask(atom)
 
     def _atom_mask(self, atom: Atom) -> int:
         found = self._term_mask(atom.term)
@@ -154,12 +210,17 @@ class FormulaReads:
         return found
 
     def mask_of(self, names: Iterable[str]) -> int:
-        """Names as the bits of one integer, a bit per name in the order they are first met."""
+        """Names as the bits of one integer, a bit per name of the universe in the order they are first
+        met, one bit shared by all others."""
         found = 0
         for name in names:
             bit = self._bits.get(name)
             if bit is None:
-                bit = self._bits[name] = 1 << len(self._bits)
+                if self.universe is not None and name not in self.universe:
+                    bit = _OTHER
+                else:
+                    bit, self._width = 1 << self._width, self._width + 1
+                self._bits[name] = bit
             found |= bit
         return found
 
@@ -208,6 +269,9 @@ def fold(f: Formula, memo: dict[int, tuple[Formula, T]], make: Callable[[Formula
     """`make(node, what its children made)` over the distinct subformulas, children first, memoized
     by object in `memo` (each entry keeps its node alive, so an id stays its). A loop, not recursion:
     triggers are deeper than the recursion limit allows."""
+    found = memo.get(id(f))
+    if found is not None:
+        return found[1]
     stack = [f]
     while stack:
         g = stack[-1]

@@ -18,7 +18,8 @@ from functools import cached_property
 from ...core.formula import terms
 from ...core.model import Atom, Flag, HelperLibrary, Rule, RuleKind, Term, TermKind, Write
 from ...logic.environment import EnvVar
-from ...logic.evaluation import MISSING_KINDS, Context, Evaluator, assumption_key, substitute_assumptions
+from ...logic.assumptions import assumption_key, substitute_assumptions
+from ...logic.evaluation import MISSING_KINDS, Carried, Context, Evaluator, every_atom
 from ...logic.messages import filled_message
 from ...logic.facts import Facts
 from ...logic.launch_host import LaunchHost
@@ -88,7 +89,8 @@ class RuleSet:
     @cached_property
     def read_sets(self) -> FormulaReads:
         """What each formula and resolution chain reads (`logic.reads`), memoized while the set lives."""
-        return FormulaReads(self.writes)
+        envs = self.envs or {}
+        return FormulaReads(self.writes, {*self.catalog.flags, *envs, *(v.alias for v in envs.values() if v.alias)})
 
     @property
     def label(self) -> str:
@@ -111,6 +113,11 @@ class RuleSet:
     def by_id(self) -> dict[str, Rule]:
         return {r.id: r for r in self.rules}
 
+    @cached_property
+    def baseline(self) -> Baseline:
+        """The bare launch evaluated whole (`bare_baseline`): worked out when the index is built."""
+        return bare_baseline(self)
+
 
 # ---- checking a command line -----------------------------------------------------------------------------
 
@@ -126,7 +133,14 @@ class Finding:
     needs: tuple[str, ...] = ()  # what would decide it: platform, model, environment, code (`MISSING_KINDS`)
     # The exception SGLang raises evaluating the check itself, instead of its message (`x % 0`).
     fails_with: str | None = None
-    message: str = ""  # the rule's message with the launch's values filled in where it decides them
+    # Fills the rule's message with the launch's values, where it decides them: asked only of the
+    # findings shown (a text report shows the definite ones).
+    fill: Callable[[], str] | None = field(default=None, compare=False, repr=False)
+
+    @cached_property
+    def message(self) -> str:
+        """The rule's message with the launch's values filled in where it decides them ("" if none)."""
+        return self.fill() if self.fill is not None else ""
 
     @property
     def text(self) -> str:
@@ -181,6 +195,7 @@ def check(
     platform: Platform | None = None,
     model: ModelFacts | None = None,
     host: LaunchHost | None = None,
+    baseline: bool = True,
 ) -> Report:
     """Findings for a launch command: argparse errors, then every reachable guard that may fire.
 
@@ -192,6 +207,9 @@ def check(
     environment = {**(os.environ if use_env else {}), **command.env, **(env or {})}
     facts = launch_facts(command, platform, model, host, ruleset.library, environment, ruleset.envs)
     context = launch_context(ruleset, command, env, use_env, assumed, facts)
+    # From the index's evaluation of the bare launch: a guard none of whose atoms comes out otherwise
+    # here is what it is there.
+    carried = _carry_from_bare(ruleset, context) if baseline and only is None and not assumed else None
     rules = list(ruleset.rules)
     used: set[str] = set()
     if assumed:
@@ -202,6 +220,7 @@ def check(
             substituted.append(replace(rule, trigger=trigger) if hit else rule)
         rules = substituted
     evaluator = Evaluator(rules if assumed else ruleset.by_id, context)
+    moved = ruleset.baseline.moved(carried) if carried is not None else frozenset()
     wanted = set(only) if only is not None else None
     if wanted is not None:  # a few rules (witnesses ask for one): no pass over all of them
         rules = [evaluator.rules[i] for i in sorted(wanted) if i in evaluator.rules]
@@ -211,19 +230,19 @@ def check(
         if not rule.reachable or rule.kind is RuleKind.ADJUSTMENT:
             continue
         checked += 1
-        truth, changed = evaluator.truth(rule)
+        if carried is not None and rule.id not in moved:
+            outcome = ruleset.baseline.outcomes.get(rule.id)
+            if outcome is not None:
+                findings.append(Finding(rule, *outcome, fill=_filler(rule, evaluator)))
+            continue
+        truth, adjusted = evaluator.truth(rule)
         if truth is False:
             continue
         certainty = "definite" if truth else "possible"
         undecided = () if truth else evaluator.undecided(rule)
         needs = tuple(k for k in MISSING_KINDS if any(kind == k for _, kind in undecided))
-        message = ""
-        if "{" in rule.message:  # placeholders to fill: not over a field an adjustment may rewrite first
-            rewritten = {evaluator.rules[a].target for a in rule.affected_by
-                         if a in evaluator.rules and evaluator.fires(a) is not False}
-            message = filled_message(rule, context, rewritten)
-        findings.append(Finding(rule, certainty, tuple(text for text, _ in undecided), changed, needs,
-                                context.failing.get(rule.effective), message))
+        findings.append(Finding(rule, certainty, tuple(text for text, _ in undecided), adjusted, needs,
+                                context.failing.get(rule.effective), _filler(rule, evaluator)))
     # In execution order: the first definite error is where the launch stops.
     findings.sort(key=lambda f: (f.certainty != "definite", _position(f.rule), f.rule.location.file,
                                  f.rule.location.line, f.rule.id))
@@ -231,6 +250,88 @@ def check(
         r for r in rules if r.kind is RuleKind.ADJUSTMENT and r.reachable and evaluator.fires(r.id)]
     return Report(findings, told_errors(command.errors, ruleset.label), adjustments, sorted(set(assumed) - used), checked,
                   ruleset.label, list(command.placeholders), evaluator)
+
+
+def _filler(rule: Rule, evaluator: Evaluator) -> Callable[[], str] | None:
+    """What fills a finding's message on its launch, when it has placeholders: not over a field an
+    adjustment that may run rewrites first."""
+    if "{" not in rule.message:
+        return None
+
+    def fill() -> str:
+        rewritten = {evaluator.rules[a].target for a in rule.affected_by
+                     if a in evaluator.rules and evaluator.fires(a) is not False}
+        return filled_message(rule, evaluator.context, rewritten)
+    return fill
+
+
+# The launch every command is evaluated from: a model path shaped as a Hub id (what most launches
+# name, and what no rule singles out), the rest defaults.
+BARE_LAUNCH = ("--model-path", "org/model")
+
+
+@dataclass
+class Baseline:
+    """The bare launch (`BARE_LAUNCH`) evaluated whole, kept in a rule set's index. A command that
+    differs from it in values only is evaluated from it (`Context.carry`): a guard is evaluated again
+    only when one of its atoms, or of the adjustments that may rewrite what it reads, comes out
+    otherwise on the command, the others are what they are on the bare launch."""
+
+    evaluator: Evaluator
+    outcomes: dict[str, tuple]  # guard id -> its Finding's fields but the rule, where the bare launch may set it off
+    atoms: dict[str, tuple[int, tuple[Atom, ...]]]  # guard id -> what its atoms and theirs read (a mask), those atoms
+    atom_masks: tuple[tuple[Atom, int], ...]  # every atom of those, and what it reads
+    # What launches carried from it found of atoms that read what they change (`Carried.states`):
+    # kept while the process lives (a folder of launch lines naming one model), not in the index.
+    states: dict[tuple, object] = field(default_factory=dict, compare=False, repr=False)
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "states": {}}
+
+    def moved(self, carried: Carried) -> frozenset[str]:
+        """The guards that might come out otherwise on the launch `carried` evaluates than on the bare
+        one: those over an atom whose state changes."""
+        changed = carried.changed
+        atoms = {atom for atom, mask in self.atom_masks if mask & changed and carried.changes(atom)}
+        return frozenset(guard for guard, (mask, over) in self.atoms.items()
+                         if mask & changed and not atoms.isdisjoint(over))
+
+
+def bare_baseline(ruleset: RuleSet) -> Baseline:
+    """The bare launch evaluated over every guard, with what deciding a command from it asks again:
+    each guard's atoms (and those of the adjustments it waits for) and their states there."""
+    report = check(ruleset, BARE_LAUNCH, baseline=False)
+    evaluator = report.evaluator
+    assert evaluator is not None
+    outcomes = {f.rule.id: (f.certainty, f.unknown, f.changed_by, f.needs, f.fails_with) for f in report.findings}
+    reads = ruleset.read_sets
+    atoms: dict[str, tuple[int, tuple[Atom, ...]]] = {}
+    masks: dict[Atom, int] = {}
+    for rule in ruleset.rules:
+        if not rule.reachable or rule.kind is RuleKind.ADJUSTMENT:
+            continue
+        found = dict.fromkeys(every_atom(rule.effective))
+        for adjustment in rule.affected_by:
+            if adjustment in ruleset.by_id:
+                found.update(dict.fromkeys(every_atom(ruleset.by_id[adjustment].effective)))
+        mask = 0
+        for atom in found:
+            if atom not in masks:
+                masks[atom] = reads.atom_mask(atom)
+                evaluator.state(atom)
+            mask |= masks[atom]
+        atoms[rule.id] = (mask, tuple(found))
+    return Baseline(evaluator, outcomes, atoms, tuple(masks.items()))
+
+
+def _carry_from_bare(ruleset: RuleSet, context: Context) -> Carried | None:
+    """Evaluate the launch from the bare one, when the rule set's index holds it (a rule set built
+    here is evaluated in full) and the launch differs from it in values only."""
+    bare = ruleset.__dict__.get("baseline")
+    if not isinstance(bare, Baseline):
+        return None
+    changed = context.changed_from(bare.evaluator.context)
+    return context.carry(bare.evaluator, ruleset.read_sets, changed, bare.states) if changed is not None else None
 
 
 def launch_facts(command: CommandLine, platform: Platform | None = None, model: ModelFacts | None = None,
@@ -286,8 +387,10 @@ def launch_evaluator(ruleset: RuleSet, argv: Sequence[str], *, env: Mapping[str,
     """The truth of the rules on one command line (memoized per formula); `base`: the evaluator of a
     command line it differs from in a few values (what those do not change is taken from there)."""
     context = launch_context(ruleset, parse_command(argv, ruleset.catalog), env, facts=facts)
-    if base is not None:
-        context.inherit_from(base.context, ruleset.read_sets)
+    if base is not None and (changed := context.changed_from(base.context)) is not None:
+        context.inherit(base.context, ruleset.read_sets, changed)
+    else:
+        _carry_from_bare(ruleset, context)
     return Evaluator(ruleset.by_id, context)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from ...core.cache import code_fingerprint, extraction_cache, read_pickled, write_pickled
 from ..check.linter import RuleSet
 
-INDEX_FORMAT = "2"  # bumped when the index layout itself changes (2: formulas hashed anew when read)
+INDEX_FORMAT = "3"  # bumped when the index layout itself changes (3: with the bare launch evaluated)
 
 
 def index_folder() -> Path:
@@ -48,5 +48,6 @@ def indexed(key: str, build: Callable[[], RuleSet], folder: Path | None = None) 
     _ = ruleset.writes, ruleset.readers, ruleset.catalog  # stored computed: check needs them every time
     # What each term and resolution chain reads, for the fixes' evaluations (`Context.inherit`).
     ruleset.read_sets.prepare(rule.effective for rule in ruleset.rules)
+    _ = ruleset.baseline  # the bare launch evaluated whole: a command is evaluated from it
     write_pickled(path, ruleset)
     return ruleset

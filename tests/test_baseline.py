@@ -6,14 +6,20 @@ same adjustments and the same fixes. The release is shipped in the package: noth
 from __future__ import annotations
 
 import dataclasses
+import os
 import pickle
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
-from extractor.logic.evaluation import Carried
-from extractor.logic.platforms import find_platform
-from extractor.products.check.fixes import checked_fixes
-from extractor.products.check.linter import BARE_LAUNCH, Report, RuleSet, check
+from extractor.logic.evaluation import Carried, Evaluator
+from extractor.logic.platforms import find_platform, memory_mib, with_device_memory
+from extractor.products.check.fixes import checked_fixes, example_fix
+from extractor.products.check.linter import BARE_LAUNCH, Report, RuleSet, check, facts_key, launch_evaluator
+from extractor.products.reuse.index import keep_model_states, load_model_states, shared_objects, with_baseline_on
 from extractor.products.check.words import Flags, by_function
 from extractor.products.reuse.rulesets import release_rules
 
@@ -89,3 +95,155 @@ def test_a_launch_that_differs_in_more_than_values_is_evaluated_whole(kept: Rule
     report = check(kept, argv, env=env, platform=platform)
     assert not isinstance(report.evaluator.context.memo, Carried)  # its environment or facts are not the bare launch's
     assert _outcome(report) == _outcome(check(plain, argv, env=env, platform=platform))
+
+
+# ---- on a platform profile: the bare launch evaluated there, kept beside the index --------------------
+
+PROFILES = ["H100", "cpu", "B200"]
+
+
+@pytest.fixture(scope="module")
+def on_profiles(kept: RuleSet) -> RuleSet:
+    """The kept rule set with the bare launch evaluated on each profile of PROFILES, each pickled
+    against the rule set's own objects and read back (`with_baseline_on`)."""
+    ruleset = pickle.loads(pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL))
+    ruleset.__dict__["index_key"] = "test"
+    with tempfile.TemporaryDirectory() as folder:
+        for name in PROFILES:
+            with_baseline_on(ruleset, find_platform(name), None, folder=Path(folder))
+        ruleset.__dict__.pop("baselines_on_facts")
+        for name in PROFILES:  # read back, not the evaluations made above
+            with_baseline_on(ruleset, find_platform(name), None, folder=Path(folder))
+    return ruleset
+
+
+@pytest.mark.parametrize("name", PROFILES)
+@pytest.mark.parametrize("argv", COMMANDS[2:12], ids=lambda argv: " ".join(argv)[:60])
+def test_a_command_on_a_profile_is_evaluated_from_the_bare_launch_on_it(on_profiles: RuleSet, plain: RuleSet,
+                                                                        argv: list[str], name: str) -> None:
+    platform = find_platform(name)
+    report = check(on_profiles, argv, platform=platform)
+    assert isinstance(report.evaluator.context.memo, Carried)
+    assert _outcome(report) == _outcome(check(plain, argv, platform=platform))
+
+
+def test_a_profile_edited_or_an_environment_is_not_carried_from_the_profiles_bare_launch(on_profiles: RuleSet,
+                                                                                          plain: RuleSet) -> None:
+    argv = ["--model-path", "Qwen/Qwen3-8B", "--tp", "2", "--mem-fraction-static", "0.9"]
+    smaller = with_device_memory(find_platform("H100"), memory_mib("24GB"))
+    for platform, env in ((smaller, {}), (find_platform("H100"), {"SGLANG_ENABLE_TORCH_COMPILE": "1"})):
+        report = check(on_profiles, argv, env=env, platform=platform)
+        assert not isinstance(report.evaluator.context.memo, Carried)
+        assert _outcome(report) == _outcome(check(plain, argv, env=env, platform=platform))
+
+
+def test_a_bare_launch_kept_beside_the_index_is_read_back_as_the_index_s_own_objects(tmp_path: Path) -> None:
+    ruleset = release_rules("0.5.23")
+    assert ruleset.__dict__.get("index_key")  # read through the index
+    platform = find_platform("H100")
+    with_baseline_on(ruleset, platform, None, folder=tmp_path)
+    built = ruleset.baselines_on_facts[facts_key(platform, None)]
+    kept_files = list(tmp_path.glob(f"{ruleset.__dict__['index_key']}-on-*.pickle"))
+    assert len(kept_files) == 1
+    ruleset.__dict__.pop("baselines_on_facts")
+    with_baseline_on(ruleset, platform, None, folder=tmp_path)
+    read = ruleset.baselines_on_facts[facts_key(platform, None)]
+    assert read is not built
+    assert read.outcomes == built.outcomes and read.atoms == built.atoms
+    # Shared, not copied: the formulas and tables are the rule set's (what `Context.changed_from` asks).
+    assert read.evaluator.rules is ruleset.by_id and read.evaluator.context.writes is ruleset.writes
+    assert read.evaluator.context.envs is ruleset.envs and read.evaluator.context.facts.helpers is ruleset.library
+    memo = read.evaluator.context.memo
+    guards = [r.effective for r in ruleset.rules if r.reachable and r.effective in memo]
+    assert guards and all(any(key is trigger for key in memo) for trigger in guards)
+    assert len(shared_objects(ruleset)) > len(ruleset.rules)
+    # An unreadable file, or one written against other objects, is made again.
+    kept_files[0].write_bytes(b"not a pickle")
+    ruleset.__dict__.pop("baselines_on_facts")
+    with_baseline_on(ruleset, platform, None, folder=tmp_path)
+    again = ruleset.baselines_on_facts[facts_key(platform, None)]
+    assert again.outcomes == built.outcomes and again.evaluator.rules is ruleset.by_id
+
+
+def test_a_profile_names_its_bare_launch_alike_in_every_process() -> None:
+    # A profile holds sets, whose order follows the per-process string hashing.
+    code = ("from extractor.logic.platforms import find_platform; from extractor.products.check.linter import facts_key;"
+            "print(facts_key(find_platform('H100'), None))")
+    keys = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout.strip() for seed in ("1", "2", "3")}
+    assert keys == {facts_key(find_platform("H100"), None)}
+    assert facts_key(with_device_memory(find_platform("H100"), memory_mib("24GB")), None) not in keys
+
+
+# ---- what launches found of a model path, kept beside the index ----------------------------------------
+
+
+def test_what_a_check_found_of_a_model_path_is_read_back_by_the_next_and_answers_alike(tmp_path: Path,
+                                                                                     plain: RuleSet) -> None:
+    argv = ["--model-path", "Qwen/Qwen3-8B", "--disaggregation-mode", "prefill",
+            "--disaggregation-decode-enable-offload-kvcache"]
+    first = release_rules("0.5.23")
+    loaded = load_model_states(first, ["Qwen/Qwen3-8B"], folder=tmp_path)
+    assert loaded == {("bare", "Qwen/Qwen3-8B"): 0}
+    before = _outcome(check(first, argv))
+    keep_model_states(first, loaded, folder=tmp_path)
+    kept_files = list(tmp_path.glob("*-states-*.pickle"))
+    assert len(kept_files) == 1
+    # Another process: the rule set read from its index again, its bare launch without the states.
+    again = pickle.loads(pickle.dumps(first, protocol=pickle.HIGHEST_PROTOCOL))
+    again.__dict__["index_key"] = first.__dict__["index_key"]
+    assert again.baseline.states == {}
+    read = load_model_states(again, ["Qwen/Qwen3-8B"], folder=tmp_path)
+    assert read[("bare", "Qwen/Qwen3-8B")] > 400  # the atoms and chains that read the model path
+    worked_out = []
+    original = Evaluator.state
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Evaluator, "state", lambda self, atom, fresh=False: (
+            worked_out.append(atom) if fresh else None, original(self, atom, fresh))[1])
+        report = check(again, argv)
+    assert _outcome(report) == before == _outcome(check(plain, argv))
+    reads = again.read_sets
+    model_bit = reads.mask_of(("model_path",))
+    assert not [atom for atom in worked_out if reads.atom_mask(atom) & model_bit
+                and not reads.atom_mask(atom) & reads.mask_of(("disaggregation_mode",
+                                                                "disaggregation_decode_enable_offload_kvcache"))]
+    stamp = kept_files[0].stat().st_mtime_ns
+    keep_model_states(again, read, folder=tmp_path)
+    assert kept_files[0].stat().st_mtime_ns == stamp  # nothing new: not written again
+    # A file that does not read back is passed over, and written anew once found again.
+    kept_files[0].write_bytes(b"garbage")
+    third = pickle.loads(pickle.dumps(first, protocol=pickle.HIGHEST_PROTOCOL))
+    third.__dict__["index_key"] = first.__dict__["index_key"]
+    loaded = load_model_states(third, ["Qwen/Qwen3-8B"], folder=tmp_path)
+    assert loaded == {("bare", "Qwen/Qwen3-8B"): 0}
+    assert _outcome(check(third, argv)) == before
+    keep_model_states(third, loaded, folder=tmp_path)
+    assert kept_files[0].read_bytes() != b"garbage"
+
+
+def test_a_local_model_path_is_never_kept(tmp_path: Path) -> None:
+    ruleset = release_rules("0.5.23")
+    folder = tmp_path / "checkpoint"
+    folder.mkdir()
+    loaded = load_model_states(ruleset, [str(folder), None], folder=tmp_path)
+    assert loaded == {}
+    check(ruleset, ["--model-path", str(folder), "--tp", "2"])
+    keep_model_states(ruleset, loaded, folder=tmp_path)
+    assert list(tmp_path.glob("*-states-*")) == []
+
+
+# ---- a page's short command lines, evaluated without facts ---------------------------------------------
+
+
+def test_a_pages_fixes_checked_from_the_bare_launch_without_facts_are_a_fresh_evaluations(tmp_path: Path,
+                                                                                        plain: RuleSet) -> None:
+    ruleset = release_rules("0.5.23")
+    with_baseline_on(ruleset, None, None, folder=tmp_path, without_facts=True)
+    assert list(tmp_path.glob("*-on-without-facts.pickle"))
+    flags, siblings = Flags(ruleset.flags), by_function(ruleset.rules)
+    shown = [r for r in ruleset.rules if r.example is not None and r.kind.value != "adjustment"][::12]
+    assert len(shown) >= 10
+    for rule in shown:
+        assert isinstance(launch_evaluator(ruleset, rule.example.before).context.memo, Carried)
+        assert launch_evaluator(plain, rule.example.before).context.memo.__class__ is dict
+        assert example_fix(ruleset, rule, flags, siblings) == example_fix(plain, rule, flags, siblings), rule.id

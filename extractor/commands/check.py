@@ -174,12 +174,20 @@ def cmd_check(args: argparse.Namespace) -> int:
     host = LaunchHost(Path(args.local).resolve()) if args.local is not None else None
     found = _commands_in_files(args.file)
     ruleset = open_rules(args)
+    commands = ([(None, tuple(launch))] if launch else []) + found
+    kept = None
+    if not assume:  # a command on a platform or a given model is evaluated from the bare launch on them
+        from ..logic.launch import parse_command
+        from ..products.reuse.index import keep_model_states, load_model_states, with_baseline_on
+
+        with_baseline_on(ruleset, platform, model)
+        kept = load_model_states(ruleset, (parse_command(list(argv), ruleset.catalog).given.get("model_path")
+                                           for _, argv in commands))
     flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
     if args.from_ and args.format in ("github", "sarif"):
         raise UsageError("--from goes with --format text or json")
     older = (load_rules(args.from_) if Path(args.from_).suffix == ".json" or Path(args.from_).is_dir()
              else release_rules(args.from_, args.index_url)) if args.from_ else None
-    commands = ([(None, tuple(launch))] if launch else []) + found
     failed = False
     documents, texts, reports = [], [], []
     for place, argv in commands:
@@ -214,6 +222,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             if change is not None:
                 text += "\n" + upgrade_text(change)
             texts.append(f"{place[0]}:{place[1]}: {_short(argv)}\n" + _indent(text) if place else text)
+    if kept:
+        keep_model_states(ruleset, kept)
     if args.format == "json":
         sys.stdout.write(dumps(documents[0] if not args.file else {"commands": documents}))
     elif args.format == "sarif":

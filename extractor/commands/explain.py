@@ -56,6 +56,7 @@ def _rule_sets(args: argparse.Namespace) -> Iterable[tuple[str, object]]:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
+    from ..products.reuse.index import with_baseline_on
     from ..products.site.explain import explain_text
     from ..products.check.fixes import example_fix
     from ..products.check.words import by_function
@@ -73,8 +74,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
     width = min(shutil.get_terminal_size((100, 40)).columns, 100)
 
     def show(c: Candidate) -> str:
-        # The page the site shows, its solutions checked on its example as `render` and `site` check them.
+        # The page the site shows, its solutions checked on its example as `render` and `site` check them
+        # (evaluated from the bare launch as those evaluate it, kept beside the rule set's index).
         ruleset = by_label[c.label]
+        with_baseline_on(ruleset, None, None, without_facts=True)
         flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
         fixes = example_fix(ruleset, c.rule, flags, groups) if c.rule.example is not None else None
         markdown = page(c.rule, flags, ruleset.source, {r.id: r for r in ruleset.rules}, fixes=fixes, filled=c.values)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -78,6 +77,8 @@ def build(folder: Path) -> int:
     """`mkdocs build --strict` of the project in `folder`, with this interpreter; its output shown only
     when it fails. The site is built beside `public/` and swapped in whole: an interrupted or failed
     build leaves the previous one."""
+    import subprocess
+
     from ..core.progress import Status
     from ..products.extraction.output import folder_made_aside
     from ..products.site.site import PUBLIC
@@ -100,6 +101,6 @@ def build(folder: Path) -> int:
 
 
 class _BuildFailed(Exception):
-    def __init__(self, done: subprocess.CompletedProcess) -> None:
+    def __init__(self, done) -> None:  # a subprocess.CompletedProcess
         super().__init__(done.returncode)
         self.done = done

@@ -17,8 +17,7 @@ import os
 import pickle
 import re
 import sys
-import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from types import CodeType
@@ -139,6 +138,8 @@ def compiled_code(key: str, filename: str, source: Callable[[], str]) -> CodeTyp
 
 def _write_bytes(path: Path, data: bytes) -> None:
     """Write a file atomically, best effort (a read-only cache only costs the time to make it again)."""
+    import tempfile  # here: a command that only reads the cache does not start with it (nor `random`)
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
@@ -153,25 +154,35 @@ def _write_bytes(path: Path, data: bytes) -> None:
         pass
 
 
-def read_pickled(path: Path) -> object | None:
-    """What `write_pickled` left at `path`, or None when it is missing or unreadable (then rebuilt)."""
+def read_pickled(path: Path, shared: Sequence[object] = ()) -> object | None:
+    """What `write_pickled` left at `path`, or None when it is missing or unreadable (then rebuilt).
+    `shared`: the objects it was written against, in the same order."""
     try:
         with path.open("rb") as stream, long_lived():
-            found = pickle.load(stream)
+            found = _Unpickler(stream, shared).load() if shared else pickle.load(stream)
         os.utime(path)  # used now: the last to go when the cache is pruned
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError,
+            IndexError):
         return None
     return found
 
 
-def write_pickled(path: Path, value: object) -> None:
-    """Pickle `value` to `path` atomically, best effort: a read-only cache only costs the time to rebuild."""
+def write_pickled(path: Path, value: object, shared: Sequence[object] = ()) -> None:
+    """Pickle `value` to `path` atomically, best effort: a read-only cache only costs the time to rebuild.
+
+    `shared`: objects of another pickle that `value` refers to (a rule set's formulas, kept in its
+    index): written as their place in that sequence, and read back as the very objects the reader
+    passes (`read_pickled`), so a part kept beside an index neither copies it nor loses identity."""
+    import tempfile
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("wb", dir=path.parent, prefix=".pickle-", delete=False) as stream:
             try:
                 with _collector_paused():
-                    _Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+                    pickler = _SharingPickler(stream, protocol=pickle.HIGHEST_PROTOCOL, shared=shared) if shared \
+                        else _Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL)
+                    pickler.dump(value)
             except BaseException:
                 os.unlink(stream.name)
                 raise
@@ -206,6 +217,31 @@ class _Pickler(pickle.Pickler):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.dispatch_table = _dispatch_table()
+
+
+class _SharingPickler(_Pickler):
+    """`_Pickler` that writes each of the `shared` objects as its place among them (a Python call per
+    object pickled: only for parts kept beside what they share)."""
+
+    def __init__(self, *args, shared: Sequence[object], **kwargs) -> None:
+        self.places = {id(obj): place for place, obj in enumerate(shared)}
+        super().__init__(*args, **kwargs)
+
+    def persistent_id(self, obj: object) -> int | None:
+        return self.places.get(id(obj))
+
+
+class _Unpickler(pickle.Unpickler):
+    """Reads what `_Pickler` wrote against `shared` objects: each place number is the object there."""
+
+    def __init__(self, stream, shared: Sequence[object]) -> None:
+        super().__init__(stream)
+        self.shared = shared
+
+    def persistent_load(self, place: object) -> object:
+        if not isinstance(place, int):
+            raise pickle.UnpicklingError(f"unknown shared object {place!r}")
+        return self.shared[place]
 
 
 def _dispatch_table() -> dict[type, object]:

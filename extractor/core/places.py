@@ -6,7 +6,9 @@ import os
 from pathlib import Path
 
 import platformdirs
-from packaging.version import InvalidVersion, Version
+
+# The package's own data: platform profiles, the flag history, the releases shipped with it.
+DATA = Path(__file__).resolve().parent.parent / "data"
 
 # Written last into an unpacked release tree (what it is, where it came from): its presence marks the tree complete.
 INFO_FILE = "source.json"
@@ -21,6 +23,8 @@ def cache_root(cache_dir: Path | None = None) -> Path:
 
 def cached_releases(cache_dir: Path | None = None) -> list[str]:
     """The releases whose source is unpacked in the cache, newest first."""
+    from packaging.version import InvalidVersion, Version  # here: check and explain of one release need not
+
     trees = cache_root(cache_dir) / "trees"
     found: list[Version] = []
     if trees.is_dir():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -297,17 +298,21 @@ def rule_json(rule: Rule, cache: dict | None = None, spellings: Spellings = CONV
 
 
 def rule_from_json(data: dict, intern: dict | None = None) -> Rule:
+    # Ids, messages and places recur across rules (a related error names another rule's id and message,
+    # rules share files and functions): one string each, which a pickled rule set (`check`'s index)
+    # then writes once and reads back once.
+    text = sys.intern
     loc = data["location"]
     snip = data["snippet"]
     example = data.get("example")
     return Rule(
-        id=data["id"],
+        id=text(data["id"]),
         kind=RuleKind(data["kind"]),
         exception=data.get("exception"),
-        message=data["message"],
+        message=text(data["message"]),
         message_static=data["message_static"],
-        location=Location(loc["file"], loc["line"], loc["end_line"]),
-        function=data["function"],
+        location=Location(text(loc["file"]), loc["line"], loc["end_line"]),
+        function=text(data["function"]),
         snippet=Snippet(snip["start_line"], snip["end_line"], snip["text"]),
         condition=formula_from_json(data["condition"], intern),
         enclosing=tuple(data.get("enclosing", ())),
@@ -316,8 +321,9 @@ def rule_from_json(data: dict, intern: dict | None = None) -> Rule:
         reachable=data.get("reachable", False),
         target=data.get("target"),
         value=data.get("value"),
-        affected_by=tuple(data.get("affected_by", ())),
-        related=tuple(Related(r["id"], r["message"], r["kind"], r["score"]) for r in data.get("related", ())),
+        affected_by=tuple(map(text, data.get("affected_by", ()))),
+        related=tuple(Related(text(r["id"]), text(r["message"]), text(r["kind"]), r["score"])
+                      for r in data.get("related", ())),
         example=Example(tuple(example["before"]), tuple(example["after"])) if example else None,
         order=data.get("order"),
         assigns=tuple((formula_from_json(a["when"], intern), _operand_from_json(a["value"]))

@@ -9,7 +9,6 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from decimal import Decimal
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -197,6 +196,8 @@ def human_readable_int(text: str) -> int:
         if "." in number:
             raise ValueError(number)
         return int(number) * _IEC[suffix]
+    from decimal import Decimal  # exact `1.5G`; rare, and the module costs a launch parse a tenth
+
     return int(Decimal(number) * _SI[suffix])
 
 

@@ -8,7 +8,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
+
+from ..core.places import DATA
 
 from ..core.errors import UsageError
 from .expressions import Unknown
@@ -29,7 +30,7 @@ class Platform:
 @lru_cache(maxsize=1)
 def platforms() -> dict[str, Platform]:
     """Every profile of the data file, by name."""
-    data = json.loads(resources.files("extractor").joinpath("data/platforms.json").read_text(encoding="utf-8"))
+    data = json.loads(DATA.joinpath("platforms.json").read_text(encoding="utf-8"))
     common = data.get("defaults", {})
     worlds = data.get("worlds", {})
     found = {}

@@ -10,13 +10,15 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 
-from packaging.version import InvalidVersion, Version
+from ..core.places import DATA
+
 
 
 def release_key(label: str) -> tuple:
     """Sorts release labels in version order (labels that are no version last, by name)."""
+    from packaging.version import InvalidVersion, Version  # here: a check reads the history, it sorts none
+
     try:
         return (0, Version(label))
     except InvalidVersion:
@@ -75,7 +77,7 @@ class FlagHistory:
 def shipped_flag_history() -> FlagHistory | None:
     """The history in the package's data folder; None when it is missing (a trimmed install)."""
     try:
-        text = resources.files("extractor").joinpath("data/flag_history.json").read_text(encoding="utf-8")
+        text = DATA.joinpath("flag_history.json").read_text(encoding="utf-8")
     except (FileNotFoundError, OSError):
         return None
     return flag_history_of(json.loads(text))

@@ -8,11 +8,12 @@ command), with `envs.X.get()` defaults read from the source's environ.py when it
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from functools import cached_property
 
 from ...core.formula import terms
@@ -118,6 +119,15 @@ class RuleSet:
         """The bare launch evaluated whole (`bare_baseline`): worked out when the index is built."""
         return bare_baseline(self)
 
+    @cached_property
+    def baselines_on_facts(self) -> dict[str, Baseline]:
+        """The bare launch evaluated on a platform profile or a given model, by `facts_key`: added
+        where they are kept (`products.reuse.index.with_baseline_on`), never in the index itself."""
+        return {}
+
+    def __getstate__(self) -> dict:
+        return {name: value for name, value in self.__dict__.items() if name not in _NOT_INDEXED}
+
 
 # ---- checking a command line -----------------------------------------------------------------------------
 
@@ -196,20 +206,23 @@ def check(
     model: ModelFacts | None = None,
     host: LaunchHost | None = None,
     baseline: bool = True,
+    without_facts: bool = False,
 ) -> Report:
     """Findings for a launch command: argparse errors, then every reachable guard that may fire.
 
     `platform` and `model` decide platform and model atoms; without `model`, a `--model-path` that
-    names a local folder with a config.json is read.
+    names a local folder with a config.json is read. `without_facts`: none of those, nor the source's
+    helpers (as `launch_evaluator` evaluates a page's short command line).
     """
     command = parse_command(argv, ruleset.catalog)
     assumed = {assumption_key(k): v for k, v in (assume or {}).items()}
     environment = {**(os.environ if use_env else {}), **command.env, **(env or {})}
-    facts = launch_facts(command, platform, model, host, ruleset.library, environment, ruleset.envs)
+    facts = None if without_facts else launch_facts(command, platform, model, host, ruleset.library, environment,
+                                                    ruleset.envs)
     context = launch_context(ruleset, command, env, use_env, assumed, facts)
-    # From the index's evaluation of the bare launch: a guard none of whose atoms comes out otherwise
-    # here is what it is there.
-    carried = _carry_from_bare(ruleset, context) if baseline and only is None and not assumed else None
+    # From the index's evaluation of the bare launch (on the same platform and model): a guard none of
+    # whose atoms comes out otherwise here is what it is there.
+    base, carried = _carry_from_bare(ruleset, context) if baseline and only is None and not assumed else (None, None)
     rules = list(ruleset.rules)
     used: set[str] = set()
     if assumed:
@@ -220,7 +233,7 @@ def check(
             substituted.append(replace(rule, trigger=trigger) if hit else rule)
         rules = substituted
     evaluator = Evaluator(rules if assumed else ruleset.by_id, context)
-    moved = ruleset.baseline.moved(carried) if carried is not None else frozenset()
+    moved = base.moved(carried) if base is not None and carried is not None else frozenset()
     wanted = set(only) if only is not None else None
     if wanted is not None:  # a few rules (witnesses ask for one): no pass over all of them
         rules = [evaluator.rules[i] for i in sorted(wanted) if i in evaluator.rules]
@@ -230,8 +243,8 @@ def check(
         if not rule.reachable or rule.kind is RuleKind.ADJUSTMENT:
             continue
         checked += 1
-        if carried is not None and rule.id not in moved:
-            outcome = ruleset.baseline.outcomes.get(rule.id)
+        if base is not None and rule.id not in moved:
+            outcome = base.outcomes.get(rule.id)
             if outcome is not None:
                 findings.append(Finding(rule, *outcome, fill=_filler(rule, evaluator)))
             continue
@@ -265,6 +278,9 @@ def _filler(rule: Rule, evaluator: Evaluator) -> Callable[[], str] | None:
     return fill
 
 
+# What a rule set keeps only while it lives, not in its index (`RuleSet.__getstate__`).
+_NOT_INDEXED = ("baselines_on_facts", "index_key")
+
 # The launch every command is evaluated from: a model path shaped as a Hub id (what most launches
 # name, and what no rule singles out), the rest defaults.
 BARE_LAUNCH = ("--model-path", "org/model")
@@ -297,10 +313,12 @@ class Baseline:
                          if mask & changed and not atoms.isdisjoint(over))
 
 
-def bare_baseline(ruleset: RuleSet) -> Baseline:
-    """The bare launch evaluated over every guard, with what deciding a command from it asks again:
-    each guard's atoms (and those of the adjustments it waits for) and their states there."""
-    report = check(ruleset, BARE_LAUNCH, baseline=False)
+def bare_baseline(ruleset: RuleSet, platform: Platform | None = None, model: ModelFacts | None = None,
+                  without_facts: bool = False) -> Baseline:
+    """The bare launch evaluated over every guard (on `platform` with `model` when given; `without_facts`:
+    as `check` says), with what deciding a command from it asks again: each guard's atoms (and those of
+    the adjustments it waits for) and their states there."""
+    report = check(ruleset, BARE_LAUNCH, platform=platform, model=model, baseline=False, without_facts=without_facts)
     evaluator = report.evaluator
     assert evaluator is not None
     outcomes = {f.rule.id: (f.certainty, f.unknown, f.changed_by, f.needs, f.fails_with) for f in report.findings}
@@ -324,14 +342,37 @@ def bare_baseline(ruleset: RuleSet) -> Baseline:
     return Baseline(evaluator, outcomes, atoms, tuple(masks.items()))
 
 
-def _carry_from_bare(ruleset: RuleSet, context: Context) -> Carried | None:
-    """Evaluate the launch from the bare one, when the rule set's index holds it (a rule set built
-    here is evaluated in full) and the launch differs from it in values only."""
+def facts_key(platform: Platform | None, model: ModelFacts | None, without_facts: bool = False) -> str:
+    """What names the platform and model a bare launch is evaluated on (a profile edited by
+    `--device-memory` is another), or that it is evaluated without facts."""
+    if without_facts:
+        return "without-facts"
+    return hashlib.sha256(repr(_canonical((platform, model))).encode()).hexdigest()[:24]
+
+
+def _canonical(value: object) -> object:
+    """A value with its sets sorted and its records and mappings as sorted pairs: its repr is the same
+    in every process (a set's order follows string hashing, seeded per process)."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return (type(value).__name__, *((f.name, _canonical(getattr(value, f.name))) for f in fields(value)))
+    if isinstance(value, Mapping):
+        return tuple(sorted((repr(k), _canonical(v)) for k, v in value.items()))
+    if isinstance(value, (set, frozenset)):
+        return ("set", *sorted(repr(_canonical(v)) for v in value))
+    if isinstance(value, (tuple, list)):
+        return tuple(_canonical(v) for v in value)
+    return value
+
+
+def _carry_from_bare(ruleset: RuleSet, context: Context) -> tuple[Baseline, Carried] | tuple[None, None]:
+    """Evaluate the launch from a bare one, when the rule set holds one evaluated on the same facts
+    (the index's, without a platform; those kept beside it for a profile) and the launch differs from
+    it in values only; else (None, None): a rule set built here is evaluated in full."""
     bare = ruleset.__dict__.get("baseline")
-    if not isinstance(bare, Baseline):
-        return None
-    changed = context.changed_from(bare.evaluator.context)
-    return context.carry(bare.evaluator, ruleset.read_sets, changed, bare.states) if changed is not None else None
+    for base in (bare, *ruleset.__dict__.get("baselines_on_facts", {}).values()):
+        if isinstance(base, Baseline) and (changed := context.changed_from(base.evaluator.context)) is not None:
+            return base, context.carry(base.evaluator, ruleset.read_sets, changed, base.states)
+    return None, None
 
 
 def launch_facts(command: CommandLine, platform: Platform | None = None, model: ModelFacts | None = None,

@@ -13,23 +13,22 @@ from __future__ import annotations
 import json
 import lzma
 from collections.abc import Mapping
-from importlib import resources
-from importlib.abc import Traversable
 from pathlib import Path
 
-from packaging.version import InvalidVersion, Version
-
+from ...core.places import DATA
 from ...core.serialize import loads
 
 _SUFFIXES = (".rules.json.xz", ".flags.json.xz")
 
 
-def _folder() -> Traversable:
-    return resources.files("extractor").joinpath("data", "releases")
+def _folder() -> Path:
+    return DATA / "releases"
 
 
 def shipped_releases() -> list[str]:
     """The releases shipped, newest first."""
+    from packaging.version import InvalidVersion, Version
+
     found = []
     for entry in _folder().iterdir():
         if entry.name.endswith(_SUFFIXES[0]):

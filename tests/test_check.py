@@ -487,6 +487,26 @@ def test_cli_checks_the_launch_commands_of_files(rules_file, capsys) -> None:
     assert main(["check", "--rules", str(rules_file), "--file", str(folder / "missing.sh")]) == 2
 
 
+def test_a_launch_line_met_in_several_files_is_checked_once_and_reported_for_each(rules_file, tmp_path, capsys,
+                                                                                  monkeypatch) -> None:
+    import extractor.products.check.linter as linter
+
+    line = "python -m sglang.launch_server --model-path m --disaggregation-mode prefill --offload-kvcache\n"
+    for name in ("dev.sh", "prod.sh"):
+        (tmp_path / name).write_text(line, encoding="utf-8")
+    (tmp_path / "other.sh").write_text("python -m sglang.launch_server --model-path m --tp 2\n", encoding="utf-8")
+    calls = []
+    real = linter.check
+    monkeypatch.setattr(linter, "check", lambda ruleset, argv, **kw: calls.append(tuple(argv)) or real(ruleset, argv, **kw))
+    assert main(["check", "--rules", str(rules_file), "--format", "json", "--file", str(tmp_path)]) == 1
+    by_file = {Path(c["file"]).name: c for c in json.loads(capsys.readouterr().out)["commands"]}
+    assert len(calls) == 2 and len(set(calls)) == 2  # the repeated line once, the other once
+    dev, prod = by_file["dev.sh"], by_file["prod.sh"]
+    assert {k: v for k, v in dev.items() if k != "file"} == {k: v for k, v in prod.items() if k != "file"}
+    assert dev["errors"][0]["message"] == OFFLOAD
+    assert not [e for e in by_file["other.sh"]["errors"] if e["certainty"] == "definite"]
+
+
 def test_cli_github_annotations_point_at_the_command(rules_file, capsys) -> None:
     folder = FIXTURES / "launch_files"
     assert main(["check", "--rules", str(rules_file), "--format", "github", "--file", str(folder / "compose.yml")]) == 1

@@ -190,6 +190,9 @@ def cmd_check(args: argparse.Namespace) -> int:
              else release_rules(args.from_, args.index_url)) if args.from_ else None
     failed = False
     documents, texts, reports = [], [], []
+    # A launch line met again (one model served from several scripts) is checked once: everything its
+    # report depends on but the line itself is the same for every command of the run.
+    checked: dict[tuple[str, ...], tuple] = {}
     for place, argv in commands:
         if launch_kind(argv) == "help":  # argparse prints the help and exits 0: there is no launch
             note = "the launch asks for SGLang's help (--help) and exits: nothing to check"
@@ -198,16 +201,19 @@ def cmd_check(args: argparse.Namespace) -> int:
             elif args.format == "text":
                 texts.append(f"{place[0]}:{place[1]}: {_short(argv)}\n" + _indent(note) if place else note)
             continue
-        report = check(ruleset, list(argv), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
-                       platform=platform, model=model, host=host)
-        failed |= bool(report.definite or report.argument_errors)
-        fixes, beyond = _fixes(ruleset, report, list(argv), flags, groups,
-                               {**(os.environ if args.use_env else {}), **env}, platform, model, host)
-        change = None
-        if older is not None:
-            before = check(older, list(argv), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
+        if tuple(argv) not in checked:
+            report = check(ruleset, list(argv), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
                            platform=platform, model=model, host=host)
-            change = upgrade(older, ruleset, before, report, list(argv))
+            fixes, beyond = _fixes(ruleset, report, list(argv), flags, groups,
+                                   {**(os.environ if args.use_env else {}), **env}, platform, model, host)
+            change = None
+            if older is not None:
+                before = check(older, list(argv), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
+                               platform=platform, model=model, host=host)
+                change = upgrade(older, ruleset, before, report, list(argv))
+            checked[tuple(argv)] = (report, fixes, beyond, change)
+        report, fixes, beyond, change = checked[tuple(argv)]
+        failed |= bool(report.definite or report.argument_errors)
         if args.format == "json":
             document = {**({"file": place[0], "line": place[1]} if place else {}), **report_json(report, fixes, beyond)}
             documents.append({**document, "upgrade": upgrade_json(change)} if change is not None else document)

@@ -247,3 +247,31 @@ def test_a_pages_fixes_checked_from_the_bare_launch_without_facts_are_a_fresh_ev
         assert isinstance(launch_evaluator(ruleset, rule.example.before).context.memo, Carried)
         assert launch_evaluator(plain, rule.example.before).context.memo.__class__ is dict
         assert example_fix(ruleset, rule, flags, siblings) == example_fix(plain, rule, flags, siblings), rule.id
+
+
+def test_check_on_a_profile_keeps_its_parts_beside_the_index_and_answers_as_a_full_evaluation(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, plain: RuleSet) -> None:
+    """The command as users run it, twice in a fresh cache: the first builds the index, the bare launch
+    on H100 and what it finds of the model path, the second reads them; both say what an evaluation
+    of every guard says."""
+    from extractor.cli import main
+
+    import extractor.products.reuse.index as index
+
+    monkeypatch.setenv("SGLANG_CONSTRAINTS_EXTRACTION_CACHE", str(tmp_path / "cache"))
+    argv = ["--model-path", "deepseek-ai/DeepSeek-V3", "--tp", "8", "--enable-dp-attention", "--dp", "3"]
+    outputs = []
+    for _ in range(2):
+        assert main(["check", "--release", "0.5.23", "--platform", "H100", "--format", "json", "--", *argv]) == 1
+        outputs.append(capsys.readouterr().out)
+        if len(outputs) == 1:
+            parts = sorted(p.name.split("-")[1] for p in (tmp_path / "cache" / "index").glob("*-*-*.pickle"))
+            assert parts == ["on", "states"]  # the bare launch on the profile, what it found of the model path
+            written = []
+            monkeypatch.setattr(index, "bare_baseline", lambda *a, **k: pytest.fail("the bare launch made again"))
+            monkeypatch.setattr(index, "write_pickled", lambda path, *a, **k: written.append(path))
+    assert outputs[0] == outputs[1]
+    assert written == []  # everything read back, nothing new to keep
+    full = check(plain, argv, platform=find_platform("H100"), baseline=False)
+    found = __import__("json").loads(outputs[0])
+    assert [(e["id"], e["certainty"]) for e in found["errors"]] == [(f.rule.id, f.certainty) for f in full.findings]

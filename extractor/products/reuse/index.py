@@ -126,10 +126,9 @@ def load_model_states(ruleset: RuleSet, model_paths: Iterable[object], folder: P
     loaded: dict[tuple[str, str], int] = {}
     if key is None:
         return loaded
+    kept = [path for path in dict.fromkeys(model_paths) if _keepable(path)]
     for facts, base in _bare_launches(ruleset):
-        for model_path in dict.fromkeys(model_paths):
-            if not _keepable(model_path):
-                continue
+        for model_path in kept:
             path = _states_path(folder, key, facts, model_path)
             found = read_pickled(path, shared_of(ruleset)) if path.is_file() else None
             if isinstance(found, dict):

@@ -336,8 +336,7 @@ class Carried(_Inherited):
         # agrees on those finds the same (a folder of launch lines naming one model).
         self.states = states if states is not None else {}
         values = self.base.values if values is None else values
-        self._values = [(reads.mask_of((name,)), (name, type(values.get(name)), repr(values.get(name))))
-                        for name in sorted(changed)]
+        self._values = [(reads.mask_of((name,)), _keyed(name, values.get(name))) for name in sorted(changed)]
         self._atom_changed: dict[Atom, bool] = {}
         self._chain_changed: dict[tuple[str, int], bool] = {}
         self._touched: dict[int, tuple[Formula, bool]] = {}
@@ -392,6 +391,19 @@ class Carried(_Inherited):
                 self.states[key] = found
         memo[item] = found
         return found  # type: ignore[return-value]
+
+
+def _keyed(name: str, value: object) -> tuple:
+    """A changed name's value as `Carried.states` keys hold it (1, 1.0 and True are three values)."""
+    return name, type(value), repr(value)
+
+
+def found_of_one_value(states: Mapping[tuple, object], name: str, value: object) -> dict[tuple, object]:
+    """What launches carried from one base found (`Carried.states`) of the atoms and chains that read
+    `name` holding `value` and no other changed name: it holds for any launch from that base with
+    that value (a model path), whatever else the launch changes."""
+    only = _keyed(name, value)
+    return {key: found for key, found in states.items() if len(key) == 3 and key[2] == only}
 
 
 class _Ancestors:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ...core.cache import code_fingerprint, extraction_cache, read_pickled, write_pickled
 from ...core.model import And, Formula, Not, Or
+from ...logic.evaluation import found_of_one_value
 from ...logic.model_config import ModelFacts
 from ...logic.platforms import Platform
 from ..check.linter import Baseline, RuleSet, bare_baseline, facts_key
@@ -145,8 +146,7 @@ def keep_model_states(ruleset: RuleSet, loaded: dict, folder: Path | None = None
         return
     bases = dict(_bare_launches(ruleset))
     for (facts, model_path), count in loaded.items():
-        value = ("model_path", type(model_path), repr(model_path))
-        found = {k: v for k, v in bases[facts].states.items() if len(k) == 3 and k[2] == value}
+        found = found_of_one_value(bases[facts].states, "model_path", model_path)
         if len(found) > count:
             write_pickled(_states_path(folder, key, facts, model_path), found, shared_of(ruleset))
 

@@ -7,7 +7,6 @@ import errno
 import os
 import signal
 import sys
-import traceback
 from collections.abc import Callable, Sequence
 
 from .commands import check, diff, explain, extract, flag_history, graph, history, render, schema, site
@@ -100,6 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _internal(error: BaseException, debug: bool) -> int:
     if debug:
+        import traceback  # here: only a bug shown whole needs it (6 ms of every start)
+
         traceback.print_exc()
     else:
         print(f"sglang-constraints: internal error: {error.__class__.__name__}: {error} (rerun with --debug)",

@@ -17,7 +17,7 @@ import os
 import pickle
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from types import CodeType
@@ -37,14 +37,28 @@ def code_fingerprint(*roots: str) -> str:
 
     A cached result made by other code is not reused, while edits to unrelated modules keep the
     cache warm. The command layer (`cli`, `commands/`) is left out: no lower layer imports it.
+    Reading and hashing those modules costs a command 30 ms a fingerprint; the digest is kept in the
+    cache with the size and modification time of each module it read (`_FingerprintMemo`), and a
+    later process that finds them all unchanged takes it after a `stat` of each.
     """
-    seen: set[Path] = set()
+    memo = _fingerprint_memo(extraction_cache() / "code" / "fingerprints.pickle")
+    found = memo.digest(roots)
+    if found is None:
+        found, stamps = _fingerprint(roots)
+        memo.keep(roots, found, stamps)
+    return found
+
+
+def _fingerprint(roots: Sequence[str]) -> tuple[str, dict[Path, tuple[int, int] | None]]:
+    """The digest `code_fingerprint` describes, and the modules it read with their stamps, each taken
+    before the module was read (an edit meanwhile leaves a stamp that no longer holds)."""
+    seen: dict[Path, tuple[int, int] | None] = {}
     todo = [_PACKAGE.joinpath(*root.split(".")).with_suffix(".py") for root in roots]
     while todo:
         path = todo.pop()
         if path in seen or not path.is_file() or _command_layer(path):
             continue
-        seen.add(path)
+        seen[path] = _stamp(path)
         for dots, module, names in _IMPORT.findall(path.read_text(encoding="utf-8")):
             base = path.parent
             for _ in range(len(dots) - 1):
@@ -59,7 +73,45 @@ def code_fingerprint(*roots: str) -> str:
     for path in sorted(seen):
         name = path.relative_to(_PACKAGE).as_posix()
         hasher.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return hasher.hexdigest()
+    return hasher.hexdigest(), seen
+
+
+class _FingerprintMemo:
+    """Fingerprints kept in one small file of the cache, by the package's folder and the roots, each
+    with the (path, size, modification time) of the modules it was made from: it holds while a `stat`
+    of each says the same (an edit, a checkout or an upgrade changes them; a module a root newly imports
+    is named by an edit of one already read). A missing or unreadable file only costs the hashing."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        found = read_pickled(path)
+        self.entries: dict = found if isinstance(found, dict) else {}
+
+    def digest(self, roots: Sequence[str]) -> str | None:
+        entry = self.entries.get((str(_PACKAGE), *roots))
+        if entry is None:
+            return None
+        digest, modules = entry
+        return digest if all(_stamp(Path(path)) == stamp for path, stamp in modules) else None
+
+    def keep(self, roots: Sequence[str], digest: str, stamps: Mapping[Path, tuple[int, int] | None]) -> None:
+        if None in stamps.values():
+            return  # a module gone while it was read: nothing to keep
+        self.entries[(str(_PACKAGE), *roots)] = (digest, tuple(sorted((str(p), s) for p, s in stamps.items())))
+        write_pickled(self.path, self.entries)
+
+
+@lru_cache(maxsize=None)
+def _fingerprint_memo(path: Path) -> _FingerprintMemo:
+    return _FingerprintMemo(path)  # read once per process: a command asks for two or three fingerprints
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_size, stat.st_mtime_ns
 
 
 def _command_layer(path: Path) -> bool:

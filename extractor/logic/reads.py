@@ -67,9 +67,13 @@ class FormulaReads:
         table has, so that a process that reads them back (a rule set's index) only ORs them together."""
         formulas = list(formulas)
         for f in formulas:
-            self._top_masks[f] = self.mask(f)
+            self.mask(f)
             for atom in self._atoms_of(f):
                 self._atom_mask(atom)
+        # Every subformula's mask, by value: what inheriting asks of each node it meets is then one
+        # lookup, not a walk (a few hundred thousand per check otherwise).
+        for node, mask in self._masks.values():
+            self._top_masks[node] = mask
         for name, writes in self.writes.items():
             for version in range(len(writes) + 1):
                 self.chain_mask((name, version))

@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from functools import cached_property
 
-from ...core.formula import terms
 from ...core.model import Atom, Flag, HelperLibrary, Rule, RuleKind, Term, TermKind, Write
 from ...logic.environment import EnvVar
 from ...logic.assumptions import assumption_key, substitute_assumptions
@@ -57,7 +56,8 @@ class RuleSet:
 
     def _reads(self, f, chains: dict) -> frozenset[str]:
         names: set[str] = set()
-        for term in terms(f):
+        # Each distinct atom once: a trigger repeats shared parts (a resolved field's writes) many times.
+        for term in _terms(f):
             if term.kind is TermKind.ENV:
                 names.add(f"env:{term.name}")
             elif term.kind is TermKind.RESOLVED:
@@ -405,6 +405,14 @@ def told_errors(errors: Sequence[ArgError], release: str, history: FlagHistory |
             story += f"; did you mean {hint.rstrip(')').rstrip('?')}?"
         told.append(ArgError(error.flag, f"{message}: {story}"))
     return told
+
+
+def _terms(f) -> Iterable[Term]:
+    """The terms of a formula's distinct atoms."""
+    for atom in every_atom(f):
+        yield atom.term
+        if isinstance(atom.other, Term):
+            yield atom.other
 
 
 def _position(rule: Rule) -> int:

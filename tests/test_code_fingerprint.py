@@ -1,0 +1,87 @@
+"""The fingerprint of the code that makes a cached result (`core.cache.code_fingerprint`): kept in the
+cache with a stamp of each module it read, taken back only while every stamp holds."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from extractor.core import cache
+
+ROOTS = ("products.reuse.rulesets", "products.check.linter")
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch) -> Path:
+    """A copy of the extractor package as the one fingerprinted, and a cache of its own."""
+    copy = tmp_path / "extractor"
+    shutil.copytree(cache._PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "data"))
+    monkeypatch.setattr(cache, "_PACKAGE", copy)
+    monkeypatch.setenv("SGLANG_CONSTRAINTS_EXTRACTION_CACHE", str(tmp_path / "cache"))
+    _new_process()
+    yield copy
+    _new_process()
+
+
+def _new_process() -> None:
+    """What a new process starts from: nothing remembered in memory."""
+    cache.code_fingerprint.cache_clear()
+    cache._fingerprint_memo.cache_clear()
+
+
+def _fresh(roots=ROOTS) -> str:
+    return cache._fingerprint(roots)[0]
+
+
+def test_a_kept_fingerprint_is_taken_back_without_reading_a_module(package, monkeypatch) -> None:
+    first = cache.code_fingerprint(*ROOTS)
+    assert first == _fresh()
+    assert (Path(os.environ["SGLANG_CONSTRAINTS_EXTRACTION_CACHE"]) / "code" / "fingerprints.pickle").is_file()
+    _new_process()
+    monkeypatch.setattr(cache, "_fingerprint", lambda roots: pytest.fail("the modules were read again"))
+    assert cache.code_fingerprint(*ROOTS) == first
+
+
+def test_an_edit_of_a_module_read_gives_the_new_fingerprint(package) -> None:
+    before = cache.code_fingerprint(*ROOTS)
+    module = package / "logic" / "evaluation.py"  # imported by the linter, not named in ROOTS
+    module.write_text(module.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    _new_process()
+    after = cache.code_fingerprint(*ROOTS)
+    assert after != before and after == _fresh()
+
+
+def test_an_edit_that_keeps_the_size_is_seen_by_its_time(package) -> None:
+    before = cache.code_fingerprint(*ROOTS)
+    module = package / "logic" / "reads.py"
+    text = module.read_text(encoding="utf-8")
+    module.write_text(text.replace('"""', "'''", 1).replace('"""', "'''", 1), encoding="utf-8")
+    stat = module.stat()
+    os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    assert module.stat().st_size == len(text.encode())
+    _new_process()
+    assert cache.code_fingerprint(*ROOTS) != before
+
+
+def test_an_unrelated_edit_keeps_the_fingerprint_and_roots_are_kept_apart(package) -> None:
+    before = cache.code_fingerprint(*ROOTS)
+    other = cache.code_fingerprint("products.history.diff")
+    assert other != before
+    module = package / "products" / "site" / "pages.py"  # neither the linter nor the rule sets import it
+    module.write_text(module.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    _new_process()
+    assert cache.code_fingerprint(*ROOTS) == before
+    assert cache.code_fingerprint("products.history.diff") == other
+
+
+def test_an_unreadable_memo_is_made_again(package) -> None:
+    expected = cache.code_fingerprint(*ROOTS)
+    memo = Path(os.environ["SGLANG_CONSTRAINTS_EXTRACTION_CACHE"]) / "code" / "fingerprints.pickle"
+    memo.write_bytes(b"not a pickle")
+    _new_process()
+    assert cache.code_fingerprint(*ROOTS) == expected
+    _new_process()
+    assert cache._fingerprint_memo(memo).digest(ROOTS) == expected  # written anew

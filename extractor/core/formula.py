@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import lru_cache
 
@@ -313,6 +314,14 @@ def distinct_atoms(f: Formula, limit: int) -> list[Atom] | None:
             elif isinstance(g, (And, Or)):
                 stack.extend(reversed(g.args))
     return list(found)
+
+
+@lru_cache(maxsize=16384)
+def every_atom(f: Formula) -> tuple[Atom, ...]:
+    """The distinct atoms, left to right, each shared subformula read once (triggers share most).
+    A property of the formula: found once (a formula hashes once, on creation), for the formulas of
+    a release or two at a time (bounded: a process that reads many lets old ones go)."""
+    return tuple(distinct_atoms(f, sys.maxsize) or ())
 
 
 def replaced(f: Formula, atom: Atom, by: Formula, memo: dict[Formula, Formula] | None = None) -> Formula:

@@ -8,15 +8,13 @@ Triggers already read each field as the run resolved it.
 
 from __future__ import annotations
 
-import functools
 import re
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.formula import (CONVENTION, OneOf, Spellings, apply_transforms, conj, disj, distinct_atoms, evaluate,
-                            evaluate_atom, neg, parse_pinned, pinned_in, pinned_name, render_flags)
+                            evaluate_atom, every_atom, neg, parse_pinned, pinned_in, pinned_name, render_flags)
 from ..core.model import And, Atom, Const, Formula, Not, Or, Rule, Term, TermKind, Write
 from .environment import EnvVar, env_default, parse_env
 from .facts import Facts
@@ -658,14 +656,6 @@ class Evaluator:
                         return rank
         typed = self.context.values.get(term.name)
         return rank if rank < _NOTHING else _CODE if typed is UNKNOWN else _NOTHING
-
-
-@functools.lru_cache(maxsize=16384)
-def every_atom(f: Formula) -> tuple[Atom, ...]:
-    """The distinct atoms, left to right, each shared subformula read once (triggers share most).
-    A property of the formula: found once (a formula hashes once, on creation), for the formulas of
-    a release or two at a time (bounded: a process that reads many lets old ones go)."""
-    return tuple(distinct_atoms(f, sys.maxsize) or ())
 
 
 MISSING_KINDS = ("platform", "model", "environment", "files", "code")

@@ -11,7 +11,8 @@ from collections.abc import Callable, Container
 
 from ..core.formula import OneOf, fields_read, readable_text, terms
 from ..core.model import Formula, Lit, Rule, Term, TermKind
-from .evaluation import Context, every_atom
+from ..core.formula import every_atom
+from .evaluation import Context
 from .expressions import UNKNOWN, Unknown
 from .facts import plain_value, run_site
 

@@ -55,9 +55,9 @@ class FormulaReads:
         self._chain_masks: dict[tuple[str, int], int] = {}
         self._term_masks: dict[Term, int] = {}
         self._step_masks: dict[tuple[str, int], tuple[int, frozenset[tuple[str, int]]]] = {}
-        self._atom_lists: dict[int, tuple[Formula, list[Atom]]] = {}
         self._atom_memo: dict[int, tuple[Atom, Reads]] = {}
         self._term_memo: dict[Term, Reads] = {}
+        self._atom_lists: dict[int, tuple[Formula, list[Atom]]] = {}
         self._atom_parts: dict[Atom, tuple[int, tuple[tuple[str, int], ...]]] = {}
         self._top_masks: dict[Formula, int] = {}  # `mask` of each formula `prepare` was given
         self._chain_parts: dict[tuple[str, int], ChainParts] = {}
@@ -192,6 +192,8 @@ class FormulaReads:
         return found
 
     def _atoms_of(self, f: Formula) -> list[Atom]:
+        # By object: equal formulas of other objects (a write's condition met in many triggers) would
+        # be compared node by node in a lookup by value.
         found = self._atom_lists.get(id(f))
         if found is None:
             found = self._atom_lists[id(f)] = (f, distinct_atoms(f, sys.maxsize) or [])

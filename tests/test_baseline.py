@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from extractor.core.formula import every_atom
 from extractor.logic.evaluation import Carried, Evaluator
 from extractor.logic.platforms import find_platform, memory_mib, with_device_memory
 from extractor.products.check.fixes import checked_fixes, example_fix
@@ -73,6 +74,31 @@ def test_a_command_evaluated_from_the_bare_launch_has_a_fresh_evaluations_answer
                                                                                   argv: list[str]) -> None:
     report = check(kept, argv)
     assert isinstance(report.evaluator.context.memo, Carried)  # the baseline was used, not a full evaluation
+    assert _outcome(report) == _outcome(check(plain, argv))
+
+
+def test_a_command_from_the_bare_launch_asks_only_after_atoms_that_read_a_changed_name(kept: RuleSet, plain: RuleSet,
+                                                                                       monkeypatch) -> None:
+    """Whether a part of a trigger comes out as on the bare launch (`Carried.inherits`) is asked of its
+    atoms that read a name the command changes: a part that reads none (its mask, kept with the rule
+    set) is not entered. What the walk found of each part is whether one of its atoms changes."""
+    asked = []
+    changes = Carried.changes
+
+    def recording(self: Carried, atom):
+        if sys._getframe(1).f_code.co_name == "_touched_below":  # asked by the walk, not by `moved` or a chain
+            asked.append((atom, self))
+        return changes(self, atom)
+
+    monkeypatch.setattr(Carried, "changes", recording)
+    argv = ["--model-path", "org/model", "--tp", "2", "--disaggregation-mode", "decode"]
+    report = check(kept, argv)
+    monkeypatch.setattr(Carried, "changes", changes)
+    assert asked and all(carried.reads.atom_mask(atom) & carried.changed for atom, carried in asked)
+    carried = report.evaluator.context.memo
+    walked = list(carried._touched.values())
+    assert len(walked) > 100 and any(touched for _, touched in walked)
+    assert all(touched == any(map(carried.changes, every_atom(node))) for node, touched in walked)
     assert _outcome(report) == _outcome(check(plain, argv))
 
 

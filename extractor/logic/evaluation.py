@@ -20,7 +20,7 @@ from .environment import EnvVar, env_default, parse_env
 from .facts import Facts
 from .launch_host import PATH_TEST
 from .assumptions import assumption_key
-from .reads import FormulaReads, fold
+from .reads import FormulaReads
 from .truth_tables import truth_table
 from .model_config import MODEL_CONFIG_FIELDS
 from .expressions import UNKNOWN, Unknown, safe_eval
@@ -340,11 +340,32 @@ class Carried(_Inherited):
         self._touched: dict[int, tuple[Formula, bool]] = {}
 
     def inherits(self, f: Formula) -> bool:
-        kept = self.reads.kept_mask(f)  # a trigger that reads none of the changed names: no walk over it
-        return (kept is not None and not kept & self.changed) or not fold(f, self._touched, self._node_touched)
+        return not self._touched_below(f)
 
-    def _node_touched(self, node: Formula, children: list[bool]) -> bool:
-        return self.changes(node) if isinstance(node, Atom) else any(children)
+    def _touched_below(self, f: Formula) -> bool:
+        """Does an atom of `f` change? A walk, children first, memoized by object, that does not enter
+        a part reading none of the changed names (its mask, kept with the rule set's triggers: most
+        of a trigger, when a launch changes a few flags)."""
+        found = self._touched.get(id(f))
+        if found is not None:
+            return found[1]
+        memo, masks, atom_mask, changed = self._touched, self.reads.kept_mask, self.reads.atom_mask, self.changed
+        stack: list[tuple[Formula, bool]] = [(f, False)]  # (part, its children done)
+        while stack:
+            g, done = stack.pop()
+            if done:
+                children = (g.arg,) if isinstance(g, Not) else g.args
+                memo[id(g)] = (g, any(memo[id(c)][1] for c in children))
+            elif id(g) in memo:
+                continue
+            elif isinstance(g, Atom):
+                memo[id(g)] = (g, bool(atom_mask(g) & changed) and self.changes(g))
+            elif not isinstance(g, (Not, And, Or)) or ((mask := masks(g)) is not None and not mask & changed):
+                memo[id(g)] = (g, False)  # a constant, or a part that reads no changed name: not entered
+            else:
+                stack.append((g, True))
+                stack.extend((c, False) for c in ((g.arg,) if isinstance(g, Not) else g.args) if id(c) not in memo)
+        return memo[id(f)][1]
 
     def inherits_chain(self, chain: tuple[str, int]) -> bool:
         return not self.chain_changes(chain)

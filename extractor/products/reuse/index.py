@@ -53,8 +53,11 @@ def indexed(key: str, build: Callable[[], RuleSet], folder: Path | None = None) 
         return found
     ruleset = build()
     _ = ruleset.writes, ruleset.readers, ruleset.catalog  # stored computed: check needs them every time
-    # What each term and resolution chain reads, for the fixes' evaluations (`Context.inherit`).
-    ruleset.read_sets.prepare(rule.effective for rule in ruleset.rules)
+    # What each term, resolution chain and part of a trigger or of a write's conditions reads: a
+    # command evaluated from the bare launch, and the fixes' evaluations, ask it (`Context.inherit`).
+    ruleset.read_sets.prepare([*(rule.effective for rule in ruleset.rules),
+                               *(part for write in ruleset.resolution
+                                 for part in (write.when, *(when for when, _ in write.cases)))])
     _ = ruleset.baseline  # the bare launch evaluated whole: a command is evaluated from it
     shared_of(ruleset)  # what parts kept beside the index refer to, by place
     write_pickled(path, ruleset)

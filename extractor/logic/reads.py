@@ -55,11 +55,11 @@ class FormulaReads:
         self._chain_masks: dict[tuple[str, int], int] = {}
         self._term_masks: dict[Term, int] = {}
         self._step_masks: dict[tuple[str, int], tuple[int, frozenset[tuple[str, int]]]] = {}
+        self._atom_lists: dict[int, tuple[Formula, list[Atom]]] = {}
         self._atom_memo: dict[int, tuple[Atom, Reads]] = {}
         self._term_memo: dict[Term, Reads] = {}
-        self._atom_lists: dict[int, tuple[Formula, list[Atom]]] = {}
         self._atom_parts: dict[Atom, tuple[int, tuple[tuple[str, int], ...]]] = {}
-        self._top_masks: dict[Formula, int] = {}  # `mask` of each formula `prepare` was given
+        self._top_masks: dict[Formula, int] = {}  # `mask` of every part of the formulas `prepare` was given
         self._chain_parts: dict[tuple[str, int], ChainParts] = {}
 
     def prepare(self, formulas: Iterable[Formula]) -> None:
@@ -70,8 +70,8 @@ class FormulaReads:
             self.mask(f)
             for atom in self._atoms_of(f):
                 self._atom_mask(atom)
-        # Every subformula's mask, by value: what inheriting asks of each node it meets is then one
-        # lookup, not a walk (a few hundred thousand per check otherwise).
+        # Every part's mask, by value, kept with the index: a launch carried from the bare one does not
+        # enter a part that reads none of the names it changes (`Carried.inherits`), a lookup per part.
         for node, mask in self._masks.values():
             self._top_masks[node] = mask
         for name, writes in self.writes.items():
@@ -192,8 +192,8 @@ class FormulaReads:
         return found
 
     def _atoms_of(self, f: Formula) -> list[Atom]:
-        # By object: equal formulas of other objects (a write's condition met in many triggers) would
-        # be compared node by node in a lookup by value.
+        # By object: in a lookup by value, an equal formula of other objects (another rule set's, in a
+        # process that reads two) is compared node by node.
         found = self._atom_lists.get(id(f))
         if found is None:
             found = self._atom_lists[id(f)] = (f, distinct_atoms(f, sys.maxsize) or [])

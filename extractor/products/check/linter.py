@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from functools import cached_property
 
+from ...core.formula import every_atom
 from ...core.model import Atom, Flag, HelperLibrary, Rule, RuleKind, Term, TermKind, Write
 from ...logic.environment import EnvVar
 from ...logic.assumptions import assumption_key, substitute_assumptions
-from ...core.formula import every_atom
 from ...logic.evaluation import MISSING_KINDS, Carried, Context, Evaluator
 from ...logic.messages import filled_message
 from ...logic.facts import Facts

@@ -234,7 +234,7 @@ def check(
             substituted.append(replace(rule, trigger=trigger) if hit else rule)
         rules = substituted
     evaluator = Evaluator(rules if assumed else ruleset.by_id, context)
-    moved = base.moved(carried) if base is not None and carried is not None else frozenset()
+    moved = base.moved(carried) if base is not None else frozenset()  # `carried` is set with it
     wanted = set(only) if only is not None else None
     if wanted is not None:  # a few rules (witnesses ask for one): no pass over all of them
         rules = [evaluator.rules[i] for i in sorted(wanted) if i in evaluator.rules]

@@ -74,3 +74,19 @@ def test_extract_of_a_release_leaves_the_index_check_reads(tmp_path: Path, cache
     monkeypatch.setattr(rulesets, "ruleset_from_documents", no_build)
     monkeypatch.setattr(rulesets, "_release_ruleset", no_build)
     assert main(["check", "--release", "0.5.18", "--", "--model-path", "m", "--tp", "3"]) in (0, 1)
+
+
+def test_an_index_built_beside_an_equal_rule_set_keeps_its_own_atoms(rules_file: Path, cache: Path) -> None:  # noqa: F811
+    """`explain` holds several releases' rule sets, equal formulas among them: the index of one built
+    there refers to its own triggers' atoms (its bare launch's guards are found by object, as a command
+    evaluated from it looks them up), not to equal atoms of another rule set."""
+    from extractor.core.formula import every_atom
+
+    other = parse_rules(rules_file)  # an equal rule set, other objects
+    for rule in other.rules:
+        if rule.effective is not None:
+            every_atom(rule.effective)
+    for loaded in (load_rules(rules_file), load_rules(rules_file)):  # built here, then read back
+        own = {id(atom) for rule in loaded.rules if rule.effective is not None for atom in every_atom(rule.effective)}
+        atoms = [atom for atom, _ in loaded.baseline.atom_masks]
+        assert atoms and all(id(atom) in own for atom in atoms)

@@ -316,12 +316,23 @@ def distinct_atoms(f: Formula, limit: int) -> list[Atom] | None:
     return list(found)
 
 
-@lru_cache(maxsize=16384)
 def every_atom(f: Formula) -> tuple[Atom, ...]:
     """The distinct atoms, left to right, each shared subformula read once (triggers share most).
-    A property of the formula: found once (a formula hashes once, on creation), for the formulas of
-    a release or two at a time (bounded: a process that reads many lets old ones go)."""
-    return tuple(distinct_atoms(f, sys.maxsize) or ())
+    Found once per formula object and kept with it: by object, not by value, so that the atoms given
+    are the formula's own even in a process holding an equal formula of another rule set (explain
+    over several releases), whose atoms a rule set's index must not take in place of its own."""
+    found = _EVERY_ATOM.get(id(f))
+    if found is not None and found[0] is f:
+        return found[1]
+    atoms = tuple(distinct_atoms(f, sys.maxsize) or ())
+    if len(_EVERY_ATOM) >= _EVERY_ATOM_KEPT:  # a process that reads many releases lets old ones go
+        _EVERY_ATOM.clear()
+    _EVERY_ATOM[id(f)] = (f, atoms)  # the formula kept alive with its entry: its id is not reused meanwhile
+    return atoms
+
+
+_EVERY_ATOM: dict[int, tuple[Formula, tuple[Atom, ...]]] = {}
+_EVERY_ATOM_KEPT = 16384
 
 
 def replaced(f: Formula, atom: Atom, by: Formula, memo: dict[Formula, Formula] | None = None) -> Formula:

@@ -13,6 +13,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--regen-golden", action="store_true", help="rewrite the golden JSON beside each fixture")
 
 
+@pytest.fixture(autouse=True)
+def answers_of_this_test(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `check` answers is kept per test (`products.reuse.answers`): a line answered from another
+    test's run would not run the code this test patches or counts."""
+    from extractor.products.reuse import answers
+
+    folder = tmp_path_factory.mktemp("answers")
+    monkeypatch.setattr(answers, "answers_folder", lambda: folder)
+
+
 @pytest.fixture
 def regen_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--regen-golden"))

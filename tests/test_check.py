@@ -12,7 +12,8 @@ from extractor.analysis.environ import env_defaults
 from extractor.cli import main
 from extractor.core.model import Term, TermKind
 from extractor.logic.expressions import UNKNOWN, Unknown, computable, safe_eval
-from extractor.logic.launch import parse_command, split_command
+from extractor.logic.launch import parse_command
+from extractor.logic.launch_words import split_command
 from extractor.products.extraction.extraction import extract
 from extractor.products.check.linter import check, report_json
 from extractor.products.extraction.output import flags_document, rules_document, write_documents

@@ -622,3 +622,12 @@ def test_the_diff_of_two_real_releases_reads_right(capsys: pytest.CaptureFixture
     assert "(avoided only with --enable-return-aux-hidden-states)" in spared
     added = text.split("\nadded (", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
     assert added and all('" when ' in line or "(dead:" in line for line in added)
+
+
+def test_the_kinds_the_command_line_lists_are_those_of_the_change_classes() -> None:
+    """`diff --help` lists the kinds from `history.kinds` (no comparison loaded); each change class
+    declares its own: the two name the same kinds in the same order."""
+    from extractor.products.history.changes import CHANGE_CLASSES
+    from extractor.products.history.kinds import KINDS
+
+    assert tuple(cls.kind for cls in CHANGE_CLASSES) == KINDS

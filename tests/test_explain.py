@@ -196,3 +196,22 @@ def test_a_traceback_names_its_rule_by_the_innermost_sglang_frame() -> None:
     assert [c.rule.id for c in found] == ["a1"] and found[0].releases == ["0.5.23"]
     answer, code = explain_text(traceback, [("0.5.23", [other, bare])], lambda c: "PAGE")
     assert code == 0 and answer.startswith("Raised at rule a1 at sglang/srt/arg_groups/parallel_hook.py:326")
+
+
+def test_a_text_explained_before_is_answered_without_reading_a_rule_set(rules_file, capsys, monkeypatch) -> None:
+    """The answer kept for the same text on the same rule sets, code and options (`reuse.answers`);
+    another option (the whole page) is another answer."""
+    from extractor.commands import explain as command
+
+    argv = ["explain", "--rules", str(rules_file), "ValueError: page_size 128 is larger than 64."]
+    first = main(argv), capsys.readouterr().out
+    nothing = main([*argv[:3], "the server started fine"]), capsys.readouterr().out
+
+    def not_read(args):
+        raise AssertionError("a rule set was read")
+
+    monkeypatch.setattr(command, "_rule_sets", not_read)
+    assert (main(argv), capsys.readouterr().out) == first
+    assert (main([*argv[:3], "the server started fine"]), capsys.readouterr().out) == nothing == (1, nothing[1])
+    assert main([*argv[:3], "--full", argv[3]]) != 0  # the CLI says what went wrong: an internal error
+    assert "a rule set was read" in capsys.readouterr().err

@@ -179,6 +179,37 @@ def test_every_package_is_installed() -> None:
 FORBIDDEN_IN_CONSUMERS = ("libcst", "networkx", "jsonschema", "extractor.analysis", "extractor.sources")
 
 
+# Runs the command line tool and prints, last on stderr, the modules its process loaded.
+_LOADED_MODULES = (
+    "import json, runpy, sys\n"
+    "sys.argv = ['sglang-constraints', *sys.argv[1:]]\n"
+    "try:\n"
+    "    runpy.run_module('extractor', run_name='__main__')\n"
+    "except SystemExit:\n"
+    "    pass\n"
+    "print(json.dumps(sorted(sys.modules)), file=sys.stderr)\n"
+)
+
+
+def run_loading(argv: list[str], cache: Path) -> tuple[str, list[str]]:
+    """What the command printed, and the modules its process loaded (with its own extraction cache)."""
+    env = {**__import__("os").environ, "SGLANG_CONSTRAINTS_EXTRACTION_CACHE": str(cache)}
+    result = subprocess.run([sys.executable, "-c", _LOADED_MODULES, *argv], capture_output=True, text=True, env=env)
+    return result.stdout, __import__("json").loads(result.stderr.strip().splitlines()[-1])
+
+
+def fixture_rules(folder: Path) -> Path:
+    """rules.json and flags.json of the render_basic fixture, written into `folder`."""
+    from extractor.products.extraction.extraction import extract
+    from extractor.products.extraction.output import flags_document, rules_document, write_documents
+    from extractor.sources.trees import path_tree
+
+    ex = extract(path_tree(PACKAGE.parent / "tests" / "fixtures" / "render_basic" / "src"))
+    write_documents(folder, {"rules.json": (rules_document(ex), "rules.schema.json"),
+                             "flags.json": (flags_document(ex), "flags.schema.json")})
+    return folder / "rules.json"
+
+
 @pytest.mark.parametrize("command", [
     ["check", "--rules", "{rules}", "--", "python", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "2"],
     ["check", "--rules", "{rules}", "--file", "{launch}"],
@@ -187,33 +218,34 @@ FORBIDDEN_IN_CONSUMERS = ("libcst", "networkx", "jsonschema", "extractor.analysi
 def test_consumers_import_only_what_reads_rules(tmp_path: Path, command: list[str]) -> None:
     """`check` and `explain` read rules: they never load the analysis, the sources, libcst, networkx or
     jsonschema (a second run, once the rule set's index is made, as in an editor or a hook)."""
-    from extractor.products.extraction.extraction import extract
-    from extractor.products.extraction.output import flags_document, rules_document, write_documents
-    from extractor.sources.trees import path_tree
-
-    ex = extract(path_tree(PACKAGE.parent / "tests" / "fixtures" / "render_basic" / "src"))
-    write_documents(tmp_path, {"rules.json": (rules_document(ex), "rules.schema.json"),
-                               "flags.json": (flags_document(ex), "flags.schema.json")})
+    rules = fixture_rules(tmp_path)
     launch = tmp_path / "serve.sh"
     launch.write_text("python -m sglang.launch_server --model-path m --tp 2\n", encoding="utf-8")
-    argv = [part.format(rules=tmp_path / "rules.json", launch=launch) for part in command]
-    script = (
-        "import json, runpy, sys\n"
-        "sys.argv = ['sglang-constraints', *sys.argv[1:]]\n"
-        "try:\n"
-        "    runpy.run_module('extractor', run_name='__main__')\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "print(json.dumps(sorted(sys.modules)), file=sys.stderr)\n"
-    )
-    env = {**__import__("os").environ, "SGLANG_CONSTRAINTS_EXTRACTION_CACHE": str(tmp_path / "cache")}
-    for _ in range(2):
-        result = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, env=env)
-    loaded = __import__("json").loads(result.stderr.strip().splitlines()[-1])
-    assert [m for m in loaded if m.startswith(FORBIDDEN_IN_CONSUMERS)] == [], result.stdout
+    argv = [part.format(rules=rules, launch=launch) for part in command]
+    run_loading(argv, tmp_path / "cache")
+    if command[0] == "check":  # evaluated again, the answer the run above kept not read
+        argv = [*argv[:3], "--fresh", *argv[3:]]
+    _, loaded = run_loading(argv, tmp_path / "cache")
+    assert [m for m in loaded if m.startswith(FORBIDDEN_IN_CONSUMERS)] == []
     assert "extractor.logic.evaluation" in loaded or command[0] == "explain"
     if "--file" not in command and command[0] == "check":  # a command line, as text: only what it needs
         assert [m for m in loaded if m.startswith(NOT_FOR_ONE_COMMAND)] == []
+
+
+@pytest.mark.parametrize("files", [False, True], ids=["check", "check --file"])
+def test_a_check_answered_before_reads_no_rules(tmp_path: Path, files: bool) -> None:
+    """A launch line checked before on the same rules, code and options is answered from what that
+    check kept: the run reads neither the rule set's index nor evaluates (no linter, no formulas, no
+    YAML reader), and prints what the first run printed."""
+    launch = tmp_path / "serve.sh"
+    launch.write_text("python -m sglang.launch_server --model-path m --tp 2 --pp 2\n", encoding="utf-8")
+    argv = ["check", "--rules", str(fixture_rules(tmp_path)),
+            *(["--file", str(launch)] if files else ["--", "--model-path", "m", "--tp", "2", "--pp", "2"])]
+    (first, loaded_first), (again, loaded) = (run_loading(argv, tmp_path / "cache") for _ in range(2))
+    assert first and again == first
+    assert "extractor.logic.evaluation" in loaded_first
+    assert [m for m in loaded if m.startswith(("extractor.logic.evaluation", "extractor.products.check",
+                                               "extractor.core.model", "extractor.core.formula", "yaml"))] == []
 
 
 # What the text report of one command line does not need: YAML's reader (launch files), the JSON writer

@@ -14,7 +14,7 @@ import pytest
 
 from extractor.cli import main
 from extractor.commands import site as site_command
-from extractor.logic.launch import launch_kind, split_command
+from extractor.logic.launch_words import launch_kind, split_command
 from extractor.logic.shell import Operator, shell_words, simple_commands
 from extractor.products.extraction import output
 from extractor.products.extraction.output import folder_made_aside, require_writable

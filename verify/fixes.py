@@ -24,7 +24,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from extractor.logic.platforms import find_platform  # noqa: E402
-from extractor.logic.launch import parse_command, split_command  # noqa: E402
+from extractor.logic.launch import parse_command  # noqa: E402
+from extractor.logic.launch_words import split_command  # noqa: E402
 from extractor.products.check.fixes import beyond_flags, checked_fixes  # noqa: E402
 from extractor.products.check.linter import check, launch_facts  # noqa: E402
 from extractor.products.site.pages import by_function  # noqa: E402

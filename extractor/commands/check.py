@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from ..core.serialize import dumps
 
 if TYPE_CHECKING:  # the linter and its helpers are imported when a check runs: other commands start faster
     from ..core.model import Rule
     from ..products.check.linter import Beyond, RuleSet
     from ..products.check.words import Flags
+    from ..products.reuse.answers import AnswerBook
 
 
 def add_parser(commands) -> None:
@@ -58,6 +58,9 @@ def add_parser(commands) -> None:
                         help="text output: list each possible error with what would decide it (default: one "
                              "summary line per kind of missing fact)")
     parser.add_argument("--definite-only", action="store_true", help=argparse.SUPPRESS)  # the default now
+    parser.add_argument("--fresh", action="store_true",
+                        help="evaluate every launch line again: do not answer a line from what an earlier check "
+                             "of it on the same rules, code and options found (that answer is replaced)")
     parser.add_argument("--file", action="extend", nargs="+", default=[], metavar="PATH",
                         help="check every launch command in shell scripts, Dockerfiles or YAML files (a folder: "
                              "every such file under it); several after one --file, or repeated (end the list "
@@ -71,7 +74,8 @@ def _fixes(ruleset, report, argv: list[str], flags: Flags, groups, env: dict[str
     """Fixes of each finding: those of a definite error checked on this very command line (and
     completed where they would set off another error); a possible one's read off its condition.
     And, for a definite error no fix clears, what decides it when no change of flags can."""
-    from ..logic.launch import parse_command, split_command
+    from ..logic.launch import parse_command
+    from ..logic.launch_words import split_command
     from ..products.check.fixes import beyond_flags, working_fixes
     from ..products.check.linter import launch_facts
     from ..products.check.words import fixes_for
@@ -120,7 +124,7 @@ def _truth_value(text: str) -> bool:
 def _local_model(launch: Sequence[str]) -> object:
     """The model folder `--model-path` names, when it is a local folder with a config.json."""
     from ..logic.model_config import local_model
-    from ..logic.launch import split_command
+    from ..logic.launch_words import split_command
 
     launch, _ = split_command(list(launch))
     for index, item in enumerate(launch):
@@ -140,16 +144,8 @@ def open_rules(args: argparse.Namespace) -> RuleSet:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from ..logic.launch_host import LaunchHost
-    from ..logic.model_config import ModelFacts
-    from ..logic.platforms import find_platform, memory_mib, with_device_memory
-    from ..logic.launch import ENV_ASSIGNMENT, launch_kind
-    from ..products.check.linter import check, report_json, report_text
-    from ..products.check.words import by_function
-    from ..products.reuse.rulesets import load_rules, release_rules
-    from ..products.check.sarif import sarif_document
-    from ..products.check.upgrade import upgrade, upgrade_json, upgrade_text
-    from ..products.check.words import Flags
+    from ..logic.launch_words import ENV_ASSIGNMENT, launch_kind
+    from ..products.reuse.answers import reads_only_its_words
 
     launch = list(args.launch)
     if launch[:1] == ["--"]:
@@ -164,35 +160,28 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError("--env expects NAME=VALUE")
     env = dict(item.split("=", 1) for item in args.env)
     assume = _pairs(args.assume, "--assume", _truth_value)
-    platform = find_platform(args.platform) if args.platform else None
-    if args.device_memory is not None:
-        platform = with_device_memory(platform, memory_mib(args.device_memory))
-    model = ModelFacts.from_file(args.model_config) if args.model_config else (
-        ModelFacts.from_architecture(args.model_arch) if args.model_arch else None)
+    platform, model = _facts(args)
     if args.local is not None and not Path(args.local).is_dir():
         raise UsageError(f"--local {args.local}: no such folder")
-    host = LaunchHost(Path(args.local).resolve()) if args.local is not None else None
-    found = _commands_in_files(args.file)
-    ruleset = open_rules(args)
-    commands = ([(None, tuple(launch))] if launch else []) + found
-    kept = None
-    if not assume:  # a command on a platform or a given model is evaluated from the bare launch on them
-        from ..logic.launch import parse_command
-        from ..products.reuse.index import keep_model_states, load_model_states, with_baseline_on
-
-        with_baseline_on(ruleset, platform, model)
-        kept = load_model_states(ruleset, (parse_command(list(argv), ruleset.catalog).given.get("model_path")
-                                           for _, argv in commands))
-    flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
     if args.from_ and args.format in ("github", "sarif"):
         raise UsageError("--from goes with --format text or json")
-    older = (load_rules(args.from_) if Path(args.from_).suffix == ".json" or Path(args.from_).is_dir()
-             else release_rules(args.from_, args.index_url)) if args.from_ else None
+    host = _launch_host(Path(args.local).resolve()) if args.local is not None else None
+    found = _commands_in_files(args.file)
+    commands = ([(None, tuple(launch))] if launch else []) + found
+    lines = list(dict.fromkeys(argv for _, argv in commands if launch_kind(argv) != "help"))
+    rules = _Rules(args)
+    book = _answer_book(args, rules, env, assume)
+    # A launch line met again (one model served from several scripts, or checked by an earlier run on
+    # the same rules, code and options) is checked once: its answer is all its report depends on.
+    answers: dict[tuple[str, ...], tuple] = {}
+    if book is not None and not args.fresh:
+        answers.update((argv, (kept, None)) for argv in lines
+                       if (kept := book.get(argv)) is not None and reads_only_its_words(argv))
+    pending = [argv for argv in lines if argv not in answers]
+    if pending or book is None:  # the rule set opened, if only to say what is wrong with it
+        answers.update(_evaluated(args, rules.ruleset, pending, env, assume, platform, model, host, book))
     failed = False
     documents, texts, reports = [], [], []
-    # A launch line met again (one model served from several scripts) is checked once: everything its
-    # report depends on but the line itself is the same for every command of the run.
-    checked: dict[tuple[str, ...], tuple] = {}
     for place, argv in commands:
         if launch_kind(argv) == "help":  # argparse prints the help and exits 0: there is no launch
             note = "the launch asks for SGLang's help (--help) and exits: nothing to check"
@@ -201,38 +190,24 @@ def cmd_check(args: argparse.Namespace) -> int:
             elif args.format == "text":
                 texts.append(f"{place[0]}:{place[1]}: {_short(argv)}\n" + _indent(note) if place else note)
             continue
-        if tuple(argv) not in checked:
-            report = check(ruleset, list(argv), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
-                           platform=platform, model=model, host=host)
-            fixes, beyond = _fixes(ruleset, report, list(argv), flags, groups,
-                                   {**(os.environ if args.use_env else {}), **env}, platform, model, host)
-            change = None
-            if older is not None:
-                before = check(older, list(argv), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
-                               platform=platform, model=model, host=host)
-                change = upgrade(older, ruleset, before, report, list(argv))
-            checked[tuple(argv)] = (report, fixes, beyond, change)
-        report, fixes, beyond, change = checked[tuple(argv)]
-        failed |= bool(report.definite or report.argument_errors)
+        answer, evaluated = answers[argv]
+        failed |= bool(answer.code)
         if args.format == "json":
-            document = {**({"file": place[0], "line": place[1]} if place else {}), **report_json(report, fixes, beyond)}
-            documents.append({**document, "upgrade": upgrade_json(change)} if change is not None else document)
+            documents.append({**({"file": place[0], "line": place[1]} if place else {}), **answer.shown})
         elif args.format == "github":
-            texts.extend(_annotations(report, place))
+            texts.extend(_annotation_lines(answer.shown, place))
         elif args.format == "sarif":
-            reports.append((place, report, fixes, beyond))
+            reports.append((place, *evaluated))
         else:
-            given = frozenset(k for k, v in (("platform", platform), ("model", model or _local_model(argv))) if v)
-            text = report_text(report, fixes, show_possible=args.show_possible and not args.definite_only, given=given,
-                               beyond=beyond)
-            if change is not None:
-                text += "\n" + upgrade_text(change)
-            texts.append(f"{place[0]}:{place[1]}: {_short(argv)}\n" + _indent(text) if place else text)
-    if kept:
-        keep_model_states(ruleset, kept)
+            texts.append(f"{place[0]}:{place[1]}: {_short(argv)}\n" + _indent(answer.shown) if place else answer.shown)
     if args.format == "json":
+        from ..core.serialize import dumps
+
         sys.stdout.write(dumps(documents[0] if not args.file else {"commands": documents}))
     elif args.format == "sarif":
+        from ..core.serialize import dumps
+        from ..products.check.sarif import sarif_document
+
         sys.stdout.write(dumps(sarif_document(reports, __version__)))
     else:
         if args.file and not found:
@@ -241,17 +216,155 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if failed else EXIT_OK
 
 
-def _annotations(report, place: tuple[str, int] | None) -> list[str]:
-    """GitHub workflow commands: one `::error` per definite or argument error of one launch command."""
+def _facts(args: argparse.Namespace) -> tuple[object, object]:
+    """The platform profile and the model facts the options give (None each when not given)."""
+    platform = model = None
+    if args.platform or args.device_memory is not None:
+        from ..logic.platforms import find_platform, memory_mib, with_device_memory
+
+        platform = find_platform(args.platform) if args.platform else None
+        if args.device_memory is not None:
+            platform = with_device_memory(platform, memory_mib(args.device_memory))
+    if args.model_config or args.model_arch:
+        from ..logic.model_config import ModelFacts
+
+        model = ModelFacts.from_file(args.model_config) if args.model_config else ModelFacts.from_architecture(args.model_arch)
+    return platform, model
+
+
+def _launch_host(folder: Path) -> object:
+    from ..logic.launch_host import LaunchHost
+
+    return LaunchHost(folder)
+
+
+class _Rules:
+    """The rule set of `--rules` or `--release`, opened when first needed: a run whose every line was
+    answered before never reads it."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self._ruleset: RuleSet | None = None
+
+    @property
+    def ruleset(self) -> RuleSet:
+        if self._ruleset is None:
+            self._ruleset = open_rules(self.args)
+        return self._ruleset
+
+    def key(self) -> str | None:
+        """The key of the rule set's index, from a note when there is one (the rule set unread), else
+        from the rule set opened; None when it has no index."""
+        from ..products.reuse.keys import noted_index_key, rules_index_key
+
+        if self._ruleset is None:
+            found = rules_index_key(self.args.rules) if self.args.rules else \
+                noted_index_key(self.args.release, self.args.index_url)
+            if found is not None:
+                return found
+        return self.ruleset.__dict__.get("index_key")
+
+
+def _answer_book(args: argparse.Namespace, rules: _Rules, env: dict[str, str], assume: dict) -> AnswerBook | None:
+    """Where this run's answers are kept, by the rule set, the code and every option an answer depends
+    on; None when one depends on more: this shell's environment (`--use-env`), the files of the launch
+    host (`--local`), another release (`--from`), or a SARIF log (one document of every report)."""
+    import hashlib
+
+    from ..core.cache import code_fingerprint
+    from ..core.places import DATA
+    from ..products.reuse.answers import answer_book
+
+    if args.use_env or args.local is not None or args.from_ or args.format == "sarif":
+        return None
+    key = rules.key()
+    if key is None:
+        return None
+    model_config = hashlib.sha256(Path(args.model_config).read_bytes()).hexdigest() if args.model_config else ""
+    data = sorted((path.name, path.stat().st_size, path.stat().st_mtime_ns) for path in DATA.glob("*.json"))
+    return answer_book([
+        f"rules {key}",
+        "code " + code_fingerprint("products.check.linter", "products.check.fixes", "products.check.words",
+                                   "products.reuse.index", "products.reuse.rulesets", "logic.launch_files"),
+        "command " + hashlib.sha256(Path(__file__).read_bytes()).hexdigest(),  # the command layer words the text
+        f"data {data}",
+        f"options {[args.format, args.show_possible, args.definite_only, sorted(env.items()), sorted(assume.items())]}",
+        f"facts {[args.platform, args.device_memory, args.model_arch, model_config]}",
+    ])
+
+
+def _evaluated(args: argparse.Namespace, ruleset: RuleSet, lines: list[tuple[str, ...]], env: dict[str, str],
+               assume: dict, platform, model, host, book: AnswerBook | None) -> dict[tuple[str, ...], tuple]:
+    """Each launch line checked, its answer kept in `book` when it depends on its words alone: by line,
+    its answer and what a SARIF log is made from (the report, its fixes, what no fix decides)."""
+    from ..products.check.linter import check, report_json, report_text
+    from ..products.check.upgrade import upgrade, upgrade_json, upgrade_text
+    from ..products.check.words import Flags, by_function
+    from ..products.reuse.answers import Answer, reads_only_its_words
+    from ..products.reuse.rulesets import load_rules, release_rules
+
+    kept = None
+    if not assume:  # a command on a platform or a given model is evaluated from the bare launch on them
+        from ..logic.launch import parse_command
+        from ..products.reuse.index import keep_model_states, load_model_states, with_baseline_on
+
+        with_baseline_on(ruleset, platform, model)
+        kept = load_model_states(ruleset, (parse_command(list(argv), ruleset.catalog).given.get("model_path")
+                                           for argv in lines))
+    flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
+    older = (load_rules(args.from_) if Path(args.from_).suffix == ".json" or Path(args.from_).is_dir()
+             else release_rules(args.from_, args.index_url)) if args.from_ else None
+    found: dict[tuple[str, ...], tuple] = {}
+    for argv in lines:
+        report = check(ruleset, list(argv), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
+                       platform=platform, model=model, host=host)
+        fixes, beyond = _fixes(ruleset, report, list(argv), flags, groups,
+                               {**(os.environ if args.use_env else {}), **env}, platform, model, host)
+        change = None
+        if older is not None:
+            before = check(older, list(argv), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
+                           platform=platform, model=model, host=host)
+            change = upgrade(older, ruleset, before, report, list(argv))
+        if args.format == "json":
+            document = report_json(report, fixes, beyond)
+            shown: object = {**document, "upgrade": upgrade_json(change)} if change is not None else document
+        elif args.format == "github":
+            shown = _annotation_items(report)
+        elif args.format == "sarif":
+            shown = None
+        else:
+            given = frozenset(k for k, v in (("platform", platform), ("model", model or _local_model(argv))) if v)
+            shown = report_text(report, fixes, show_possible=args.show_possible and not args.definite_only,
+                                given=given, beyond=beyond)
+            if change is not None:
+                shown += "\n" + upgrade_text(change)
+        answer = Answer(int(bool(report.definite or report.argument_errors)), shown)
+        found[argv] = (answer, (report, fixes, beyond))
+        if book is not None and reads_only_its_words(argv):
+            book.add(argv, answer)
+    if kept:
+        keep_model_states(ruleset, kept)
+    if book is not None:
+        book.save()
+    return found
+
+
+def _annotation_items(report) -> tuple[tuple[str, str], ...]:
+    """The title and message of a GitHub annotation for each definite or argument error of a report."""
     from ..products.check.linter import shown_message
 
-    where = f"file={_escape_property(place[0])},line={place[1]}," if place else ""
-    found = [f"::error {where}title=sglang-constraints::{_escape_data(e.message)}" for e in report.argument_errors]
+    found = [("sglang-constraints", e.message) for e in report.argument_errors]
     for finding in report.definite:
         rule = finding.rule
-        found.append(f"::error {where}title=sglang-constraints {rule.id}::"
-                     + _escape_data(f"{shown_message(rule, finding.text)} ({rule.location.file}:{rule.location.line})"))
-    return found
+        found.append((f"sglang-constraints {rule.id}",
+                      f"{shown_message(rule, finding.text)} ({rule.location.file}:{rule.location.line})"))
+    return tuple(found)
+
+
+def _annotation_lines(items: Sequence[tuple[str, str]], place: tuple[str, int] | None) -> list[str]:
+    """GitHub workflow commands: one `::error` per item, at the launch command's line."""
+    where = f"file={_escape_property(place[0])},line={place[1]}," if place else ""
+    return [f"::error {where}title={title}::{_escape_data(message)}" for title, message in items]
 
 
 def _escape_data(text: str) -> str:

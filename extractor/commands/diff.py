@@ -7,8 +7,7 @@ import sys
 from pathlib import Path
 
 from ..core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from ..core.serialize import dumps
-from ..products.history.changes import KINDS
+from ..products.history.kinds import KINDS
 
 
 # ---- the command -----------------------------------------------------------------------------------
@@ -66,6 +65,8 @@ def run_diff(args) -> int:
     if args.format == "json":
         document = diff_document(old, new, changes, args.compare)
         validate(document, "diff.schema.json")
+        from ..core.serialize import dumps
+
         text = dumps(document)
     elif args.format == "md":
         text = render_markdown(old, new, changes)

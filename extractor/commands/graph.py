@@ -7,14 +7,19 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from ..core.errors import EXIT_INPUT, EXIT_OK, DocumentError, GraphQueryError
-from ..core.model import Flag, Rule
-from ..core.serialize import dumps, read_rule_documents, records_of
 from .source import add_source_arguments, run_extract
+
+if TYPE_CHECKING:  # the records are read when a graph is asked for: other commands start without them
+    from ..core.model import Flag, Rule
 
 
 def load_rules_file(path: Path) -> tuple[list[Rule], list[Flag]]:
     """Rules from an existing rules.json (or a folder holding one) and flags from the flags.json beside it."""
+    from ..core.serialize import read_rule_documents, records_of
+
     try:
         rules, flags = records_of(*read_rule_documents(path), where=str(path))
     except DocumentError as error:
@@ -31,6 +36,7 @@ def query(rules: Sequence[Rule], flags: Sequence[Flag], flag: str | None, rule: 
     """The `graph` command's answer: the neighbourhood of one flag or rule (or the whole graph) as text, DOT or JSON."""
     from ..products.extraction.exports import dot_text, node_link  # networkx is imported when a graph is asked for
     from ..products.extraction.graph import build_graph, describe, figures, find_flag, find_rule, neighbourhood
+    from ..core.serialize import dumps
 
     graph = build_graph(rules, flags)
     if flag is None and rule is None:

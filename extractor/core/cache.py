@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import copyreg
-import dataclasses
 import gc
 import hashlib
 import marshal
@@ -145,9 +144,9 @@ def prune_cache(folder: Path | None = None, limit_mb: float | None = None) -> in
         except ValueError:
             limit_mb = CACHE_LIMIT_MB
     entries = []
-    # Compact forms (`*.pickle`: snapshots, verdicts, function walks) and check's indexes count too.
+    # Compact forms (`*.pickle`: snapshots, verdicts, function walks), check's indexes and answers count too.
     for path in [*folder.glob("*.json"), *folder.glob("*.pickle"), *folder.glob("index/*.pickle"),
-                 *folder.glob("code/*.marshal")]:
+                 *folder.glob("answers/*/*.pickle"), *folder.glob("code/*.marshal")]:
         try:
             stat = path.stat()
         except OSError:
@@ -184,11 +183,11 @@ def compiled_code(key: str, filename: str, source: Callable[[], str]) -> CodeTyp
     except (OSError, ValueError, EOFError, TypeError):
         pass
     code = compile(source(), filename, "exec")
-    _write_bytes(path, marshal.dumps(code))
+    write_bytes(path, marshal.dumps(code))
     return code
 
 
-def _write_bytes(path: Path, data: bytes) -> None:
+def write_bytes(path: Path, data: bytes) -> None:
     """Write a file atomically, best effort (a read-only cache only costs the time to make it again)."""
     import tempfile  # here: a command that only reads the cache does not start with it (nor `random`)
 
@@ -330,6 +329,8 @@ def _revive(cls: type, args: tuple, kept: tuple) -> object:
 @lru_cache(maxsize=None)
 def _kept_fields(cls: type) -> tuple[str, ...]:
     """Fields left out of `__init__` that a pickle keeps (`metadata={"kept": True}`)."""
+    import dataclasses  # here: a command that only reads pickles starts without it
+
     return tuple(f.name for f in dataclasses.fields(cls) if not f.init and f.metadata.get("kept"))
 
 
@@ -337,6 +338,8 @@ def _kept_fields(cls: type) -> tuple[str, ...]:
 def _init_fields(cls: type) -> tuple[str, ...] | None:
     """The fields a slotted dataclass is rebuilt from, or None to pickle it the default way (not slotted,
     or a field left out of `__init__` that no `__post_init__` makes)."""
+    import dataclasses
+
     if not dataclasses.is_dataclass(cls) or "__slots__" not in cls.__dict__:
         return None
     fields = dataclasses.fields(cls)

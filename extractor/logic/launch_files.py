@@ -11,8 +11,10 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import yaml
+if TYPE_CHECKING:  # YAML's reader is imported where a YAML file is read: scripts alone do not need it
+    import yaml
 
 _NAMES_LAUNCHER = re.compile(r"sglang\.launch_server|launch_server\.py|\bsglang\s+serve\b")
 _DOCKER_INSTRUCTION = re.compile(r"^\s*(CMD|ENTRYPOINT|RUN)\s+(.*)$", re.IGNORECASE | re.DOTALL)
@@ -85,6 +87,8 @@ def _dockerfile_commands(text: str) -> Iterator[FoundCommand]:
 def _yaml_commands(text: str) -> Iterator[FoundCommand]:
     """`command:`/`args:` lists (Kubernetes, docker-compose, LWS) and script strings (SkyPilot `run:`,
     `command: |`) anywhere in the documents."""
+    import yaml
+
     try:
         loader = yaml.SafeLoader(text)
         try:
@@ -97,6 +101,8 @@ def _yaml_commands(text: str) -> Iterator[FoundCommand]:
 
 
 def _yaml_node_commands(node: yaml.Node) -> Iterator[FoundCommand]:
+    import yaml
+
     if isinstance(node, yaml.MappingNode):
         pairs = {key.value: value for key, value in node.value if isinstance(key, yaml.ScalarNode)}
         command, args = pairs.get("command"), pairs.get("args")
@@ -132,5 +138,7 @@ def _script(text: str, first_line: int) -> Iterator[FoundCommand]:
 
 
 def _strings(node: yaml.SequenceNode) -> list[str] | None:
+    import yaml
+
     words = [item.value for item in node.value if isinstance(item, yaml.ScalarNode)]
     return words if len(words) == len(node.value) else None

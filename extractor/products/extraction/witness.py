@@ -31,7 +31,8 @@ from ...logic.expressions import UNKNOWN, computable, safe_eval
 from ...logic.facts import Facts
 from ...logic.model_config import ModelFacts
 from ...logic.platforms import Platform
-from ...logic.launch import ENV_ASSIGNMENT, CommandLine, parse_command, takes_list, value_type
+from ...logic.launch import CommandLine, parse_command, takes_list, value_type
+from ...logic.launch_words import ENV_ASSIGNMENT
 from ...logic.solver import find_model
 from ..check.linter import RuleSet, check, definite_errors, guards_to_check, launch_context, launch_facts
 from .witness_keys import FORMAT, Digests, command_digest

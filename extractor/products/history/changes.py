@@ -13,6 +13,7 @@ from typing import ClassVar
 
 from ...core.formula import CONVENTION, Spellings, render, render_flags
 from ...core.model import And, Atom, Const, Flag, Formula, Not, Or, Rule, RuleKind, Term, TermKind
+from .kinds import KINDS
 
 STYLES = ("text", "markdown")
 _EXCERPT = 240  # characters of a condition shown in text and Markdown (JSON has them whole)
@@ -324,7 +325,6 @@ CHANGE_CLASSES: tuple[type, ...] = (
     AdjustmentNarrowed, AdjustmentConditionChanged,
     FlagAdded, FlagRemoved, FlagDefaultChanged, FlagChoicesChanged,
 )
-KINDS: tuple[str, ...] = tuple(cls.kind for cls in CHANGE_CLASSES)
 TITLES = {cls.kind: cls.title for cls in CHANGE_CLASSES}
 KIND_ORDER = {kind: i for i, kind in enumerate(KINDS)}
 KIND_ALIASES = {"condition-tightened": "tightened", "condition-relaxed": "relaxed"}

@@ -12,27 +12,13 @@ import hashlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ...core.cache import code_fingerprint, extraction_cache, read_pickled, write_pickled
+from ...core.cache import read_pickled, write_pickled
 from ...core.model import And, Formula, Not, Or
 from ...logic.evaluation import found_of_one_value
 from ...logic.model_config import ModelFacts
 from ...logic.platforms import Platform
 from ..check.linter import Baseline, RuleSet, bare_baseline, facts_key
-
-INDEX_FORMAT = "4"  # bumped when the index layout itself changes (4: bare launches on facts kept beside it)
-
-
-def index_folder() -> Path:
-    return extraction_cache() / "index"
-
-
-def index_key(*parts: bytes) -> str:
-    """A digest of the documents a rule set is made from and of the code that loads and uses it."""
-    hasher = hashlib.sha256(INDEX_FORMAT.encode())
-    hasher.update(code_fingerprint("products.reuse.rulesets", "products.check.linter").encode())
-    for part in parts:
-        hasher.update(len(part).to_bytes(8, "big") + part)
-    return hasher.hexdigest()
+from .keys import index_folder
 
 
 def stored(key: str, folder: Path | None = None) -> RuleSet | None:

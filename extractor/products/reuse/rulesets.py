@@ -6,8 +6,6 @@ flags.json is read beside rules.json; env-var defaults come from the source when
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -15,8 +13,9 @@ from ...core.errors import SourceError
 from ...core.progress import Status, progress
 from ...core.serialize import environment_of, helpers_of, read_rule_documents, records_of, resolution_of
 from ...logic.environment import EnvVar
-from ...core.cache import code_fingerprint, read_pickled, write_pickled
-from .index import index_folder, index_key, indexed, stored
+from ...core.cache import write_pickled
+from .index import indexed, stored
+from .keys import index_key, noted_index_key, release_pointer, rules_index_key, source_at_hand
 from ..check.linter import RuleSet
 from .shipped import packed, unpacked
 
@@ -27,15 +26,10 @@ def load_rules(path: str | Path) -> RuleSet:
     Read through the index (`products.index`): the first load of these bytes parses them, later
     ones unpickle what it built.
     """
-    rules_path = Path(path) / "rules.json" if Path(path).is_dir() else Path(path)
-    flags_path = rules_path.with_name("flags.json")
-    try:
-        rules_bytes, flags_bytes = rules_path.read_bytes(), flags_path.read_bytes()
-    except OSError:
-        rules_bytes = flags_bytes = None
-    if rules_bytes is None or flags_bytes is None:
+    key = rules_index_key(path)
+    if key is None:
         return parse_rules(path)  # its own one-line errors
-    return indexed(index_key(rules_bytes, flags_bytes, _envs_marker(rules_bytes)), lambda: parse_rules(path))
+    return indexed(key, lambda: parse_rules(path))
 
 
 def parse_rules(path: str | Path) -> RuleSet:
@@ -49,19 +43,6 @@ def parse_rules(path: str | Path) -> RuleSet:
     if envs is None and isinstance(source, dict):
         envs = _local_envs(source)
     return ruleset_from_documents(rules, flags, envs, where=str(path))
-
-
-def _envs_marker(rules_bytes: bytes) -> bytes:
-    """Whether the env-var defaults will be at hand for this document: part of the index key, so an
-    index built before the source was cached is not used once it is."""
-    at = rules_bytes.rfind(b'\n  "source": ')  # the top-level key, as our writer indents it
-    if at < 0:
-        return b"?"
-    try:
-        source, _ = json.JSONDecoder().raw_decode(rules_bytes[at + 13:].decode("utf-8", "replace").lstrip())
-    except ValueError:
-        return b"?"
-    return b"+" if isinstance(source, dict) and _source_at_hand(source) else b"-"  # cheap: nothing parsed
 
 
 def ruleset_from_documents(rules: Mapping, flags: Mapping, envs: Mapping[str, EnvVar] | None = None,
@@ -87,12 +68,12 @@ def ruleset_of(ex, tree=None) -> RuleSet:
 def release_rules(version: str, index_url: str | None = None) -> RuleSet:
     """The rule set of a release, through the extraction cache (`cache.extract_documents`).
 
-    Once a release's index is made, a note of its key (`_pointer`) lets the next call read the index
+    Once a release's index is made, a note of its key (`keys.release_pointer`) lets the next call read the index
     without opening the release's source: a release's files never change, and the note names the
     code that extracted it."""
-    pointer = _pointer(version, index_url)
-    noted = read_pickled(pointer)
-    found = stored(noted) if isinstance(noted, str) else None
+    pointer = release_pointer(version, index_url)
+    noted = noted_index_key(version, index_url)
+    found = stored(noted) if noted is not None else None
     if found is not None:
         return found
     shipped = packed(version) if index_url is None else None
@@ -137,14 +118,6 @@ def _shipped_ruleset(version: str, packed_documents: tuple[bytes, bytes]) -> Rul
     return ruleset_from_documents(rules, flags, environment_of(rules), where=f"shipped sglang {version}")
 
 
-def _pointer(version: str, index_url: str | None) -> Path:
-    """Where the index key of a release is noted: by the release, its package index and the code that
-    extracts and loads rules (another code, another note)."""
-    parts = (version, index_url or "", code_fingerprint("products.extraction.extraction", "products.extraction.output"), index_key())
-    digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
-    return index_folder() / f"release-{digest}.key"
-
-
 def _release_ruleset(tree) -> RuleSet:
     """The rule set of a source tree (a release's, a commit's), through the extraction cache."""
     from ...analysis.environ import env_defaults
@@ -155,23 +128,12 @@ def _release_ruleset(tree) -> RuleSet:
     return ruleset_from_documents(rules, flags, envs if envs is not None else env_defaults(tree))
 
 
-def _source_at_hand(source: Mapping) -> bool:
-    """Whether the source a rules.json came from is here (a cached release, an existing folder or clone)."""
-    from ...core.places import cached_releases
-
-    kind = source.get("kind")
-    if kind == "release":
-        return source.get("release") in cached_releases()
-    place = source.get("path") if kind == "path" else source.get("repo") if kind == "git" else None
-    return bool(place) and Path(str(place)).exists()
-
-
 def _local_envs(source: Mapping) -> dict[str, EnvVar] | None:
     """environ.py of the source a rules.json came from, if it is here already (never downloaded)."""
     from ...analysis.environ import env_defaults
     from ...sources.trees import git_tree, path_tree, release_tree
 
-    if not _source_at_hand(source):
+    if not source_at_hand(source):
         return None
     try:
         if source.get("kind") == "release":

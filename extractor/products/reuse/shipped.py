@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ...core.places import DATA
-from ...core.serialize import loads
 
 _SUFFIXES = (".rules.json.xz", ".flags.json.xz")
 
@@ -56,6 +55,8 @@ def shipped_documents(version: str) -> tuple[dict, dict] | None:
 def unpacked(packed_documents: tuple[bytes, bytes]) -> tuple[dict, dict]:
     """The rules and flags documents of `packed`'s bytes (equal to what was packed; a subtree written
     once and used many times is one object in them)."""
+    from ...core.serialize import loads  # here: listing the releases shipped reads no document
+
     rules, flags = (_expanded(loads(lzma.decompress(data))) for data in packed_documents)
     return rules, flags
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from ...core.formula import reads_resolved, render_flags, terms
 from ...core.model import And, Flag, Formula, Rule, RuleKind, TermKind
 from ...core.serialize import rule_json
-from ...logic.launch import ENV_ASSIGNMENT
+from ...logic.launch_words import ENV_ASSIGNMENT
 from ...logic.messages import known_message
 from ...logic.releases import release_date
 from ..check.fixes import Fix, intent_keeping

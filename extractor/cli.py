@@ -51,6 +51,10 @@ def run() -> int:
     """The installed command (and `python -m extractor`): `main` in a process of its own."""
     start_process()
     signal.signal(signal.SIGTERM, _terminate)
+    # A launch argument that is no UTF-8 (a path's raw bytes) reaches `main` as surrogate escapes;
+    # what echoes it (check's JSON, explain's text) writes those bytes back as given, not an error.
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="surrogateescape")
     return main()
 
 

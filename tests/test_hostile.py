@@ -505,3 +505,26 @@ def test_rules_without_flags_beside_them_are_refused_by_check(tmp_path: Path, ca
     rules.with_name("flags.json").unlink()
     code, _, err = run_main(capsys, "check", "--rules", str(rules), "--", "--model-path", "m")
     assert code == errors.EXIT_INPUT and "no flag catalog beside rules.json" in err
+
+
+@pytest.mark.parametrize("command", [
+    ["check", "--rules", "{rules}", "--format", "json", "--", "--model-path", b"m\xff\xfe", "--tp", "2"],
+    ["check", "--rules", "{rules}", "--", "--model-path", b"m\xff\xfe", "--tp", "2"],
+    ["explain", "--rules", "{rules}", b"ValueError: page_size \xff is larger than 64."],
+], ids=["check json", "check text", "explain"])
+def test_launch_arguments_that_are_no_utf8_are_answered_not_an_internal_error(tmp_path: Path, command: list) -> None:
+    """A path's raw bytes on the command line (any byte sequence Linux allows): answered as any other
+    value, twice (the second from what the first kept); where a report echoes it, as the bytes given."""
+    from extractor.products.extraction.extraction import extract
+    from extractor.products.extraction.output import flags_document, rules_document, write_documents
+    from extractor.sources.trees import path_tree
+
+    ex = extract(path_tree(Path(__file__).parent / "fixtures" / "render_basic" / "src"))
+    write_documents(tmp_path, {"rules.json": (rules_document(ex), "rules.schema.json"),
+                               "flags.json": (flags_document(ex), "flags.schema.json")})
+    argv = [part if isinstance(part, bytes) else part.format(rules=tmp_path / "rules.json").encode() for part in command]
+    env = {**os.environ, "SGLANG_CONSTRAINTS_EXTRACTION_CACHE": str(tmp_path / "cache")}
+    runs = [subprocess.run([sys.executable.encode(), b"-m", b"extractor", *argv], capture_output=True, env=env)
+            for _ in range(2)]
+    assert [r.returncode for r in runs] == [runs[0].returncode] * 2 and runs[0].returncode in (0, 1), runs[0].stderr
+    assert runs[0].stdout and runs[1].stdout == runs[0].stdout and runs[0].stderr == b""

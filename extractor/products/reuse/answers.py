@@ -111,4 +111,4 @@ def _written_since_pruning(folder: Path, written: int, reset: bool = False) -> i
 
 
 def _digest(words: Iterable[str]) -> str:
-    return hashlib.sha256("\0".join(words).encode()).hexdigest()[:40]
+    return hashlib.sha256("\0".join(words).encode("utf-8", "surrogatepass")).hexdigest()[:40]  # argv may hold undecodable bytes

@@ -150,7 +150,7 @@ def _keepable(model_path: object) -> bool:
 
 
 def _states_path(folder: Path | None, key: str, facts: str, model_path: str) -> Path:
-    digest = hashlib.sha256(f"{facts}\n{model_path}".encode()).hexdigest()[:24]
+    digest = hashlib.sha256(f"{facts}\n{model_path}".encode("utf-8", "surrogatepass")).hexdigest()[:24]
     return (folder or index_folder()) / f"{key}-states-{digest}.pickle"
 
 

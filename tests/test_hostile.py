@@ -528,3 +528,14 @@ def test_launch_arguments_that_are_no_utf8_are_answered_not_an_internal_error(tm
             for _ in range(2)]
     assert [r.returncode for r in runs] == [runs[0].returncode] * 2 and runs[0].returncode in (0, 1), runs[0].stderr
     assert runs[0].stdout and runs[1].stdout == runs[0].stdout and runs[0].stderr == b""
+
+
+def test_json_of_an_undecodable_argument_is_valid_json_that_reads_back() -> None:
+    """Where a report echoes such an argument (a message filled with the model path), the JSON writes
+    each undecodable byte as its escape (`\\udcff`): valid JSON, read back as the very string."""
+    from extractor.core.serialize import dumps
+
+    document = {"message": "m\udcff\udcfe is a model", "errors": [{"value": "p\udcff"}], "plain": "é—"}
+    text = dumps(document)
+    assert json.loads(text) == document and "\\udcff" in text and "é—" in text
+    text.encode("utf-8")  # strict: what is written is UTF-8

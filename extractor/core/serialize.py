@@ -41,6 +41,11 @@ RULES_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/rules.schema.js
 FLAGS_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/flags.schema.json"
 
 
+# A string holding an unpaired surrogate (a command-line argument's undecodable bytes, as Python
+# reads them) is no UTF-8: written as its JSON escape (`\udcff`), which only a string can hold.
+_UNPAIRED = "backslashreplace"
+
+
 def _record(value: Any) -> bytes:
     """One line of JSON in UTF-8, keys sorted, no spaces: orjson, six times faster than `json`'s C
     encoder on the 20 MB of a release's rules. What orjson refuses (an integer beyond 64 bits, a key
@@ -51,7 +56,7 @@ def _record(value: Any) -> bytes:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # orjson.JSONEncodeError is a TypeError
         text = json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        return text.encode()
+        return text.encode("utf-8", _UNPAIRED)
 
 
 def dump_bytes(document: Any) -> bytes:
@@ -99,7 +104,7 @@ def dump_pieces(document: Any, lines: Mapping[str, list[bytes]]) -> list[bytes]:
             parts.append(b"\n  ]")
         else:
             text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
-            parts.append(text.replace("\n", "\n  ").encode())
+            parts.append(text.replace("\n", "\n  ").encode("utf-8", _UNPAIRED))
     parts.append(b"\n}\n")
     return parts
 

@@ -207,7 +207,7 @@ def test_a_text_explained_before_is_answered_without_reading_a_rule_set(rules_fi
     first = main(argv), capsys.readouterr().out
     nothing = main([*argv[:3], "the server started fine"]), capsys.readouterr().out
 
-    def not_read(args):
+    def not_read(*args):
         raise AssertionError("a rule set was read")
 
     monkeypatch.setattr(command, "_rule_sets", not_read)

@@ -173,13 +173,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     book = _answer_book(args, rules, env, assume)
     # A launch line met again (one model served from several scripts, or checked by an earlier run on
     # the same rules, code and options) is checked once: its answer is all its report depends on.
+    own_words = {argv for argv in lines if reads_only_its_words(argv)} if book is not None else set()
     answers: dict[tuple[str, ...], tuple] = {}
     if book is not None and not args.fresh:
         answers.update((argv, (kept, None)) for argv in lines
-                       if (kept := book.get(argv)) is not None and reads_only_its_words(argv))
+                       if argv in own_words and (kept := book.get(argv)) is not None)
     pending = [argv for argv in lines if argv not in answers]
     if pending or book is None:  # the rule set opened, if only to say what is wrong with it
-        answers.update(_evaluated(args, rules.ruleset, pending, env, assume, platform, model, host, book))
+        answers.update(_evaluated(args, rules.ruleset, pending, env, assume, platform, model, host, book, own_words))
     failed = False
     documents, texts, reports = [], [], []
     for place, argv in commands:
@@ -294,13 +295,15 @@ def _answer_book(args: argparse.Namespace, rules: _Rules, env: dict[str, str], a
 
 
 def _evaluated(args: argparse.Namespace, ruleset: RuleSet, lines: list[tuple[str, ...]], env: dict[str, str],
-               assume: dict, platform, model, host, book: AnswerBook | None) -> dict[tuple[str, ...], tuple]:
-    """Each launch line checked, its answer kept in `book` when it depends on its words alone: by line,
-    its answer and what a SARIF log is made from (the report, its fixes, what no fix decides)."""
+               assume: dict, platform, model, host, book: AnswerBook | None,
+               own_words: set[tuple[str, ...]]) -> dict[tuple[str, ...], tuple]:
+    """Each launch line checked, its answer kept in `book` when it depends on its words alone (those of
+    `own_words`): by line, its answer and what a SARIF log is made from (the report, its fixes, what no
+    fix decides)."""
     from ..products.check.linter import check, report_json, report_text
     from ..products.check.upgrade import upgrade, upgrade_json, upgrade_text
     from ..products.check.words import Flags, by_function
-    from ..products.reuse.answers import Answer, reads_only_its_words
+    from ..products.reuse.answers import Answer
     from ..products.reuse.rulesets import load_rules, release_rules
 
     kept = None
@@ -340,7 +343,7 @@ def _evaluated(args: argparse.Namespace, ruleset: RuleSet, lines: list[tuple[str
                 shown += "\n" + upgrade_text(change)
         answer = Answer(int(bool(report.definite or report.argument_errors)), shown)
         found[argv] = (answer, (report, fixes, beyond))
-        if book is not None and reads_only_its_words(argv):
+        if book is not None and argv in own_words:
             book.add(argv, answer)
     if kept:
         keep_model_states(ruleset, kept)

@@ -55,17 +55,18 @@ def _releases(args: argparse.Namespace) -> list[str]:
     return releases
 
 
-def _rule_sets(args: argparse.Namespace) -> Iterable[tuple[str, object]]:
+def _rule_sets(args: argparse.Namespace, releases: list[str]) -> Iterable[tuple[str, object]]:
     # Imported when explain runs, so that the other commands do not start with them.
     from ..products.reuse.rulesets import load_rules, release_rules
 
     if args.rules:
         ruleset = load_rules(args.rules)
         return [(ruleset.label, ruleset)]
-    return [(version, release_rules(version, args.index_url)) for version in _releases(args)]
+    return [(version, release_rules(version, args.index_url)) for version in releases]
 
 
-def _answer_book(args: argparse.Namespace, width: int, keys: list[str | None] | None = None) -> AnswerBook | None:
+def _answer_book(args: argparse.Namespace, width: int, releases: list[str],
+                 keys: list[str | None] | None = None) -> AnswerBook | None:
     """Where the answers to pasted texts are kept for these rule sets (`keys`: their index keys, else
     read from their notes), code and options; None when a rule set has no index (or no note yet)."""
     import hashlib
@@ -77,7 +78,7 @@ def _answer_book(args: argparse.Namespace, width: int, keys: list[str | None] | 
 
     if keys is None:
         keys = [rules_index_key(args.rules)] if args.rules else \
-            [noted_index_key(version, args.index_url) for version in _releases(args)]
+            [noted_index_key(version, args.index_url) for version in releases]
     if not keys or None in keys:
         return None
     return answer_book([
@@ -98,7 +99,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
         raise UsageError("explain: give the error text (a message, a log line or a traceback), or - to read it from stdin")
     width = min(shutil.get_terminal_size((100, 40)).columns, 100)
     # A text explained before on the same rule sets, code and options: its answer, no rule set read.
-    book = _answer_book(args, width)
+    releases = [] if args.rules else _releases(args)
+    book = _answer_book(args, width, releases)
     kept = book.get((text,)) if book is not None and not args.fresh else None
     if kept is not None:
         sys.stdout.write(kept.shown)  # type: ignore[arg-type]
@@ -110,10 +112,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from ..products.site.pages import page
     from ..products.site.terminal import terminal_page
 
-    loaded = list(_rule_sets(args))
+    loaded = list(_rule_sets(args, releases))
     by_label = {label: ruleset for label, ruleset in loaded}
     if book is None:  # the first use of a release noted its index: its answers are kept from now on
-        book = _answer_book(args, width, [ruleset.__dict__.get("index_key") for _, ruleset in loaded])
+        book = _answer_book(args, width, releases, [ruleset.__dict__.get("index_key") for _, ruleset in loaded])
 
     def show(c: Candidate) -> str:
         # The page the site shows, its solutions checked on its example as `render` and `site` check them

@@ -44,12 +44,9 @@ class AnswerBook:
         self.added: dict[tuple[str, ...], Answer] = {}
 
     def get(self, argv: Sequence[str]) -> Answer | None:
-        found = self.added.get(tuple(argv))
-        if found is None:
-            path = self._path(argv)
-            kept = read_pickled(path) if path.is_file() else None
-            found = kept if isinstance(kept, Answer) else None
-        return found
+        path = self._path(argv)
+        kept = read_pickled(path) if path.is_file() else None
+        return kept if isinstance(kept, Answer) else None
 
     def add(self, argv: Sequence[str], answer: Answer) -> None:
         self.added[tuple(argv)] = answer

@@ -301,7 +301,6 @@ def _evaluated(args: argparse.Namespace, ruleset: RuleSet, lines: list[tuple[str
     `own_words`): by line, its answer and what a SARIF log is made from (the report, its fixes, what no
     fix decides)."""
     from ..products.check.linter import check, report_json, report_text
-    from ..products.check.upgrade import upgrade, upgrade_json, upgrade_text
     from ..products.check.words import Flags, by_function
     from ..products.reuse.answers import Answer
     from ..products.reuse.rulesets import load_rules, release_rules
@@ -315,6 +314,8 @@ def _evaluated(args: argparse.Namespace, ruleset: RuleSet, lines: list[tuple[str
         kept = load_model_states(ruleset, (parse_command(list(argv), ruleset.catalog).given.get("model_path")
                                            for argv in lines))
     flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
+    if args.from_:  # what changes from another release: only then
+        from ..products.check.upgrade import upgrade, upgrade_json, upgrade_text
     older = (load_rules(args.from_) if Path(args.from_).suffix == ".json" or Path(args.from_).is_dir()
              else release_rules(args.from_, args.index_url)) if args.from_ else None
     found: dict[tuple[str, ...], tuple] = {}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import sys
 from pathlib import Path
 
@@ -58,6 +57,8 @@ def run_diff(args) -> int:
     # Two cached extractions diffed before: the matching and the solver's verdicts are read back.
     path = memo_path(old_key, new_key, args.compare) if old_key and new_key else None
     memo = known_memo(path) if path else Memo()
+    import copy  # here: the other commands start without it
+
     known = copy.deepcopy(memo)
     changes = list(find_changes(old, new, args.compare, memo))
     if path and memo != known:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 from collections.abc import Iterable
 
@@ -97,6 +96,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
         text = sys.stdin.read()
     if not text.strip():  # before any release is loaded: nothing to look for
         raise UsageError("explain: give the error text (a message, a log line or a traceback), or - to read it from stdin")
+    import shutil  # here: the other commands start without it
+
     width = min(shutil.get_terminal_size((100, 40)).columns, 100)
     # A text explained before on the same rule sets, code and options: its answer, no rule set read.
     releases = [] if args.rules else _releases(args)

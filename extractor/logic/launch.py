@@ -6,7 +6,6 @@ Unknown flags, bad choices and types, `=` and space forms, aliases, abbreviation
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -49,6 +48,8 @@ _COMMON_WORDS = frozenset({"enable", "disable", "max", "min", "size", "num", "mo
 def closest_option(text: str, options: list[str]) -> str | None:
     """The option a misspelt one most likely meant: a near spelling (`--reasoning_parser`), or else
     one that shares a distinctive word (`--enable-reasoning` -> `--reasoning-parser`, not `--enable-trace`)."""
+    import difflib  # here: a command naming no unknown option or value starts without it
+
     spelled = text.replace("_", "-")
     if spelled in options:
         return spelled
@@ -222,6 +223,8 @@ def _convert(flag: Flag, option: str, text: str) -> tuple[object, str | None]:
         choices = ", ".join(repr(c) for c in flag.choices)
         # argparse's words, then a hint of ours: `flashinferr` was meant to be `flashinfer`.
         named = [c for c in flag.choices if isinstance(c, str)]
+        import difflib
+
         near = difflib.get_close_matches(value, named, n=1, cutoff=0.75) if isinstance(value, str) else []
         if not near and isinstance(value, str):
             near = [c for c in named if c.lower() == value.lower()]

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from extractor.core.formula import every_atom
-from extractor.logic.evaluation import Carried, Evaluator
+from extractor.logic.carried import Carried
+from extractor.logic.evaluation import Evaluator
 from extractor.logic.platforms import find_platform, memory_mib, with_device_memory
 from extractor.products.check.fixes import checked_fixes, example_fix
 from extractor.products.check.linter import BARE_LAUNCH, Report, RuleSet, check, facts_key, launch_evaluator

@@ -60,7 +60,7 @@ def test_a_fixed_command_inherits_only_what_a_fresh_evaluation_gives(ruleset: Ru
     facts = _facts(ruleset, edited, platform, "deepseek-ai/DeepSeek-V3")
     inherited = launch_evaluator(ruleset, edited, facts=dataclasses.replace(facts), base=base)
     fresh = launch_evaluator(ruleset, edited, facts=dataclasses.replace(facts))
-    assert inherited.context.memo.__class__.__name__ == "_Inherited"  # it did inherit
+    assert inherited.context.memo.__class__.__name__ == "Inherited"  # it did inherit
     differ = [r.id for r in guards if inherited.holds(r) != fresh.holds(r)]
     assert differ == []
     assert [inherited.context.failing.get(r.effective) for r in guards] == \

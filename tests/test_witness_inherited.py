@@ -1,4 +1,4 @@
-"""The witness stage evaluates a candidate line's triggers from the bare launch's truths (`_Inherited`):
+"""The witness stage evaluates a candidate line's triggers from the bare launch's truths (`Inherited`):
 only subformulas that read a name the line changes are evaluated again. Its answers must be those of
 a plain evaluation (`linter.definite_errors`, a fresh context), on every line and every guard."""
 

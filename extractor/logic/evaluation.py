@@ -11,15 +11,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from ..core.formula import (CONVENTION, OneOf, Spellings, apply_transforms, conj, disj, distinct_atoms, evaluate,
-                            evaluate_atom, every_atom, neg, parse_pinned, pinned_in, pinned_name, render_flags)
+from ..core.formula import (CONVENTION, OneOf, Spellings, apply_transforms, compare, conj, disj, distinct_atoms,
+                            evaluate, evaluate_atom, every_atom, neg, parse_pinned, pinned_in, pinned_name, render_flags)
 from ..core.model import And, Atom, Const, Formula, Not, Or, Rule, Term, TermKind, Write
 from .environment import EnvVar, env_default, parse_env
 from .facts import Facts
 from .launch_host import PATH_TEST
 from .assumptions import assumption_key
+from .carried import Carried, Inherited
 from .reads import FormulaReads
 from .truth_tables import truth_table
 from .model_config import MODEL_CONFIG_FIELDS
@@ -45,6 +45,7 @@ class Context:
     _residuals: dict = field(default_factory=dict, init=False, repr=False)  # formulas with known atoms folded
     _terms: dict = field(default_factory=dict, init=False, repr=False)  # id(term) -> (term, value, LookupError)
     _decided: dict = field(default_factory=dict, init=False, repr=False)  # formula -> `decided`
+    _failures: dict = field(default_factory=dict, init=False, repr=False)  # id(f) -> (f, `failure_reached`)
     # Formulas `decided` true because Python fails evaluating them (`x % 0`), by the exception's name.
     failing: dict = field(default_factory=dict, init=False, repr=False)
 
@@ -53,7 +54,7 @@ class Context:
         # the resolved fields are (a baseline in a rule set's index).
         if type(self.memo) is not dict:
             raise TypeError("only a context evaluated on its own is kept")
-        return {**self.__dict__, "_terms": {}}
+        return {**self.__dict__, "_terms": {}, "_failures": {}}
 
     def inherit(self, base: Context, reads: FormulaReads, changed: frozenset[str]) -> None:
         """Take `base`'s truth (and folded form) of every subformula, and its values of every resolved
@@ -61,7 +62,7 @@ class Context:
         assumptions, tables and facts but for those names; `reads` over-counts what each reads
         (`logic.reads`). Many command lines a flag or two apart (the witness search, a command's
         fixes) are then evaluated mostly once, on the base."""
-        self.memo = _Inherited(base, reads, changed)
+        self.memo = Inherited(base, reads, changed)
 
     def changed_from(self, base: Context) -> frozenset[str] | None:
         """The fields whose values differ on `base`, a launch with the same environment, assumptions,
@@ -100,7 +101,7 @@ class Context:
         found = self._decided.get(f, _ABSENT)
         if found is _ABSENT:
             memo = self.memo
-            if isinstance(memo, _Inherited) and memo.inherits(f):  # and so how Python fails on it
+            if isinstance(memo, Inherited) and memo.inherits(f):  # and so how Python fails on it
                 found = memo.base.decided(f)
                 if f in memo.base.failing:
                     self.failing[f] = memo.base.failing[f]
@@ -110,6 +111,10 @@ class Context:
         return found  # type: ignore[return-value]
 
     def _decide(self, f: Formula) -> bool | None:
+        failing = self.failure_reached(f)
+        if failing is not None:
+            self.failing[f] = self.raises(failing)
+            return True  # Python stops there, before the guard's own test is decided: so does the launch
         found = evaluate(f, self.value_of, self.memo)
         if found is not None or isinstance(f, Atom):
             return found
@@ -128,7 +133,10 @@ class Context:
 
     def raises(self, atom: Atom) -> str | None:
         """The exception Python raises evaluating the atom on the launch's values (`tp_size % nnodes`
-        with `--nnodes 0`: "ZeroDivisionError"), every value it reads known; None if it does not."""
+        with `--nnodes 0`: "ZeroDivisionError"; `speculative_eagle_topk > 1` while it is None: "TypeError:
+        '>' not supported between instances of 'NoneType' and 'int'"), every value it reads known;
+        None if it does not."""
+        known = True
         for term in (atom.term, atom.other):
             if isinstance(term, Term):
                 try:
@@ -136,13 +144,41 @@ class Context:
                 except LookupError as error:
                     if isinstance(error.__cause__, ArithmeticError):
                         return type(error.__cause__).__name__
-        return None
+                    known = False
+        return _ordering_failure(atom, self.value_of) if known and atom.op in _ORDERING else None
+
+    def failure_reached(self, f: Formula) -> Atom | None:
+        """The test Python cannot evaluate (`raises`) that it surely reaches evaluating `f` left to
+        right on this launch before the outcome is decided: every part and-ed before it holds, every
+        part or-ed before it fails. None when there is none, or Python may not reach it (a part before
+        it is undecided). A guard's trigger keeps the order Python tests its parts in (`formula.conj`)."""
+        if isinstance(f, Atom):
+            return f if self.truth(f) is None and self.raises(f) is not None else None
+        if isinstance(f, Not):
+            return self.failure_reached(f.arg)
+        if not isinstance(f, (And, Or)):
+            return None
+        found = self._failures.get(id(f))  # triggers share their path conditions: each walked once
+        if found is not None:
+            return found[1]
+        failing = None
+        going_on = isinstance(f, And)  # what a part must come out for Python to test the next
+        for part in f.args:
+            truth = self.truth(part)
+            if isinstance(part, Atom):  # most parts: no call for them
+                failing = part if truth is None and self.raises(part) is not None else None
+            else:
+                failing = self.failure_reached(part)
+            if failing is not None or truth is not going_on:
+                break
+        self._failures[id(f)] = (f, failing)  # the formula kept with its id: an id is never another's
+        return failing
 
     def _residual(self, f: Formula) -> Formula:
         """The formula with each atom the launch decides replaced by its truth, simplified."""
         found = self._residuals.get(f)
         if found is None:
-            if isinstance(self.memo, _Inherited) and self.memo.inherits(f):
+            if isinstance(self.memo, Inherited) and self.memo.inherits(f):
                 found = self.memo.base._residual(f)
             elif isinstance(f, Atom):
                 value = evaluate(f, self.value_of, self.memo)
@@ -227,7 +263,7 @@ class Context:
         key = (name, version)
         found = self._resolved.get(key)
         if found is None:
-            if isinstance(self.memo, _Inherited) and self.memo.inherits_chain(key):
+            if isinstance(self.memo, Inherited) and self.memo.inherits_chain(key):
                 found = self.memo.base.resolution(key)
             else:
                 try:
@@ -290,139 +326,29 @@ class Context:
         return env_default(var) if text is None else parse_env(var, text)
 
 
-class _Inherited(dict):
-    """A context's truths of subformulas (`Context.memo`) that answers, for a subformula reading none
-    of the changed names, the base context's truth (see `Context.inherit`)."""
+_ORDERING = frozenset(("<", "<=", ">", ">="))
 
-    def __init__(self, base: Context, reads: FormulaReads, changed: frozenset[str]) -> None:
-        super().__init__()
-        self.base = base
-        self.reads = reads
-        self.changed = reads.mask_of(changed)
 
-    def inherits(self, f: Formula) -> bool:
-        """Does `f` read none of the changed names (so it is what it is on the base)?"""
-        return not self.reads.mask(f) & self.changed
-
-    def inherits_chain(self, chain: tuple[str, int]) -> bool:
-        """Does a resolved field's chain read none of the changed names?"""
-        return not self.reads.chain_mask(chain) & self.changed
-
-    def get(self, f: Formula, default: object = None) -> object:  # type: ignore[override]
-        found = dict.get(self, f, _ABSENT)
-        if found is _ABSENT:
-            if not self.inherits(f):
-                return default
-            found = self[f] = self.base.truth(f)
-        return found
+def _ordering_failure(atom: Atom, value_of: Callable[[Term], object]) -> str | None:
+    """Python's TypeError for an order comparison of None with a number (a flag left at its None
+    default and compared as if set: `speculative_eagle_topk > 1`), when every value each side may
+    hold makes such a pair; None otherwise. No other mix is taken as failing: where the values' types
+    are less sure (a string against a number), the comparison stays undecided."""
+    left = value_of(atom.term)
+    right = value_of(atom.other) if isinstance(atom.other, Term) else atom.other.value if atom.other else None
+    pairs = [(a, b) for a in (left.values if isinstance(left, OneOf) else (left,))
+             for b in (right.values if isinstance(right, OneOf) else (right,))]
+    if not pairs or not all((a is None) != (b is None) and isinstance(b if a is None else a, (int, float))
+                            for a, b in pairs):
+        return None
+    try:
+        compare(pairs[0][0], atom.op, pairs[0][1])
+    except TypeError as error:
+        return f"TypeError: {error}"
+    return None
 
 
 _ABSENT = object()
-
-
-class Carried(_Inherited):
-    """`_Inherited` that tells changed atoms by their outcome, not by what they read (`Context.carry`).
-    Its `evaluator` (the launch's own, set by `Evaluator`) works out each atom's state here."""
-
-    def __init__(self, base: Evaluator, reads: FormulaReads, changed: frozenset[str],
-                 states: dict[tuple, object] | None = None, values: Mapping[str, object] | None = None) -> None:
-        super().__init__(base.context, reads, changed)
-        self.base_evaluator = base
-        self.evaluator: Evaluator | None = None
-        # What launches carried from the same base found of an atom or a chain (whether it changes,
-        # an atom's state), by it and the values of the changed names it reads: a launch that
-        # agrees on those finds the same (a folder of launch lines naming one model).
-        self.states = states if states is not None else {}
-        values = self.base.values if values is None else values
-        self._values = [(reads.mask_of((name,)), _keyed(name, values.get(name))) for name in sorted(changed)]
-        self._atom_changed: dict[Atom, bool] = {}
-        self._chain_changed: dict[tuple[str, int], bool] = {}
-        self._touched: dict[int, tuple[Formula, bool]] = {}
-
-    def inherits(self, f: Formula) -> bool:
-        return not self._touched_below(f)
-
-    def _touched_below(self, f: Formula) -> bool:
-        """Does an atom of `f` change? A walk, children first, memoized by object, that does not enter
-        a part reading none of the changed names (its mask, kept with the rule set's triggers: most
-        of a trigger, when a launch changes a few flags)."""
-        found = self._touched.get(id(f))
-        if found is not None:
-            return found[1]
-        memo, masks, atom_mask, changed = self._touched, self.reads.kept_mask, self.reads.atom_mask, self.changed
-        stack: list[tuple[Formula, bool]] = [(f, False)]  # (part, its children done)
-        while stack:
-            g, done = stack.pop()
-            if done:
-                children = (g.arg,) if isinstance(g, Not) else g.args
-                memo[id(g)] = (g, any(memo[id(c)][1] for c in children))
-            elif id(g) in memo:
-                continue
-            elif isinstance(g, Atom):
-                memo[id(g)] = (g, bool(atom_mask(g) & changed) and self.changes(g))
-            elif not isinstance(g, (Not, And, Or)) or ((mask := masks(g)) is not None and not mask & changed):
-                memo[id(g)] = (g, False)  # a constant, or a part that reads no changed name: not entered
-            else:
-                stack.append((g, True))
-                stack.extend((c, False) for c in ((g.arg,) if isinstance(g, Not) else g.args) if id(c) not in memo)
-        return memo[id(f)][1]
-
-    def inherits_chain(self, chain: tuple[str, int]) -> bool:
-        return not self.chain_changes(chain)
-
-    def changes(self, atom: Atom) -> bool:
-        """Is the atom's state on this launch another than on the base (or not known to be the same)?
-        Not when it reads none of the changed names, nor when none of what it reads itself is among
-        them and the chains it reads are made the same; else its state is worked out here."""
-        found = self._atom_changed.get(atom)
-        return found if found is not None else \
-            self._worked_out(self._atom_changed, "atom", atom, self.reads.atom_mask(atom), self._atom_changes)
-
-    def chain_changes(self, chain: tuple[str, int]) -> bool:
-        """Might a resolved field's chain come out otherwise here (its values, or what it waits for)?
-        Not when its field keeps its value and its writes' conditions and values are the same."""
-        found = self._chain_changed.get(chain)
-        return found if found is not None else \
-            self._worked_out(self._chain_changed, "chain", chain, self.reads.chain_mask(chain), self._chain_alters)
-
-    def _atom_changes(self, atom: Atom) -> bool:
-        own, chains = self.reads.atom_parts(atom)
-        return (bool(own & self.changed) or any(map(self.chain_changes, chains))) and \
-            (self.evaluator is None or self.evaluator.state(atom, fresh=True) != self.base_evaluator.state(atom))
-
-    def _chain_alters(self, chain: tuple[str, int]) -> bool:
-        own, atoms, values = self.reads.chain_parts(chain)
-        return bool(own & self.changed) or any(map(self.changes, atoms)) or any(
-            mask & self.changed or any(map(self.chain_changes, chains)) for mask, chains in values)
-
-    def _worked_out(self, memo: dict, kind: str, item: object, mask: int, work: Callable[[Any], bool]) -> bool:
-        """`work(item)`, unless the item reads none of the changed names (then False) or a launch
-        agreeing with this one on those it reads worked it out (`states`)."""
-        if not mask & self.changed:
-            memo[item] = False
-            return False
-        key = (kind, item, *(value for bit, value in self._values if bit & mask))
-        found = self.states.get(key)
-        if found is None:
-            memo[item] = True  # while it is worked out (a chain reading itself): taken as changed
-            found = work(item)
-            if self.evaluator is not None:  # without the launch's evaluator nothing was worked out
-                self.states[key] = found
-        memo[item] = found
-        return found  # type: ignore[return-value]
-
-
-def _keyed(name: str, value: object) -> tuple:
-    """A changed name's value as `Carried.states` keys hold it (1, 1.0 and True are three values)."""
-    return name, type(value), repr(value)
-
-
-def found_of_one_value(states: Mapping[tuple, object], name: str, value: object) -> dict[tuple, object]:
-    """What launches carried from one base found (`Carried.states`) of the atoms and chains that read
-    `name` holding `value` and no other changed name: it holds for any launch from that base with
-    that value (a model path), whatever else the launch changes."""
-    only = _keyed(name, value)
-    return {key: found for key, found in states.items() if len(key) == 3 and key[2] == only}
 
 
 class _Ancestors:

@@ -20,7 +20,8 @@ from ...core.formula import every_atom
 from ...core.model import Atom, Flag, HelperLibrary, Rule, RuleKind, Term, TermKind, Write
 from ...logic.environment import EnvVar
 from ...logic.assumptions import assumption_key, substitute_assumptions
-from ...logic.evaluation import MISSING_KINDS, Carried, Context, Evaluator
+from ...logic.carried import Carried
+from ...logic.evaluation import MISSING_KINDS, Context, Evaluator
 from ...logic.messages import filled_message
 from ...logic.facts import Facts
 from ...logic.launch_host import LaunchHost

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ...core.cache import read_pickled, write_pickled
 from ...core.model import And, Formula, Not, Or
-from ...logic.evaluation import found_of_one_value
+from ...logic.carried import found_of_one_value
 from ...logic.model_config import ModelFacts
 from ...logic.platforms import Platform
 from ..check.linter import Baseline, RuleSet, bare_baseline, facts_key

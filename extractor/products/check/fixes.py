@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ...core.formula import fields_read, terms
-from ...core.model import RUN_FUNCTION, Rule, RuleKind, Term, TermKind
+from ...core.model import RUN_FUNCTION, Atom, Lit, Rule, RuleKind, Term, TermKind
 from ...logic.evaluation import Context, Evaluator
 from ...logic.facts import Facts
 from ...logic.launch import parse_command
@@ -73,6 +73,11 @@ def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
     searched: list[Way] = []
     # The command's own evaluation: each fixed command a few values away takes what those leave as is.
     base = base or launch_evaluator(ruleset, argv, env=env, facts=dataclasses.replace(facts) if facts else None)
+    # Python fails on the guard's own test (a flag left None compared as a number): that flag given a
+    # value first, before any way read off the test as if it could be evaluated.
+    failing = base.context.failure_reached(rule.effective)
+    if failing is not None:
+        ways = list(dict.fromkeys([*_ways_past_failure(failing, base.context, flags, given), *ways]))
     for way in ways:
         completed = _completed(ruleset, rule, list(argv), way, flags, siblings, had, env, facts, base)
         if completed is not None and all(f.text != completed.text for f in found):
@@ -103,6 +108,26 @@ def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
             if completed is not None:
                 return [completed]  # one, the nearest: a last resort
     return found
+
+
+def _ways_past_failure(atom: Atom, context: Context, flags: Flags, given: set[str]) -> list[Way]:
+    """The flag whose None value Python cannot compare (`speculative_eagle_topk > 1` while unset), passed
+    with the number it is compared with, or 1: `_completed` keeps those that clear the guard."""
+    number = atom.other.value if isinstance(atom.other, Lit) else None
+    if not isinstance(number, int) or isinstance(number, bool):
+        return []
+    ways = []
+    for term in (atom.term, atom.other):
+        if not isinstance(term, Term) or term.kind not in (TermKind.FIELD, TermKind.RESOLVED) or term.name in given:
+            continue
+        try:
+            held = context.value_of(term)
+        except LookupError:
+            continue
+        if held is None and flags.settable(term.name):
+            option = flags.option(term.name)
+            ways += [(Edit("pass", option, str(value)),) for value in dict.fromkeys((number, 1)) if value >= 0]
+    return ways
 
 
 MAX_SEARCHED = 3  # fixes kept from the search over the command's own flags

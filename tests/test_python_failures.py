@@ -1,0 +1,112 @@
+"""A guard whose own test Python cannot evaluate on the launch's values (an option left at its None
+default and compared as a number, as SGLang 0.5.23's EAGLE checks compare `speculative_eagle_topk`
+when only the steps and draft tokens are given) stops the launch with a TypeError: `check` says so,
+as a definite error, where Python surely reaches that test, left to right; never where an earlier
+test decides the outcome first or may not let Python reach it."""
+
+from __future__ import annotations
+
+import pytest
+
+from extractor.products.check.linter import check, report_json, report_text
+from tests.packages import package_ruleset
+
+# 0.5.10's shape: one ServerArgs whose __post_init__ fills a default, then tests it.
+PACKAGE = {
+    "sglang/__init__.py": "",
+    "sglang/srt/__init__.py": "",
+    "sglang/srt/server_args.py": '''
+import argparse
+import dataclasses
+from typing import Optional
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str = "m"
+    speculative_algorithm: Optional[str] = None
+    speculative_num_steps: Optional[int] = None
+    speculative_eagle_topk: Optional[int] = None
+    page_size: int = 1
+    attention_backend: str = "triton"
+    chunked_prefill_size: Optional[int] = None
+
+    def __post_init__(self):
+        self._handle_speculative()
+        self._handle_chunks()
+
+    def _handle_speculative(self):
+        if self.speculative_algorithm == "EAGLE":
+            if self.speculative_num_steps is None:
+                self.speculative_num_steps = 3
+                self.speculative_eagle_topk = 1
+            if self.speculative_eagle_topk > 1 and self.page_size > 1 and self.attention_backend != "fa3":
+                raise ValueError("speculative_eagle_topk > 1 with page_size > 1 needs fa3.")
+
+    def _handle_chunks(self):
+        if self.page_size > 1 and self.chunked_prefill_size > 1024:
+            raise ValueError("chunked_prefill_size must be at most 1024 with page_size > 1.")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, default=ServerArgs.model_path)
+        parser.add_argument("--speculative-algorithm", type=str, default=ServerArgs.speculative_algorithm)
+        parser.add_argument("--speculative-num-steps", type=int, default=ServerArgs.speculative_num_steps)
+        parser.add_argument("--speculative-eagle-topk", type=int, default=ServerArgs.speculative_eagle_topk)
+        parser.add_argument("--page-size", type=int, default=ServerArgs.page_size)
+        parser.add_argument("--attention-backend", type=str, default=ServerArgs.attention_backend)
+        parser.add_argument("--chunked-prefill-size", type=int, default=ServerArgs.chunked_prefill_size)
+''',
+}
+
+TOPK = "speculative_eagle_topk > 1 with page_size > 1 needs fa3."
+CHUNKS = "chunked_prefill_size must be at most 1024 with page_size > 1."
+NONE_AGAINST_INT = "TypeError: '>' not supported between instances of 'NoneType' and 'int'"
+
+
+@pytest.fixture(scope="module")
+def ruleset(tmp_path_factory):
+    return package_ruleset(tmp_path_factory.mktemp("failures"), PACKAGE)
+
+
+@pytest.mark.parametrize("argv, first, fails_with", [
+    # The steps given, topk left None: its test is the guard's first, so Python fails there.
+    pytest.param(["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "5"], TOPK, NONE_AGAINST_INT,
+                 id="None compared first"),
+    pytest.param(["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "5", "--page-size", "16"], TOPK,
+                 NONE_AGAINST_INT, id="None compared first, the rest true"),
+    # Filled by the earlier write (no steps given), or typed: the guard as written.
+    pytest.param(["--speculative-algorithm", "EAGLE"], None, None, id="topk filled"),
+    pytest.param(["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "5", "--speculative-eagle-topk", "4",
+                  "--page-size", "16"], TOPK, None, id="topk typed, the guard fires"),
+    # The test is never reached: the guard's branch is not taken.
+    pytest.param(["--speculative-num-steps", "5"], None, None, id="branch not taken"),
+    # An earlier test of the same `and` is false: Python stops before the None.
+    pytest.param(["--chunked-prefill-size", "512"], None, None, id="earlier test false (set)"),
+    pytest.param([], None, None, id="earlier test false (None left)"),
+    pytest.param(["--page-size", "16"], CHUNKS, NONE_AGAINST_INT, id="earlier test true, then None"),
+    pytest.param(["--page-size", "16", "--chunked-prefill-size", "4096"], CHUNKS, None, id="both set"),
+])
+def test_a_test_python_cannot_evaluate_stops_the_launch(ruleset, argv, first, fails_with) -> None:
+    report = check(ruleset, ["--model-path", "m", *argv])
+    definite = report.definite
+    assert (definite[0].rule.message if definite else None) == first, [(f.rule.message, f.certainty) for f in report.findings]
+    assert (definite[0].fails_with if definite else None) == fails_with
+
+
+def test_the_failure_is_worded_in_text_and_json(ruleset) -> None:
+    report = check(ruleset, ["--model-path", "m", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "5"])
+    assert f"SGLang fails evaluating this check itself: {NONE_AGAINST_INT}" in report_text(report, lambda rule: [])
+    assert report_json(report, lambda rule: [])["errors"][0]["fails_with"] == NONE_AGAINST_INT
+
+
+def test_the_first_fix_gives_the_flag_python_could_not_compare_a_value(ruleset) -> None:
+    from extractor.products.check.fixes import working_fixes
+    from extractor.products.check.words import Flags, by_function
+
+    argv = ["--model-path", "m", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "5"]
+    rule = check(ruleset, argv).definite[0].rule
+    fixes = working_fixes(ruleset, rule, argv, Flags(ruleset.flags), by_function(ruleset.rules))
+    assert fixes[0] == "pass --speculative-eagle-topk 1", fixes
+    fixed = check(ruleset, [*argv, "--speculative-eagle-topk", "1"])
+    assert not fixed.definite

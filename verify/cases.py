@@ -591,7 +591,7 @@ DRAFT_MAP: list[tuple[str, str]] = [
     (r"(?i)qwen2\.5-(0\.5|1\.5)b", "qwen25_1_5b"),
     (r"(?i)nextn|mtp", "deepseek_v3"),
 ]
-DRAFT_FLAGS = ("--speculative-draft-model-path", "--speculative-draft")
+DRAFT_FLAGS = ("--speculative-draft-model-path", "--speculative-draft-model", "--speculative-draft")  # argparse takes prefixes
 
 # Spellings that SGLang 0.5.23 no longer accepts, with the one that sets the same field now (from
 # extractor/data/flag_history.json's stories: removed, or now an ambiguous prefix). A base command

@@ -69,9 +69,9 @@ CHECK_USER_CACHE = CACHE_DIR / "check-user-cache"  # SGLANG_CONSTRAINTS_CACHE of
 RAISED = ["agree-first", "definite-not-first", "other-first", "possible", "missed-rule", "missed-no-rule", "check-argparse"]
 OK = ["false-definite", "false-argparse", "agree-ok"]
 ARGPARSE = ["argparse-agree", "argparse-missed"]
-OTHER = ["real-crash", "real-timeout", "check-failed"]
+OTHER = ["crash-agree", "real-crash", "real-timeout", "check-failed"]
 UNREPLAYABLE = "unreplayable"  # the simulation, not SGLang, stopped the case: not counted
-AGREEMENTS = {"agree-first", "agree-ok", "argparse-agree"}
+AGREEMENTS = {"agree-first", "agree-ok", "argparse-agree", "crash-agree"}
 
 
 class JsonlCache:
@@ -235,7 +235,7 @@ def slim(doc: dict[str, Any]) -> dict[str, Any]:
     """What the comparison reads of check's JSON (the adjustments list is large and unused)."""
     keep = {k: v for k, v in doc.items() if k != "adjustments"}
     keep["errors"] = [
-        {k: e.get(k) for k in ("certainty", "id", "location", "message", "first", "is_first", "order", "rank") if k in e}
+        {k: e.get(k) for k in ("certainty", "id", "location", "message", "first", "is_first", "order", "rank", "fails_with") if k in e}
         for e in doc.get("errors", [])
     ]
     return keep
@@ -420,6 +420,8 @@ def classify(real: dict[str, Any], check: dict[str, Any], index: RuleIndex) -> d
     first, first_how = first_definite(doc)
     argument_errors = doc.get("argument_errors") or []
     out.update(definite=definite, first=first, first_how=first_how, argument_errors=len(argument_errors))
+    if out.get("class") == "real-crash" and crash_foreseen(real, doc, first, index):
+        out["class"] = "crash-agree"
     if "class" in out:
         return out
     if status == "argparse":
@@ -447,6 +449,21 @@ def classify(real: dict[str, Any], check: dict[str, Any], index: RuleIndex) -> d
     else:
         out["class"] = "missed-rule" if ids else "missed-no-rule"
     return out
+
+
+def crash_foreseen(real: dict[str, Any], doc: dict[str, Any], first: str | None, index: RuleIndex) -> bool:
+    """Did check name, as the launch's first error, the guard whose own test the real run crashed on
+    (`fails_with` the same exception, the crash's innermost sglang frame between the guard's innermost
+    enclosing `if` and the end of its raise)?"""
+    finding = next((e for e in doc.get("errors", []) if e["id"] == first), None)
+    rule = index.by_id.get(first or "")
+    if finding is None or rule is None or not real.get("exception"):
+        return False
+    if not str(finding.get("fails_with", "")).startswith(real["exception"]):
+        return False
+    where = rule["location"]
+    start = min([where["line"], *rule.get("enclosing", [])[-1:]])
+    return real.get("file") == where["file"] and start <= (real.get("line") or 0) <= where.get("end_line", where["line"])
 
 
 def extractor_state() -> dict[str, Any]:

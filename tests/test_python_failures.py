@@ -110,3 +110,22 @@ def test_the_first_fix_gives_the_flag_python_could_not_compare_a_value(ruleset) 
     assert fixes[0] == "pass --speculative-eagle-topk 1", fixes
     fixed = check(ruleset, [*argv, "--speculative-eagle-topk", "1"])
     assert not fixed.definite
+
+
+def test_explain_names_the_guard_whose_test_a_pasted_traceback_failed_in(ruleset) -> None:
+    """The traceback of the crash points into the guard's `if`, before its raise: explain names that
+    guard and says SGLang failed testing it (the TypeError is Python's, not the guard's message)."""
+    from extractor.products.site.explain import explain_text
+
+    rule = next(r for r in ruleset.rules if r.message == TOPK)
+    test_line = rule.enclosing[-1]
+    assert test_line < rule.location.line
+    traceback = ("Traceback (most recent call last):\n"
+                 f'  File "/venv/lib/python3.11/site-packages/{rule.location.file}", line {test_line}, in {rule.function}\n'
+                 f"{NONE_AGAINST_INT}\n")
+    text, code = explain_text(traceback, [("made-up", ruleset.rules)], lambda candidate: "")
+    assert code == 0 and text.startswith(f"Raised while SGLang tested rule {rule.id} "), text
+    # At the raise itself it is the guard's own error, as before.
+    at_raise = traceback.replace(f"line {test_line},", f"line {rule.location.line},")
+    assert explain_text(at_raise, [("made-up", ruleset.rules)], lambda candidate: "")[0].startswith(
+        f"Raised at rule {rule.id} ")

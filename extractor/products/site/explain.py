@@ -127,6 +127,8 @@ def _strip_noise(text: str) -> str:
 # A traceback frame: `File "/usr/lib/python3/site-packages/sglang/srt/arg_groups/parallel_hook.py", line 326`.
 _FRAME = re.compile(r'File "(?:[^"]*/)?(sglang/[^"]+\.py)", line (\d+)')
 _AT_FRAME = 1_000_000.0  # a rule at the traceback's innermost SGLang frame outranks any message match
+# ... and one whose own `if` the frame is in, before its raise: SGLang failed testing it (`None > 1`).
+_AT_TEST = _AT_FRAME / 2
 
 
 def raised_at(text: str) -> tuple[str, int] | None:
@@ -151,8 +153,11 @@ def candidates(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]]) -> li
             result = match(text, rule)
             at_frame = frame is not None and rule.location.file == frame[0] \
                 and rule.location.line <= frame[1] <= rule.location.end_line
-            if at_frame:
-                result = (_AT_FRAME + (result[0] if result else 0.0), True, result[2] if result else {})
+            at_test = frame is not None and rule.location.file == frame[0] and bool(rule.enclosing) \
+                and rule.enclosing[-1] <= frame[1] < rule.location.line
+            if at_frame or at_test:
+                result = ((_AT_FRAME if at_frame else _AT_TEST) + (result[0] if result else 0.0), True,
+                          result[2] if result else {})
             if result is None:
                 continue
             score, exact, values = result
@@ -185,7 +190,7 @@ def explain_text(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]], pag
         lines.append(f"{len(found)} rules match; best first:")
         listed = found if full else found[:_LISTED]
         for i, c in enumerate(listed, 1):
-            kind = "traceback" if c.score >= _AT_FRAME else "message" if c.exact else "partial"
+            kind = "traceback" if c.score >= _AT_TEST else "message" if c.exact else "partial"
             lines.append(f"  {i}. [{kind}] {c.rule.location.file}:{c.rule.location.line} ({c.rule.id}) "
                          f"in {', '.join(c.releases)}: {_short(c.rule.message)}")
         if len(listed) < len(found):
@@ -202,9 +207,13 @@ def explain_text(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]], pag
 
 
 def _summary(c: Candidate, newest: str | None = None) -> str:
-    how = "Raised at" if c.score >= _AT_FRAME else "Matches" if c.exact else "Partly matches"
+    how = "Raised at" if c.score >= _AT_FRAME else "Raised while SGLang tested" if c.score >= _AT_TEST \
+        else "Matches" if c.exact else "Partly matches"
     lines = [f"{how} rule {c.rule.id} at {c.rule.location.file}:{c.rule.location.line}; "
              f"this message exists in: {', '.join(c.releases)}."]
+    if _AT_TEST <= c.score < _AT_FRAME:
+        lines.append("SGLang failed evaluating the check itself (the error is Python's, not this message): "
+                     "`check` reports it as this rule's error, fails_with that exception.")
     if newest is not None and newest not in c.releases:
         # Release labels are searched newest first: the first one listed is the latest that has it.
         lines.append(f"Not in {newest}, the newest release searched: removed or reworded after {c.releases[0]}.")

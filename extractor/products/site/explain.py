@@ -147,13 +147,15 @@ def candidates(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]]) -> li
     for label, rules in rule_sets:
         # One candidate per rule id: ids hold across releases, line moves and moves between files
         # (0.5.18's server_args.py and 0.5.23's arg_groups/), so a message is shown once.
-        for rule in sorted(rules, key=lambda r: (r.location.file, r.location.line, r.id)):
-            if rule.kind is RuleKind.ADJUSTMENT:
-                continue
+        guards = [r for r in rules if r.kind is not RuleKind.ADJUSTMENT]
+        raised = frame is not None and any(
+            r.location.file == frame[0] and r.location.line <= frame[1] <= r.location.end_line for r in guards)
+        for rule in sorted(guards, key=lambda r: (r.location.file, r.location.line, r.id)):
             result = match(text, rule)
             at_frame = frame is not None and rule.location.file == frame[0] \
                 and rule.location.line <= frame[1] <= rule.location.end_line
-            at_test = frame is not None and rule.location.file == frame[0] and bool(rule.enclosing) \
+            # Not at any raise: inside a guard's own `if`, before its raise (SGLang failed testing it).
+            at_test = frame is not None and not raised and rule.location.file == frame[0] and bool(rule.enclosing) \
                 and rule.enclosing[-1] <= frame[1] < rule.location.line
             if at_frame or at_test:
                 result = ((_AT_FRAME if at_frame else _AT_TEST) + (result[0] if result else 0.0), True,

@@ -11,7 +11,8 @@ from .reads import FormulaReads
 
 
 # What is taken from a base: its evaluation (`evaluation.Context`, `evaluation.Evaluator`), which
-# imports this module; named here by what is asked of it.
+# imports this module; named here by what this module asks of it (evaluation.py asks its own Context
+# more: `decided`, `failing`, `resolution`).
 class Context(Protocol):
     values: Mapping[str, object]
 

@@ -137,6 +137,12 @@ def raised_at(text: str) -> tuple[str, int] | None:
     return (frames[-1][0], int(frames[-1][1])) if frames else None
 
 
+def _raised_at(rule: Rule, frame: tuple[str, int] | None) -> bool:
+    """Is the traceback's innermost SGLang frame the rule's raise (or assert)?"""
+    return frame is not None and rule.location.file == frame[0] \
+        and rule.location.line <= frame[1] <= rule.location.end_line
+
+
 def candidates(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]]) -> list[Candidate]:
     """Every matching rule, best first; one candidate per message, listing the releases that have it.
     A traceback's innermost SGLang frame names the rule by its place (a message-less assert too);
@@ -148,12 +154,10 @@ def candidates(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]]) -> li
         # One candidate per rule id: ids hold across releases, line moves and moves between files
         # (0.5.18's server_args.py and 0.5.23's arg_groups/), so a message is shown once.
         guards = [r for r in rules if r.kind is not RuleKind.ADJUSTMENT]
-        raised = frame is not None and any(
-            r.location.file == frame[0] and r.location.line <= frame[1] <= r.location.end_line for r in guards)
+        raised = any(_raised_at(r, frame) for r in guards)
         for rule in sorted(guards, key=lambda r: (r.location.file, r.location.line, r.id)):
             result = match(text, rule)
-            at_frame = frame is not None and rule.location.file == frame[0] \
-                and rule.location.line <= frame[1] <= rule.location.end_line
+            at_frame = _raised_at(rule, frame)
             # Not at any raise: inside a guard's own `if`, before its raise (SGLang failed testing it).
             at_test = frame is not None and not raised and rule.location.file == frame[0] and bool(rule.enclosing) \
                 and rule.enclosing[-1] <= frame[1] < rule.location.line

@@ -462,6 +462,20 @@ def test_helpers_are_kept_with_what_they_read(ruleset) -> None:
     assert all("get_device" not in key for key in library.names.values() if "runtime_context" in key)
 
 
+def test_an_index_keeps_helpers_as_source_not_as_parsed_trees(ruleset) -> None:
+    """A rule set's index pickles its helpers: the trees parsed while it was built are left out (read
+    back, they cost more than parsing the few a launch calls), and each is parsed again on first use."""
+    import pickle
+
+    library = Helpers(ruleset.helpers)
+    first = library.definition("sglang.srt.utils.common:get_device")
+    assert first is not None and library._parsed
+    read_back = pickle.loads(pickle.dumps(library))
+    assert read_back._parsed == {}
+    again = read_back.definition("sglang.srt.utils.common:get_device")
+    assert again is not None and again.is_function and dict(again.names) == dict(first.names)
+
+
 def test_a_name_bound_to_two_functions_is_left_out() -> None:
     """Where the terms that call `get_device` were read in modules binding it to different functions,
     neither is taken: the term stays unknown rather than read through the wrong body."""

@@ -222,6 +222,11 @@ class Helpers:
     def __bool__(self) -> bool:
         return bool(self.names)
 
+    def __getstate__(self) -> dict:
+        # A rule set's index is pickled with its helpers: parsed trees read back slower than they
+        # parse (a pickled `ast` node is a dict per node), so each process parses what it calls.
+        return {**self.__dict__, "_parsed": {}}
+
     def definition(self, key: str) -> Definition | None:
         if key not in self._parsed:
             found = self._sources.get(key)

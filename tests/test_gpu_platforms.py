@@ -40,6 +40,7 @@ class ServerArgs:
     cp_strategy: Optional[str] = None
     enable_prefill_cp: bool = False
     strict_cp: bool = False
+    bind_cp: bool = False
     moe_runner_backend: str = "auto"
     quantization: Optional[str] = None
     page_size: int = 1
@@ -71,6 +72,7 @@ class ServerArgs:
         parser.add_argument("--cp-strategy", type=str, default=ServerArgs.cp_strategy)
         parser.add_argument("--enable-prefill-cp", action="store_true")
         parser.add_argument("--strict-cp", action="store_true")
+        parser.add_argument("--bind-cp", action="store_true")
         parser.add_argument("--moe-runner-backend", type=str, default=ServerArgs.moe_runner_backend)
         parser.add_argument("--quantization", type=str, default=ServerArgs.quantization)
         parser.add_argument("--page-size", type=int, default=ServerArgs.page_size)
@@ -129,7 +131,7 @@ def handle_attention(server_args):
 ''',
     "sglang/srt/arg_groups/cp_hook.py": '''
 from sglang.srt.arg_groups.overrides import declare_resolution, resolving_view
-from sglang.srt.layers.cp import Strategy, supports_cp_graphs
+from sglang.srt.layers.cp import Strategy, bind_strategy, supports_cp_graphs
 
 
 def handle_cp(server_args):
@@ -141,6 +143,8 @@ def handle_cp(server_args):
             Strategy.from_string(cfg.cp_strategy)
         except ValueError as error:
             raise ValueError(f"--strict-cp: {error}")
+    if cfg.bind_cp:
+        bind_strategy(cfg.cp_strategy)
 ''',
     "sglang/srt/layers/__init__.py": "",
     "sglang/srt/layers/cp.py": '''
@@ -160,6 +164,17 @@ class Strategy(IntEnum):
         if value == "interleave":
             return cls.INTERLEAVE
         raise ValueError("Unsupported CP strategy.")
+
+
+# As 0.5.23's `init_cp_strategy`: the member the Enum's own parser maps the flag's string to.
+def bind_strategy(cp_strategy):
+    kind = Strategy.from_string(cp_strategy)
+    if kind == Strategy.ZIGZAG:
+        return "zigzag strategy"
+    elif kind == Strategy.INTERLEAVE:
+        return "interleave strategy"
+    else:
+        raise ValueError("No CP strategy binds this kind.")
 
 
 def supports_cp_graphs(server_args):
@@ -389,6 +404,10 @@ CASES = [
     pytest.param(["--enable-prefill-cp", "--cp-strategy", "ring"], "H100", None, id="caught by the caller"),
     pytest.param(["--strict-cp", "--cp-strategy", "ring"], "H100", UNSUPPORTED_CP, id="raised again: the callee's raise"),
     pytest.param(["--strict-cp", "--cp-strategy", "zigzag"], "H100", None, id="caught raise that does not fire"),
+    # An Enum parsed by a `from_string` of its own: `"zigzag"` is the member ZIGZAG, not its name.
+    pytest.param(["--bind-cp", "--cp-strategy", "zigzag"], "H100", None, id="member parsed from its own string"),
+    pytest.param(["--bind-cp", "--cp-strategy", "interleave"], "H100", None, id="the other member's string"),
+    pytest.param(["--bind-cp", "--cp-strategy", "ZIGZAG"], "H100", UNSUPPORTED_CP, id="the member's name is no string it parses"),
     # A local with seven values over three blocks: each value with when, not one unknown.
     pytest.param(["--sampling-backend", "lora_x"], "H100", LORA_SAMPLER, id="returned unchanged"),
     pytest.param(["--sampling-backend", "lora_x", "--quantization", "fp8"], "H100", None, id="rewritten first"),

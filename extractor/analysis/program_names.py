@@ -191,7 +191,9 @@ class NameQueries:
         if cls not in classes:
             return member
         if not any(b in ("str", "StrEnum", "enum.StrEnum") for b in classes[cls].bases):
-            return member
+            # Parsed by a `from_string` of its own that maps strings to members (`"zigzag"` to
+            # `ContextParallelStrategyKind.ZIGZAG`): the member is what the flag holds to get it.
+            return _parsed_from_strings(found, cls).get(member, member)  # type: ignore[union-attr]
         for stmt in found.declared_class(cls).body:  # type: ignore[union-attr]
             if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == member for t in stmt.targets):
                 value = ast_literal(stmt.value)
@@ -384,6 +386,39 @@ class MayLoad:
 
     def __exit__(self, *exc: object) -> None:
         self.program._may_load = self.previous
+
+
+def _parsed_from_strings(module: ModuleSummary, cls: str) -> dict[str, str]:
+    """Member name -> the string an Enum's own parser maps to it, where the class has one parser
+    (`from_string`, any `from_*` classmethod or staticmethod) written as `if value == "zigzag":
+    return cls.ZIGZAG`; {} otherwise (the members are parsed from their names)."""
+    declared = module.declared_class(cls)
+    if not any(isinstance(stmt, ast.FunctionDef) and stmt.name.startswith("from") for stmt in declared.body):
+        return {}  # no parser of its own: the module's function bodies need not be parsed
+    found: list[dict[str, str]] = []
+    for method in module.class_node(cls).body:
+        if not isinstance(method, ast.FunctionDef) or not method.name.startswith("from"):
+            continue
+        decorators = {d.id for d in method.decorator_list if isinstance(d, ast.Name)}
+        skip = 1 if "classmethod" in decorators else 0 if "staticmethod" in decorators else None
+        if skip is None or len(method.args.args) <= skip:
+            continue
+        param, owners = method.args.args[skip].arg, {cls, *(method.args.args[0].arg for _ in range(skip))}
+        mapping: dict[str, str] = {}
+        for node in ast.walk(method):
+            if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1
+                    and isinstance(node.test.ops[0], ast.Eq) and isinstance(node.test.left, ast.Name)
+                    and node.test.left.id == param and isinstance(node.test.comparators[0], ast.Constant)
+                    and isinstance(node.test.comparators[0].value, str) and len(node.body) == 1
+                    and isinstance(node.body[0], ast.Return)):
+                continue
+            returned = node.body[0].value
+            if isinstance(returned, ast.Attribute) and isinstance(returned.value, ast.Name) \
+                    and returned.value.id in owners:
+                mapping.setdefault(returned.attr, node.test.comparators[0].value)
+        if mapping:
+            found.append(mapping)
+    return found[0] if len(found) == 1 else {}
 
 
 class EnumNames:

@@ -141,6 +141,21 @@ def run_oracle(cases: list[dict[str, Any]], cache: JsonlCache, keys: dict[str, s
     return time.monotonic() - started
 
 
+def check_installed_release(sgreal: Path, release: str) -> None:
+    """Refuse a run whose oracle venv holds another SGLang than `release` (its answers would be
+    cached under the wrong release). Reads the installed distribution's metadata, without importing
+    sglang; a missing venv is left to run_oracle (a run whose oracle answers are all cached needs none)."""
+    python = sgreal / "bin" / "python"
+    if not python.exists():
+        return
+    proc = subprocess.run([str(python), "-c", "import importlib.metadata as m; print(m.version('sglang'))"],
+                          capture_output=True, text=True)
+    installed = proc.stdout.strip()
+    if proc.returncode == 0 and installed != release:
+        raise SystemExit(f"compare: {sgreal} has sglang {installed}, the run is for {release} "
+                         "(--release, or --rules' source.release): pass the matching --sgreal")
+
+
 # ---------------------------------------------------------------- our check
 
 
@@ -482,13 +497,13 @@ def pct(part: int, whole: int) -> str:
     return f"{100.0 * part / whole:.1f}%" if whole else "-"
 
 
-def summary_line(counts: Counter, total: int, label: str = "") -> str:
+def summary_line(counts: Counter, total: int, label: str = "", release: str = RELEASE) -> str:
     """`H100: 412 cases; raised 150: agree-first 120 (80.0%), ...; accepted 230: false-definite 0, ...;
     argparse 20: agree 18, missed 2; unreplayable 30; real-crash ..., real-timeout ..., check-failed ...`"""
     raised = sum(counts[c] for c in RAISED)
     ok = sum(counts[c] for c in OK)
     parsed = sum(counts[c] for c in ARGPARSE)
-    parts = [f"{label or 'verify ' + RELEASE}: {total} cases"]
+    parts = [f"{label or 'verify ' + release}: {total} cases"]
     parts.append(f"raised {raised}: " + ", ".join(f"{c} {counts[c]}" + (f" ({pct(counts[c], raised)})" if c == "agree-first" else "")
                                                   for c in RAISED))
     parts.append(f"accepted {ok}: " + ", ".join(f"{c} {counts[c]}" for c in OK))
@@ -502,10 +517,10 @@ def md_cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def write_disagreements(rows: list[dict[str, Any]], path: Path, lines: list[str]) -> None:
+def write_disagreements(rows: list[dict[str, Any]], path: Path, lines: list[str], release: str = RELEASE) -> None:
     order = {c: i for i, c in enumerate(RAISED + OK + ARGPARSE + OTHER + [UNREPLAYABLE])}
     rows = sorted(rows, key=lambda r: (r.get("profile", ""), order.get(r["class"], 99), r.get("real_place") or "", r["id"]))
-    out = [f"# Disagreements of the differential test ({RELEASE})", ""] + [f"    {line}" for line in lines] + ["",
+    out = [f"# Disagreements of the differential test ({release})", ""] + [f"    {line}" for line in lines] + ["",
            "Classes: see verify/README.md. `real` is the real SGLang's first raise (file:line of the innermost",
            "sglang frame, exception, message); `check` is what `check --format json` said (its first definite error).", ""]
     for profile in sorted({r.get("profile", "cpu") for r in rows}):
@@ -584,6 +599,9 @@ def main(argv: list[str] | None = None) -> int:
                              "of the mutations); 0 = all (default 0 or $VERIFY_USER_BUDGET)")
     parser.add_argument("--rules", type=Path, default=DEFAULT_RULES)
     parser.add_argument("--sgreal", type=Path, default=DEFAULT_SGREAL, help="the SGLang venv (default /tmp/sgreal or $SGREAL_VENV)")
+    parser.add_argument("--release", default=None,
+                        help="the SGLang release the oracle runs (its cache key and the report's labels); default: "
+                             f"--rules' source.release (a release's rules), else {RELEASE}. Must be the version installed in --sgreal")
     parser.add_argument("--jobs", type=int, default=2, help="parallel check runs and oracle children")
     parser.add_argument("--batch", type=int, default=BATCH, help="commands per check process (1: one `check --` each)")
     parser.add_argument("--oracle-timeout", type=float, default=60.0, help="seconds per real case")
@@ -633,6 +651,9 @@ def main(argv: list[str] | None = None) -> int:
     rules = args.rules.resolve()
     rules_doc = json.loads(rules.read_text())
     rules_sha = sha256_file(rules)
+    source_doc = rules_doc.get("source") or {}
+    release = args.release or (source_doc.get("release") if source_doc.get("kind") == "release" else None) or RELEASE
+    check_installed_release(args.sgreal, release)
     tool = args.tool.split()
     oracle_sha = sha256_file(VERIFY_DIR / "oracle_server.py")
     if args.fresh in ("oracle", "both"):
@@ -672,7 +693,7 @@ def main(argv: list[str] | None = None) -> int:
         # Keys: the generated cases on cpu keep the key layout they always had (their caches stay
         # valid); everything else is keyed by its profile too.
         def oracle_key(c: dict[str, Any]) -> str:
-            head = ["oracle", f"sglang=={RELEASE}", oracle_sha, config_sha[c["model"]], c["key"]]
+            head = ["oracle", f"sglang=={release}", oracle_sha, config_sha[c["model"]], c["key"]]
             return sha256_json(head if source == "generated" else head + [profile, c.get("env") or {}])
 
         def check_key(c: dict[str, Any]) -> str:
@@ -725,7 +746,7 @@ def main(argv: list[str] | None = None) -> int:
                 "check_said": describe_check(check),
                 "check_seconds": check.get("seconds"),
             })
-        line = summary_line(counts, len(cases), label)
+        line = summary_line(counts, len(cases), label, release)
         lines.append(line)
         per_run.append({
             "profile": profile, "source": source, "summary": line, "cases": len(cases), "classes": dict(counts),
@@ -742,11 +763,11 @@ def main(argv: list[str] | None = None) -> int:
 
     disagreements = [r for r in rows if r["class"] not in AGREEMENTS]
     report = {
-        "release": RELEASE, "rules": str(rules), "extractor": extractor_state(), "rules_sha256": rules_sha,
+        "release": release, "rules": str(rules), "extractor": extractor_state(), "rules_sha256": rules_sha,
         "check_changed_during_run": changed_any, "summary": lines, "runs": per_run, "rows": rows,
     }
     report_path.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    write_disagreements(disagreements, disagreements_path, lines)
+    write_disagreements(disagreements, disagreements_path, lines, release)
     print(f"compare: {report_path}, {disagreements_path} ({len(disagreements)} disagreements)")
     for line in lines:
         print(line)

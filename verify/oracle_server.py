@@ -198,17 +198,17 @@ def _driver_stub() -> str:
     import hashlib
     import subprocess
 
-    site = os.path.dirname(os.path.dirname(os.__file__))
-    for entry in sys.path:
-        if entry.endswith("site-packages") and os.path.isdir(entry):
-            site = entry
-            break
-    folder = os.path.join(tempfile.gettempdir(), "oracle-libcuda-" + hashlib.sha1(site.encode()).hexdigest()[:12])
+    # Every site-packages on sys.path: a side venv of another release (verify/README.md, "Config-file
+    # schemas") takes the kernel packages from the main venv's, which its .pth file adds after its own.
+    sites = list(dict.fromkeys(entry for entry in sys.path if entry.endswith("site-packages") and os.path.isdir(entry)))
+    sites = sites or [os.path.dirname(os.path.dirname(os.__file__))]
+    name = "\n".join(sites)  # one site-packages: its path, as the stub folder was always named
+    folder = os.path.join(tempfile.gettempdir(), "oracle-libcuda-" + hashlib.sha1(name.encode()).hexdigest()[:12])
     target = os.path.join(folder, "libcuda.so.1")
     if os.path.exists(target):
         return target
     needing: list[str] = []
-    for root, _dirs, files in os.walk(site):
+    for root, _dirs, files in (walked for site in sites for walked in os.walk(site)):
         for name in files:
             if ".so" not in name:
                 continue

@@ -314,6 +314,32 @@ CONDITIONS = [
     ),
     pytest.param(
         """
+        def backends_of(cfg):
+            prefill = cfg.prefill_backend if cfg.prefill_backend else cfg.attention_backend
+            decode = cfg.decode_backend if cfg.decode_backend else cfg.attention_backend
+            return prefill, decode
+
+
+        class ServerArgs:
+            def _backends(self):
+                return backends_of(resolved_view(self))
+
+            def _handle(self):
+                if self._backends()[0] == "mha" and self.page_size > 1:
+                    raise ValueError("indexed")
+                prefill, decode = self._backends()
+                if decode == "mla":
+                    raise ValueError("unpacked")
+        """,
+        {  # as 0.5.18's `self._resolved_attention_backends()`: a method returning what a helper returns
+            "indexed": '(((prefill_backend if prefill_backend else attention_backend), (decode_backend if decode_backend'
+                       ' else attention_backend)))[0] == "mha" and page_size > 1',
+            "unpacked": 'decode_backend and decode_backend == "mla" or not decode_backend and attention_backend == "mla"',
+        },
+        id="method-of-the-arguments-returning-a-helper",
+    ),
+    pytest.param(
+        """
         def check(server_args):
             renamed = {}
             for attr in ("attention_backend", "decode_backend"):

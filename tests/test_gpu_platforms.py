@@ -114,12 +114,15 @@ def handle_missing_default_values(server_args):
     "sglang/srt/arg_groups/attention_hook.py": '''
 from sglang.srt.arg_groups.overrides import declare_resolution, resolving_view
 from sglang.srt.runtime_context import get_platform
+from sglang.srt.utils.common import is_blackwell_supported
 
 
 def handle_attention(server_args):
     cfg = resolving_view(server_args)
     if cfg.attention_backend == "trtllm_mla" and not get_platform().is_sm100:
         raise ValueError("TRTLLM MLA needs a Blackwell GPU.")
+    if cfg.attention_backend == "trtllm_mha" and not is_blackwell_supported():
+        raise ValueError("TRTLLM MHA needs SM100 or SM120.")
     if cfg.attention_backend == "ascend" and cfg.device != "npu":
         raise ValueError("The ascend backend runs on NPUs only.")
     if cfg.attention_backend is None:
@@ -316,7 +319,7 @@ def watchdog_timeout():
     "sglang/srt/utils/__init__.py": "",
     "sglang/srt/utils/common.py": '''
 import os
-from functools import lru_cache
+from functools import lru_cache, partial
 from importlib.util import find_spec
 
 import torch
@@ -342,6 +345,21 @@ def is_npu() -> bool:
 
 def is_cuda() -> bool:
     return hasattr(torch, "cuda") and torch.cuda.is_available()
+
+
+# As 0.5.18: a predicate made of a helper with its arguments bound, behind a cache.
+def _check_cuda_device_version(device_capability_majors, cuda_version):
+    if not is_cuda():
+        return False
+    return (
+        torch.cuda.get_device_capability()[0] in device_capability_majors
+        and tuple(map(int, torch.version.cuda.split(".")[:2])) >= cuda_version
+    )
+
+
+is_blackwell_supported = lru_cache(maxsize=1)(
+    partial(_check_cuda_device_version, device_capability_majors=[10, 12], cuda_version=(12, 8))
+)
 
 
 @lru_cache(maxsize=1)
@@ -371,6 +389,7 @@ def get_device(device_id=None) -> str:
 }
 
 BLACKWELL = "TRTLLM MLA needs a Blackwell GPU."
+TRTLLM_MHA = "TRTLLM MHA needs SM100 or SM120."
 ASCEND = "The ascend backend runs on NPUs only."
 NO_ACCELERATOR = "No accelerator is available."
 STRICT_CP = "--strict-cp: {error}"
@@ -388,6 +407,10 @@ CASES = [
     pytest.param([], "H100", None, id="plain launch on a GPU"),
     pytest.param(["--attention-backend", "trtllm_mla"], "H100", BLACKWELL, id="device derived, platform guard"),
     pytest.param(["--attention-backend", "trtllm_mla"], "B200", None, id="the same on Blackwell"),
+    # A predicate bound by `functools.partial` behind `lru_cache`, read over torch's answers (0.5.18).
+    pytest.param(["--attention-backend", "trtllm_mha"], "H100", TRTLLM_MHA, id="partial helper, Hopper"),
+    pytest.param(["--attention-backend", "trtllm_mha"], "B200", None, id="partial helper, Blackwell"),
+    pytest.param(["--attention-backend", "trtllm_mha"], "cuda-sm120", None, id="partial helper, SM120"),
     pytest.param(["--attention-backend", "ascend"], "H100", ASCEND, id="derived device read by a later guard"),
     pytest.param(["--attention-backend", "ascend"], "ascend", None, id="derived npu"),
     pytest.param(["--attention-backend", "ascend", "--device", "npu:1"], "H100", None, id="typed device, index stripped"),
@@ -469,6 +492,27 @@ def test_without_a_profile_the_machine_is_unknown(ruleset) -> None:
     report = check(ruleset, ["--model-path", "m", "--attention-backend", "ascend"])
     assert not report.definite
     assert ASCEND in {f.rule.message for f in report.findings}
+
+
+@pytest.mark.parametrize("model_path, connector", [
+    pytest.param("instance://host:1234/m", True, id="a connector url"),
+    pytest.param("/models/m", False, id="a local path"),
+])
+def test_a_regular_expression_of_the_source_is_read_over_the_launch(model_path, connector) -> None:
+    """0.5.18 tells a connector url by `re.match(r"(.+)://(.*)", model_path)`: a pattern of SGLang's own
+    source, matched over the launch's value; a group of no match stays unknown (Python never reads it)."""
+    from extractor.logic.expressions import Unknown
+
+    facts = Facts()
+    matched = 're.match(r"(.+)://(.*)", model_path__v2)'
+    assert facts.value(f"{matched} is not None", {"model_path__v2": model_path}) is connector
+    if connector:
+        assert facts.value(f'{matched}.group(1) == "instance"', {"model_path__v2": model_path}) is True
+        with pytest.raises(Unknown):  # a group the pattern does not have: Python's IndexError, unknown here
+            facts.value(f"{matched}.group(3)", {"model_path__v2": model_path})
+    else:
+        with pytest.raises(Unknown):
+            facts.value(f'{matched}.group(1) == "instance"', {"model_path__v2": model_path})
 
 
 def test_helpers_are_kept_with_what_they_read(ruleset) -> None:

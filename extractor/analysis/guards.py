@@ -30,6 +30,7 @@ from .statements import calls_outside_raises, caught_names, empty_iterable, hand
 DECLARE_FUNCTIONS = frozenset({"declare_resolution", "declare_late_resolution"})
 # Methods that leave a collection with at least one item.
 _SHRINKING_METHODS = frozenset({"discard", "remove"})
+_RETURNED_CALLS = 2  # helpers read through where one returns what another returns
 
 
 def function_aliases(node: cst.FunctionDef, class_name: str | None) -> tuple[tuple[str, ...], frozenset[str]]:
@@ -434,6 +435,12 @@ class _Walker:
         if type(target) is cst.Tuple and type(value) is cst.Call and self.scope.inline is not None:
             # `prefill, decode = attention_backends_of(cfg)`: each name bound to its part of what the helper returns.
             inlined = self.scope.inline(value, env)
+            # A method that returns what a helper returns (0.5.18's `self._resolved_attention_backends()`
+            # returns `attention_backends_of(resolved_view(self))`): that helper read in turn.
+            for _ in range(_RETURNED_CALLS):
+                if inlined is None or type(inlined[0]) is not cst.Call or inlined[1].inline is None:
+                    break
+                inlined = inlined[1].inline(inlined[0], inlined[2])
             if inlined is not None and same_shape(target, inlined[0]):
                 returned, callee_scope, callee_env = inlined
                 for name, part in zip(target.elements, returned.elements):  # type: ignore[attr-defined]

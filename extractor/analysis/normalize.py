@@ -16,7 +16,8 @@ import libcst as cst
 
 from ..core.formula import literal_source
 from ..core.model import Term, TermKind
-from .scope import FIELD_KEY, Bound, Choice, Env, Rewritten, Scope, Value, code, constant_of, field_of, local_text
+from .scope import (FIELD_KEY, Bound, Choice, Env, Rewritten, Scope, Value, code, constant_of, field_of, is_alias,
+                    local_text)
 
 _ENV_PATTERNS = (
     re.compile(r"^envs\.([A-Za-z_][A-Za-z0-9_]*)\b"),
@@ -40,6 +41,11 @@ _MODEL = re.compile(
 
 
 # --- normalized source -------------------------------------------------------------------------
+
+
+def _method_of_arguments(node: cst.Call, scope: Scope, env: Env) -> bool:
+    """`self.method()`, `server_args.method()`: a call of a method of the server arguments."""
+    return type(node.func) is cst.Attribute and is_alias(node.func.value, scope, env)
 
 
 # Expressions that need no parentheses where a local bound to them is substituted.
@@ -275,8 +281,9 @@ class _Renderer:
         """A call to a one-`return` helper that reads server arguments (`attention_backends_of(cfg)`),
         written as the expression it returns, so that the fields it reads are seen (and the run can
         read them as resolved). Calls whose result reads no field keep their name: they stand for a
-        platform or model fact (`model_config_of(server_args)`, `is_host_cpu_arm64()`)."""
-        if self.scope.inline is None or not node.args:
+        platform or model fact (`model_config_of(server_args)`, `is_host_cpu_arm64()`). A method of the
+        server arguments takes them as its receiver (0.5.18's `self._resolved_attention_backends()`)."""
+        if self.scope.inline is None or not (node.args or _method_of_arguments(node, self.scope, self.env)):
             return None
         found = self.scope.inline(node, self.env)
         if found is None:

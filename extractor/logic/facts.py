@@ -30,7 +30,7 @@ from .launch_host import PATH_METHODS, PATH_TESTS, LaunchHost
 from .platforms import Platform, PlatformView, platform_key
 
 # Modules a term's text names as SGLang's modules import them (`import copy`, `import torch`).
-_WORLD_MODULES = frozenset({"copy", "json", "os", "torch", "importlib"})
+_WORLD_MODULES = frozenset({"copy", "json", "os", "re", "torch", "importlib"})
 
 
 def _dotted(node: ast.expr) -> str | None:
@@ -135,6 +135,7 @@ _UNKNOWN_VALUE = object()
 _BUILTINS: dict[str, Callable] = {
     "len": len, "str": str, "int": int, "float": float, "bool": bool, "any": any, "all": all, "sorted": sorted,
     "list": list, "tuple": tuple, "set": set, "min": min, "max": max, "abs": abs,
+    "map": lambda function, *items: list(map(function, *items)),  # at once: a function it cannot call is unknown here
 }
 _TYPES = {"dict": (dict,), "str": (str,), "list": (list,), "tuple": (tuple,), "int": (int,), "float": (float,),
           "bool": (bool,)}
@@ -142,6 +143,9 @@ _METHODS = frozenset({"get", "keys", "values", "items", "startswith", "endswith"
                       "split", "count", "index", "replace", "format", "lstrip", "rstrip", "isdigit", "join",
                       "partition", "rpartition", "casefold"})
 _MODEL_NAMES = frozenset({"hf_config", "hf_text_config"})
+_REGEX_CALLS = frozenset({"re.match", "re.fullmatch", "re.search"})
+_REGEX_SUBJECT_MAX = 4096  # longer than any path or name a launch gives: left unknown
+_MATCH_METHODS = frozenset({"group", "groups", "start", "end"})
 _ARCH_NAMES = frozenset({"model_architecture", "architecture", "model_arch"})
 
 
@@ -186,6 +190,8 @@ class _Evaluator:
             return found
         if isinstance(node, ast.Attribute):
             return self.attribute(ev(node.value), node.attr)
+        if isinstance(node, ast.Slice):  # `version.split(".")[:2]`
+            return slice(*(ev(part) if part is not None else None for part in (node.lower, node.upper, node.step)))
         if isinstance(node, ast.Subscript):
             container = ev(node.value)
             if isinstance(container, Config):
@@ -238,6 +244,8 @@ class _Evaluator:
             if name in ("True", "False", "None"):
                 return {"True": True, "False": False, "None": None}[name]
             if name not in self.names:
+                if name in _BUILTINS:
+                    return _BUILTINS[name]  # passed as a value: `map(int, version.split("."))`
                 raise Unknown(name)
             return self._bound(self.names[name])
         model = self.facts.model
@@ -303,10 +311,16 @@ class _Evaluator:
     def call_helper(self, definition: Definition, node: ast.Call, receiver: tuple[object, ...] = ()) -> object:
         """A helper called: its body read over the facts with the call's arguments (`logic.helpers`);
         a method with what it was read of (`receiver`) first."""
+        args, keywords = self._arguments(node)
+        return self._call_function(definition, [*receiver, *args], keywords)
+
+    def _arguments(self, node: ast.Call) -> tuple[list[object], dict[str, object]]:
+        """A call's arguments evaluated; unknown when it unpacks any (`*args`, `**kwargs`)."""
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             raise Unknown("unpacked arguments")
-        args = [*receiver, *(self.eval(a) for a in node.args)]
-        keywords = {k.arg: self.eval(k.value) for k in node.keywords if k.arg is not None}
+        return [self.eval(a) for a in node.args], {k.arg: self.eval(k.value) for k in node.keywords if k.arg is not None}
+
+    def _call_function(self, definition: Definition, args: list[object], keywords: dict[str, object]) -> object:
         memo = f"call {definition.key}" if not args and not keywords else None
         if memo is not None and memo in self.facts._cache:
             found = self.facts._cache[memo]
@@ -406,6 +420,10 @@ class _Evaluator:
     def call_outside(self, path: str, node: ast.Call) -> object:
         """A call into a module outside the package (`torch.cuda.is_available()`, `os.getenv(...)`): the
         environment's or the world's answer, else unknown."""
+        if path in _CACHE_DECORATORS:
+            return self._cached(node)
+        if path == "functools.partial":
+            return self._partial(node)
         if any(isinstance(a, ast.Starred) for a in node.args) or node.keywords:
             raise Unknown(path)
         args = [self.eval(a) for a in node.args]
@@ -421,6 +439,14 @@ class _Evaluator:
                 return json.loads(args[0])
             except ValueError:
                 raise Raised("JSONDecodeError") from None
+        if path in _REGEX_CALLS and len(args) == 2 and all(isinstance(a, str) for a in args) \
+                and len(args[1]) <= _REGEX_SUBJECT_MAX:
+            # `re.match(r"(.+)://(.*)", model_path)` (0.5.18's connector type of the model path): a pattern
+            # of SGLang's own source over a value the launch gives.
+            try:
+                return getattr(re, path.rpartition(".")[2])(args[0], args[1])
+            except re.error:
+                raise Unknown(path) from None
         if path == "pathlib.Path" and args and all(isinstance(a, str) for a in args):
             return PathValue(os.path.join(*args))  # type: ignore[arg-type]
         if path.endswith("find_spec") and len(args) == 1 and isinstance(args[0], str):
@@ -431,6 +457,26 @@ class _Evaluator:
         if all(a is None or a == 0 for a in args) and f"{path}()" in world.answers:
             return world.answers[f"{path}()"]  # device 0, or the current one: the profile's devices are alike
         raise Unknown(path)
+
+    def _cached(self, node: ast.Call) -> object:
+        """`functools.lru_cache(maxsize=1)`, `functools.cache(f)`: a cache does not change what a call
+        answers, so the function itself (or, given no function yet, a decorator that returns it)."""
+        args, keywords = self._arguments(node)
+        if len(args) == 1 and not keywords and isinstance(args[0], (Definition, _Partial)):
+            return args[0]
+        return _CACHE_DECORATOR
+
+    def _partial(self, node: ast.Call) -> _Partial:
+        """`functools.partial(helper, ...)`: the helper with those arguments bound first."""
+        args, keywords = self._arguments(node)
+        if not args:
+            raise Unknown("functools.partial")
+        function, *bound = args
+        if isinstance(function, _Partial):
+            return _Partial(function.definition, (*function.args, *bound), {**function.keywords, **keywords})
+        if not isinstance(function, Definition) or not function.is_function:
+            raise Unknown("functools.partial")
+        return _Partial(function, tuple(bound), keywords)
 
     def attribute(self, value: object, name: str) -> object:
         if isinstance(value, Outside):
@@ -454,6 +500,8 @@ class _Evaluator:
                 raise Unknown(name) from None
         if isinstance(value, (str, dict, list, tuple)) and name in _METHODS:
             return _Method(value, name)
+        if isinstance(value, re.Match) and name in _MATCH_METHODS:
+            return _Method(value, name)
         if isinstance(value, Instance):
             try:
                 return value.attribute(name)
@@ -471,6 +519,13 @@ class _Evaluator:
         func = node.func
         if isinstance(func, ast.Lambda) and not node.args:
             return self.eval(func.body)  # `(lambda: a and b)()`
+        if isinstance(func, ast.Call):  # `lru_cache(maxsize=1)(partial(...))`: a decorator applied
+            decorator = self.eval(func)
+            args, keywords = self._arguments(node)
+            if decorator is _CACHE_DECORATOR and len(args) == 1 and not keywords \
+                    and isinstance(args[0], (Definition, _Partial)):
+                return args[0]
+            raise Unknown("call")
         if isinstance(func, ast.Name):
             name = func.id
             if name == "getattr" and len(node.args) in (2, 3):
@@ -525,6 +580,9 @@ class _Evaluator:
             target = self.name(name)
             if isinstance(target, Definition):
                 return self.call_helper(target, node)
+            if isinstance(target, _Partial):  # 0.5.18's `is_blackwell_supported()`
+                args, keywords = self._arguments(node)
+                return self._call_function(target.definition, [*target.args, *args], {**target.keywords, **keywords})
             if isinstance(target, Outside):
                 return self.call_outside(target.path, node)
             raise Unknown(name)
@@ -631,6 +689,27 @@ def plain_value(value: object) -> bool:
     return value is None or isinstance(value, (str, int, float, bool))
 
 
+class _Partial:
+    """`functools.partial(helper, *args, **keywords)`: called, the helper with those arguments first."""
+
+    __slots__ = ("definition", "args", "keywords")
+
+    def __init__(self, definition: Definition, args: tuple[object, ...], keywords: dict[str, object]) -> None:
+        self.definition = definition
+        self.args = args
+        self.keywords = keywords
+
+
+class _CacheDecorator:
+    """What `functools.lru_cache(maxsize=...)` returns: applied to a function, the function (`_cached`)."""
+
+    __slots__ = ()
+
+
+_CACHE_DECORATOR = _CacheDecorator()
+_CACHE_DECORATORS = frozenset({"functools.lru_cache", "functools.cache"})
+
+
 class PathValue:
     """A `pathlib.Path` a helper made: what `.is_file()`, `.exists()`, `.is_dir()` ask of it is a path test."""
 
@@ -650,11 +729,12 @@ class _Method:
     def __call__(self, *args: object) -> object:
         try:
             return getattr(self.owner, self.name)(*args)
-        except (TypeError, ValueError, AttributeError):
+        except (TypeError, ValueError, AttributeError, IndexError):  # IndexError: a match's group it has not
             raise Unknown(self.name) from None
 
 
-_OPAQUE_VALUES = (Config, ModelConfig, PlatformView, Outside, Definition, PackageClass, Instance, BoundMethod, PathValue)
+_OPAQUE_VALUES = (Config, ModelConfig, PlatformView, Outside, Definition, PackageClass, Instance, BoundMethod, PathValue,
+                  _Partial, _CacheDecorator)
 
 
 def _compare(left: object, op: ast.cmpop, right: object) -> bool:

@@ -340,6 +340,27 @@ CONDITIONS = [
     ),
     pytest.param(
         """
+        class ServerArgs:
+            @property
+            def chunk_size(self):
+                if not hasattr(self, "_chunk_size"):
+                    if self.page_size % 64 != 0:
+                        raise ValueError("filled on first use")
+                    self._chunk_size = self.page_size
+                return self._chunk_size
+
+            def _handle(self):
+                if hasattr(self, "chunk_size") and self.page_size > 4096:
+                    raise ValueError("a property is there")
+        """,
+        {  # a cache the run fills on first use is unset at launch; a property of the arguments is not one
+            "filled on first use": "page_size % 64 != 0",
+            "a property is there": 'hasattr(self, "chunk_size") and page_size > 4096',
+        },
+        id="hasattr-of-a-cache-filled-on-first-use",
+    ),
+    pytest.param(
+        """
         def check(server_args):
             renamed = {}
             for attr in ("attention_backend", "decode_backend"):

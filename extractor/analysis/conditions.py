@@ -56,6 +56,9 @@ def to_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit:
     private = _private_default(node, scope, env)
     if private is not None:
         return private
+    unset = _unset_attribute(node, scope, env)
+    if unset is not None:
+        return unset
     lit = literal(node, scope)
     if lit is not None and not (type(node) is cst.Name and node.value in env):
         return lit
@@ -207,6 +210,23 @@ def _private_default(node: cst.BaseExpression, scope: Scope, env: Env) -> Lit | 
         ):
             return literal(node.args[2].value, scope)
     return None
+
+
+def _unset_attribute(node: cst.BaseExpression, scope: Scope, env: Env) -> Lit | None:
+    """`hasattr(self, "model_config")` of a name that is no field, method or constant of the server
+    arguments: a cache the run fills on first use (`if hasattr(self, "model_config"): return
+    self.model_config`, then `self.model_config = ModelConfig(...)`), unset at launch. What it guards
+    runs at the first use, and raises there if it raises at all: False."""
+    if type(node) is not cst.Call or dotted_name(node.func) != "hasattr" or len(node.args) != 2:
+        return None
+    owner, key = node.args[0].value, node.args[1].value
+    if type(key) is not cst.SimpleString or not isinstance(key.evaluated_value, str) \
+            or not is_alias(owner, scope, env):
+        return None
+    name = key.evaluated_value
+    if name in scope.fields or name in scope.methods or name in scope.record_constants:
+        return None
+    return Lit(False)
 
 
 def _enum_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit | None:

@@ -361,6 +361,24 @@ CONDITIONS = [
     ),
     pytest.param(
         """
+        class ServerArgs:
+            def _handle_lora(self):
+                if isinstance(self.lora_paths, list):
+                    lora_paths = self.lora_paths
+                    self.lora_paths = []
+                    for lora_path in lora_paths:
+                        self.lora_paths.append(lora_path)
+                assert self.lora_paths or self.max_lora_rank, "paths or a rank"
+        """,
+        {  # as 0.5.10: the field emptied, then filled again in place by a loop over what it held
+            "paths or a rank": "not (isinstance(lora_paths, list) and lora_paths or isinstance(lora_paths, list) and"
+                               " not lora_paths and max_lora_rank or not isinstance(lora_paths, list) and"
+                               " (lora_paths or max_lora_rank))",
+        },
+        id="field-refilled-in-place-by-a-loop",
+    ),
+    pytest.param(
+        """
         def check(server_args):
             renamed = {}
             for attr in ("attention_backend", "decode_backend"):

@@ -343,6 +343,8 @@ def to_formula(node: cst.BaseExpression, scope: Scope, env: Env) -> Formula:
         assigned = _assigned_field(node, scope, env)
         if isinstance(assigned, Bound):  # `self.enable_x = cfg.a > 1` ... `if self.enable_x:`
             return to_formula(assigned.node, assigned.scope or scope, assigned.env)
+        if isinstance(assigned, NonEmpty):  # `self.lora_paths.append(ref)` ran: it holds items
+            return TRUE
     if type(node) is cst.Call and scope.inline is not None:
         inlined = scope.inline(node, env)
         if inlined is not None:

@@ -221,11 +221,20 @@ class _Walker:
         with self.within(context):
             r, _, body_env = self.suite(node.body, conj(ctx, context), loop_env, nest)
         ret = conj(context, r)
-        loop_env = fields_after_loop(loop_env, body_env, context)
+        loop_env = fields_after_loop(loop_env, body_env, self._body_ran(node, context, env))
         if node.orelse is not None:
             r2, _, _ = self.suite(node.orelse.body, ctx, loop_env, nest)
             ret = disj(ret, r2)
         return ret, FALSE, loop_env
+
+    def _body_ran(self, node: cst.For | cst.While, context: Formula, env: Env) -> Formula:
+        """When a loop's body ran at least once: a `for` over a local or a field (a list, tuple, set or
+        dict the launch holds) ran when that collection is not empty; otherwise as `context` says."""
+        if type(node) is cst.For and type(node.iter) in (cst.Name, cst.Attribute) and (
+                field_of(node.iter, self.scope, env) is not None
+                or type(node.iter) is cst.Name and isinstance(env.get(node.iter.value), Bound)):
+            return to_formula(node.iter, self.scope, env)
+        return context
 
     def unrolled(self, node: cst.For, items: list[Env], ctx: Formula, env: Env, nest: tuple[int, ...]):
         """`for flag, name in ((cfg.a, "--a"), (cfg.b, "--b")):` walked once per item, in order.
@@ -565,6 +574,11 @@ class _Walker:
         elif (written := env_call(node)) is not None and written[1] == "set" and len(node.args) == 1:
             # `envs.X.set("python")`: later `envs.X.get()` in this function reads it, `is_set()` holds.
             return {**env, ENV_KEY + written[0]: bind(node.args[0].value, env)}
+        elif type(node.func) is cst.Attribute and node.func.attr.value in ADDING_METHODS \
+                and (grown := field_of(node.func.value, self.scope, env)) is not None:
+            # `self.lora_paths.append(ref)` (0.5.10, after `self.lora_paths = []`): it holds items now;
+            # later reads in this function see that (`fields_after_loop` when it is a loop's body).
+            return {**env, FIELD_KEY + grown: NonEmpty(grown, normalize(node, self.scope, env)[1])}
         elif type(node.func) is cst.Attribute and type(node.func.value) is cst.Name:
             owner = node.func.value.value
             method = node.func.attr.value

@@ -252,6 +252,12 @@ class ModelConfig:
                         f"Checkpoint quantization ({quant_method}) differs from --quantization ({self.quantization})."
                     )
 
+            # As 0.5.10: a module of the package imported in the method, read only by a test that warns.
+            from sglang.srt.layers import deep_gemm_wrapper
+
+            if quant_cfg.get("scale_fmt") != "ue8m0" and deep_gemm_wrapper.DEEPGEMM_SCALE_UE8M0:
+                logger.warning("DeepGemm expects ue8m0 scales on this checkpoint.")
+
         if self.quantization is not None:
             if self.quantization not in supported_quantization:
                 raise ValueError(f"Unknown quantization method: {self.quantization}.")

@@ -22,7 +22,7 @@ from pathlib import Path
 from ..core.model import RUN_FUNCTION
 from .environment import EnvVar, env_default, parse_env
 from .expressions import BINARY_OPERATORS, Unknown, boolean_operation, comparison_chain, parsed_expression
-from .helpers import (MAX_STEPS, BoundMethod, Definition, Helpers, Instance, Outside, PackageClass, Raised, Reader,
+from .helpers import (MAX_STEPS, NOT_READ, BoundMethod, Definition, Helpers, Instance, Outside, PackageClass, Raised, Reader,
                       World, bind_arguments, closing_statements, guard_statements)
 from .model_config import (CONFIG_LOADERS, Config, ModelConfig, ModelFacts, PlainDecoderSpec, local_model,
                            text_config)
@@ -734,7 +734,7 @@ class _Method:
 
 
 _OPAQUE_VALUES = (Config, ModelConfig, PlatformView, Outside, Definition, PackageClass, Instance, BoundMethod, PathValue,
-                  _Partial, _CacheDecorator)
+                  _Partial, _CacheDecorator, type(NOT_READ))
 
 
 def _compare(left: object, op: ast.cmpop, right: object) -> bool:

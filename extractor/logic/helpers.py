@@ -81,6 +81,22 @@ class World:
         return bool(found)
 
 
+SOURCE_PACKAGE = "sglang"  # the package the helpers are read from (their keys: "sglang.srt.x:f")
+
+
+class _NotRead:
+    """What an import of a module of the analysed package binds inside a helper: there, but not read;
+    any use of it is unknown."""
+
+    __slots__ = ()
+
+    def __bool__(self) -> bool:
+        raise Unknown("a module of the package")
+
+
+NOT_READ = _NotRead()
+
+
 class Outside:
     """A module imported from outside the analysed package (`torch`, `os`, `platform`) or a name in it:
     its attributes and calls are the world's answers, by dotted path."""
@@ -309,6 +325,8 @@ class Reader:
         if isinstance(stmt, ast.Return):
             raise _Return(None if stmt.value is None else self.evaluate(stmt.value))
         if isinstance(stmt, ast.If):
+            if _only_outputs(stmt.body) and _only_outputs(stmt.orelse):
+                return  # `if ...: logger.warning(...)`: either way nothing is returned, raised or bound
             self.block(stmt.body if self.evaluate(stmt.test) else stmt.orelse)
         elif isinstance(stmt, ast.Assign):
             value = self.evaluate(stmt.value)
@@ -410,6 +428,11 @@ class Reader:
                 pass
             if stmt.level or not stmt.module:
                 raise Unknown("relative import")
+            if stmt.module.split(".")[0] == SOURCE_PACKAGE:
+                # A module of SGLang itself (`from sglang.srt.layers import deep_gemm_wrapper`): it is
+                # there, so the import succeeds; what it binds is not read here (a use is unknown).
+                self.frame.update({a.asname or a.name: NOT_READ for a in stmt.names})
+                return
             if not self.world.installed(stmt.module):
                 raise Raised("ModuleNotFoundError")
             raise Unknown("from-import")  # what it binds is code of another package
@@ -447,6 +470,13 @@ class _Break(Exception):
 
 class _Continue(Exception):
     pass
+
+
+def _only_outputs(body: list[ast.stmt]) -> bool:
+    """Statements that only log, warn or print (or `pass`): a test choosing between two such blocks is
+    not read (0.5.10's `_verify_quantization` warns on `deep_gemm_wrapper.DEEPGEMM_SCALE_UE8M0`, a
+    module constant of the machine, before its checks)."""
+    return all(isinstance(stmt, ast.Pass) or isinstance(stmt, ast.Expr) and _only_output(stmt.value) for stmt in body)
 
 
 def _only_output(value: ast.expr) -> bool:

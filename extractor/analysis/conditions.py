@@ -30,6 +30,7 @@ from .scope import (
     Scope,
     Unknown,
     Value,
+    bookkeeping_value,
     choice_names,
     dotted_name,
     env_call,
@@ -53,12 +54,9 @@ def to_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit:
     set_here = _env_set(node, env, "get")
     if set_here is not None and not isinstance(set_here, Choice):
         return _value_term("env", set_here, scope)  # `envs.X.get()` after this function set it
-    private = _private_default(node, scope, env)
-    if private is not None:
-        return private
-    unset = _unset_attribute(node, scope, env)
-    if unset is not None:
-        return unset
+    kept = bookkeeping_value(node, scope, env)
+    if kept is not None:
+        return kept
     lit = literal(node, scope)
     if lit is not None and not (type(node) is cst.Name and node.value in env):
         return lit
@@ -197,36 +195,6 @@ def _folded(node: cst.BinaryOperation, scope: Scope, env: Env) -> Lit | None:
         return Lit(_ARITHMETIC[type(node.operator)](*numbers))
     except ArithmeticError:
         return None
-
-
-def _private_default(node: cst.BaseExpression, scope: Scope, env: Env) -> Lit | None:
-    """`getattr(self, "_resolution_finished", False)` is bookkeeping, unset at launch: its default."""
-    if type(node) is cst.Call and dotted_name(node.func) == "getattr" and len(node.args) == 3:
-        key = node.args[1].value
-        if (
-            type(key) is cst.SimpleString
-            and str(key.evaluated_value).startswith("_")
-            and is_alias(node.args[0].value, scope, env)
-        ):
-            return literal(node.args[2].value, scope)
-    return None
-
-
-def _unset_attribute(node: cst.BaseExpression, scope: Scope, env: Env) -> Lit | None:
-    """`hasattr(self, "model_config")` of a name that is no field, method or constant of the server
-    arguments: a cache the run fills on first use (`if hasattr(self, "model_config"): return
-    self.model_config`, then `self.model_config = ModelConfig(...)`), unset at launch. What it guards
-    runs at the first use, and raises there if it raises at all: False."""
-    if type(node) is not cst.Call or dotted_name(node.func) != "hasattr" or len(node.args) != 2:
-        return None
-    owner, key = node.args[0].value, node.args[1].value
-    if type(key) is not cst.SimpleString or not isinstance(key.evaluated_value, str) \
-            or not is_alias(owner, scope, env):
-        return None
-    name = key.evaluated_value
-    if name in scope.fields or name in scope.methods or name in scope.record_constants:
-        return None
-    return Lit(False)
 
 
 def _enum_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit | None:

@@ -450,3 +450,25 @@ def local_text(name: str, scope: Scope) -> str:
     """How a local whose value is not followed is written in a term: its name, unless a field has that
     name (the local `page_size` of a pass is not the flag, and the run pins fields by their names)."""
     return f"{LOCAL_PREFIX}{name}" if name in scope.fields else name
+
+
+def bookkeeping_value(node: cst.BaseExpression, scope: Scope, env: Env) -> Lit | None:
+    """What a read of the server arguments' own bookkeeping holds at launch, or None for another read.
+
+    `getattr(self, "_resolution_finished", False)`: unset at launch, its default. `hasattr(self,
+    "model_config")` of a name that is no field, method or constant: a cache the run fills on first
+    use (`if hasattr(self, "model_config"): return self.model_config`, then `self.model_config =
+    ModelConfig(...)`), unset at launch, so False: what it guards runs at the first use, and raises
+    there if it raises at all."""
+    if type(node) is not cst.Call or len(node.args) not in (2, 3) or not is_alias(node.args[0].value, scope, env):
+        return None
+    key, called = node.args[1].value, dotted_name(node.func)
+    if type(key) is not cst.SimpleString or not isinstance(key.evaluated_value, str):
+        return None
+    name = key.evaluated_value
+    if called == "getattr" and len(node.args) == 3 and name.startswith("_"):
+        return literal(node.args[2].value, scope)
+    if called == "hasattr" and len(node.args) == 2 and name not in scope.fields and name not in scope.methods \
+            and name not in scope.record_constants:
+        return Lit(False)
+    return None

@@ -22,10 +22,12 @@ from pathlib import Path
 from ..core.model import RUN_FUNCTION
 from .environment import EnvVar, env_default, parse_env
 from .expressions import BINARY_OPERATORS, Unknown, boolean_operation, comparison_chain, parsed_expression
-from .helpers import (MAX_STEPS, NOT_READ, BoundMethod, Definition, Helpers, Instance, Outside, PackageClass, Raised, Reader,
+from .helpers import (MAX_STEPS, BoundMethod, Definition, Helpers, Instance, Outside, PackageClass, Raised, Reader,
                       World, bind_arguments, closing_statements, guard_statements)
 from .model_config import (CONFIG_LOADERS, Config, ModelConfig, ModelFacts, PlainDecoderSpec, local_model,
                            text_config)
+from .fact_values import (CACHE_DECORATOR, CACHE_DECORATORS, OPAQUE_VALUES, Method, Partial, PathValue, compare,
+                          plain_value)
 from .launch_host import PATH_METHODS, PATH_TESTS, LaunchHost
 from .platforms import Platform, PlatformView, platform_key
 
@@ -211,7 +213,7 @@ class _Evaluator:
                 return -value  # type: ignore[operator]
             raise Unknown("unary")
         if isinstance(node, ast.Compare):
-            return comparison_chain(node, ev, _compare)
+            return comparison_chain(node, ev, compare)
         if isinstance(node, ast.IfExp):
             return ev(node.body) if ev(node.test) else ev(node.orelse)
         if isinstance(node, ast.Call):
@@ -220,7 +222,7 @@ class _Evaluator:
             return self.comprehension(node)
         if isinstance(node, ast.BinOp) and type(node.op) in BINARY_OPERATORS:
             left, right = ev(node.left), ev(node.right)
-            if isinstance(left, _OPAQUE_VALUES) or isinstance(right, _OPAQUE_VALUES):
+            if isinstance(left, OPAQUE_VALUES) or isinstance(right, OPAQUE_VALUES):
                 raise Unknown("arithmetic on a fact object")
             try:
                 return BINARY_OPERATORS[type(node.op)](left, right)
@@ -420,7 +422,7 @@ class _Evaluator:
     def call_outside(self, path: str, node: ast.Call) -> object:
         """A call into a module outside the package (`torch.cuda.is_available()`, `os.getenv(...)`): the
         environment's or the world's answer, else unknown."""
-        if path in _CACHE_DECORATORS:
+        if path in CACHE_DECORATORS:
             return self._cached(node)
         if path == "functools.partial":
             return self._partial(node)
@@ -462,21 +464,21 @@ class _Evaluator:
         """`functools.lru_cache(maxsize=1)`, `functools.cache(f)`: a cache does not change what a call
         answers, so the function itself (or, given no function yet, a decorator that returns it)."""
         args, keywords = self._arguments(node)
-        if len(args) == 1 and not keywords and isinstance(args[0], (Definition, _Partial)):
+        if len(args) == 1 and not keywords and isinstance(args[0], (Definition, Partial)):
             return args[0]
-        return _CACHE_DECORATOR
+        return CACHE_DECORATOR
 
-    def _partial(self, node: ast.Call) -> _Partial:
+    def _partial(self, node: ast.Call) -> Partial:
         """`functools.partial(helper, ...)`: the helper with those arguments bound first."""
         args, keywords = self._arguments(node)
         if not args:
             raise Unknown("functools.partial")
         function, *bound = args
-        if isinstance(function, _Partial):
-            return _Partial(function.definition, (*function.args, *bound), {**function.keywords, **keywords})
+        if isinstance(function, Partial):
+            return Partial(function.definition, (*function.args, *bound), {**function.keywords, **keywords})
         if not isinstance(function, Definition) or not function.is_function:
             raise Unknown("functools.partial")
-        return _Partial(function, tuple(bound), keywords)
+        return Partial(function, tuple(bound), keywords)
 
     def attribute(self, value: object, name: str) -> object:
         if isinstance(value, Outside):
@@ -499,9 +501,9 @@ class _Evaluator:
             except AttributeError:
                 raise Unknown(name) from None
         if isinstance(value, (str, dict, list, tuple)) and name in _METHODS:
-            return _Method(value, name)
+            return Method(value, name)
         if isinstance(value, re.Match) and name in _MATCH_METHODS:
-            return _Method(value, name)
+            return Method(value, name)
         if isinstance(value, Instance):
             try:
                 return value.attribute(name)
@@ -522,8 +524,8 @@ class _Evaluator:
         if isinstance(func, ast.Call):  # `lru_cache(maxsize=1)(partial(...))`: a decorator applied
             decorator = self.eval(func)
             args, keywords = self._arguments(node)
-            if decorator is _CACHE_DECORATOR and len(args) == 1 and not keywords \
-                    and isinstance(args[0], (Definition, _Partial)):
+            if decorator is CACHE_DECORATOR and len(args) == 1 and not keywords \
+                    and isinstance(args[0], (Definition, Partial)):
                 return args[0]
             raise Unknown("call")
         if isinstance(func, ast.Name):
@@ -580,7 +582,7 @@ class _Evaluator:
             target = self.name(name)
             if isinstance(target, Definition):
                 return self.call_helper(target, node)
-            if isinstance(target, _Partial):  # 0.5.18's `is_blackwell_supported()`
+            if isinstance(target, Partial):  # 0.5.18's `is_blackwell_supported()`
                 args, keywords = self._arguments(node)
                 return self._call_function(target.definition, [*target.args, *args], {**target.keywords, **keywords})
             if isinstance(target, Outside):
@@ -623,7 +625,7 @@ class _Evaluator:
                 return self.call_helper(method.definition, node, receiver=(method.receiver,))
             if isinstance(method, Definition) and method.is_function:
                 return self.call_helper(method, node)
-            if isinstance(method, _Method):
+            if isinstance(method, Method):
                 args = [self.eval(a) for a in node.args]
                 return method(*args)
             if isinstance(owner, Config) and func.attr == "get":
@@ -675,95 +677,3 @@ def run_site(text: str) -> tuple[str, int] | None:
 
 
 _RUN_SITE = re.compile(RUN_FUNCTION + r"""\(['"]([\w.:]+)['"], (\d+)""")
-
-
-def plain_value(value: object) -> bool:
-    """A value a message may show as Python formats it, the same in every process: no fact object
-    inside, no set (its order follows string hashing, which differs between processes)."""
-    if isinstance(value, (set, frozenset)):
-        return False
-    if isinstance(value, (list, tuple)):
-        return all(plain_value(v) for v in value)
-    if isinstance(value, dict):
-        return all(plain_value(k) and plain_value(v) for k, v in value.items())
-    return value is None or isinstance(value, (str, int, float, bool))
-
-
-class _Partial:
-    """`functools.partial(helper, *args, **keywords)`: called, the helper with those arguments first."""
-
-    __slots__ = ("definition", "args", "keywords")
-
-    def __init__(self, definition: Definition, args: tuple[object, ...], keywords: dict[str, object]) -> None:
-        self.definition = definition
-        self.args = args
-        self.keywords = keywords
-
-
-class _CacheDecorator:
-    """What `functools.lru_cache(maxsize=...)` returns: applied to a function, the function (`_cached`)."""
-
-    __slots__ = ()
-
-
-_CACHE_DECORATOR = _CacheDecorator()
-_CACHE_DECORATORS = frozenset({"functools.lru_cache", "functools.cache"})
-
-
-class PathValue:
-    """A `pathlib.Path` a helper made: what `.is_file()`, `.exists()`, `.is_dir()` ask of it is a path test."""
-
-    __slots__ = ("path",)
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-
-
-class _Method:
-    __slots__ = ("owner", "name")
-
-    def __init__(self, owner: object, name: str) -> None:
-        self.owner = owner
-        self.name = name
-
-    def __call__(self, *args: object) -> object:
-        try:
-            return getattr(self.owner, self.name)(*args)
-        except (TypeError, ValueError, AttributeError, IndexError):  # IndexError: a match's group it has not
-            raise Unknown(self.name) from None
-
-
-_OPAQUE_VALUES = (Config, ModelConfig, PlatformView, Outside, Definition, PackageClass, Instance, BoundMethod, PathValue,
-                  _Partial, _CacheDecorator, type(NOT_READ))
-
-
-def _compare(left: object, op: ast.cmpop, right: object) -> bool:
-    if isinstance(left, _OPAQUE_VALUES) or isinstance(right, _OPAQUE_VALUES):
-        if isinstance(op, (ast.Is, ast.IsNot)) and (left is None or right is None) \
-                and not isinstance(left, Outside) and not isinstance(right, Outside):
-            return isinstance(op, ast.IsNot)  # a config object or a function is never None
-        raise Unknown("comparison of a config object")
-    try:
-        if isinstance(op, ast.Eq):
-            return left == right
-        if isinstance(op, ast.NotEq):
-            return left != right
-        if isinstance(op, ast.Lt):
-            return left < right  # type: ignore[operator]
-        if isinstance(op, ast.LtE):
-            return left <= right  # type: ignore[operator]
-        if isinstance(op, ast.Gt):
-            return left > right  # type: ignore[operator]
-        if isinstance(op, ast.GtE):
-            return left >= right  # type: ignore[operator]
-        if isinstance(op, ast.In):
-            return left in right  # type: ignore[operator]
-        if isinstance(op, ast.NotIn):
-            return left not in right  # type: ignore[operator]
-        if isinstance(op, ast.Is):
-            return left is right or (left == right and not isinstance(left, (list, dict)))
-        if isinstance(op, ast.IsNot):
-            return not (left is right or (left == right and not isinstance(left, (list, dict))))
-    except TypeError:
-        raise Unknown("comparison") from None
-    raise Unknown("comparison")

@@ -14,7 +14,8 @@ from ..core.model import Formula, Lit, Rule, Term, TermKind
 from ..core.formula import every_atom
 from .evaluation import Context
 from .expressions import UNKNOWN, Unknown
-from .facts import plain_value, run_site
+from .fact_values import plain_value
+from .facts import run_site
 
 
 def filled_message(rule: Rule, context: Context, rewritten: Container[str] = ()) -> str:

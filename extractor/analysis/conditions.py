@@ -35,7 +35,6 @@ from .scope import (
     dotted_name,
     env_call,
     field_of,
-    is_alias,
     literal,
     local_text,
 )

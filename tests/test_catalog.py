@@ -12,6 +12,7 @@ from extractor.core.model import Flag
 from extractor.core.serialize import SCHEMA_VERSION, dumps, flag_from_json, flag_json
 from extractor.logic.expressions import UNKNOWN
 from extractor.logic.launch import Catalog, parse_command
+from extractor.products.extraction.extraction import module_loader
 from extractor.products.extraction.output import validate
 from extractor.sources.layout import find_layout
 from extractor.sources.trees import release_tree
@@ -346,6 +347,78 @@ def test_choices(setup: str, choices: str, expected: tuple | None):
     assert catalog(files)["pick"].choices == expected
 
 
+# Parser registries shaped like SGLang's: a class's dict of detectors (0.5.10, 0.5.18), and a function
+# offering the loaded registry's names, else a list kept in a module of its own (0.5.23).
+REGISTRY_MODULE = '''
+class Detector: ...
+class Other(Detector): ...
+
+class FunctionCallParser:
+    ToolCallParserEnum: dict = {"llama3": Detector, "qwen": Other}
+'''
+NAMES_MODULE = '''
+TOOL_CALL_PARSER_NAMES = ["llama3", "qwen", "mistral"]
+'''
+CHOICE_HELPERS = '''
+import sys
+
+def names_when_unloaded():
+    module = sys.modules.get("sglang.srt.function_call.function_call_parser")
+    if module is not None:
+        return list(module.FunctionCallParser.ToolCallParserEnum)
+    from sglang.srt.function_call.parser_names import TOOL_CALL_PARSER_NAMES
+
+    return list(TOOL_CALL_PARSER_NAMES)
+
+def names_of(registry):
+    return list(registry)
+
+def names_if_flag():
+    if flag_on():
+        return ["a"]
+    return ["b"]
+
+def names_in_a_loop():
+    for name in ("a", "b"):
+        return [name]
+'''
+
+
+@pytest.mark.parametrize(
+    ("choices", "expected"),
+    [
+        ("list(FunctionCallParser.ToolCallParserEnum.keys())", ("llama3", "qwen")),
+        ("['auto'] + list(FunctionCallParser.ToolCallParserEnum)", ("auto", "llama3", "qwen")),
+        ("FunctionCallParser.ToolCallParserEnum.keys()", ("llama3", "qwen")),
+        ("['auto'] + names_when_unloaded()", ("auto", "llama3", "qwen", "mistral")),
+        ("names_of(FunctionCallParser.ToolCallParserEnum)", None),
+        ("names_if_flag()", None),
+        ("names_in_a_loop()", None),
+    ],
+)
+def test_choices_of_a_registry_read_through_other_modules(choices: str, expected: tuple | None):
+    # The registry modules are outside the read files: the catalog loads them by name when a value
+    # is read through them (`extraction.module_loader`).
+    outside = {"sglang.srt.function_call.function_call_parser": REGISTRY_MODULE,
+               "sglang.srt.function_call.parser_names": NAMES_MODULE}
+    files = {
+        "sglang/srt/arg_groups/choice_helpers.py": CHOICE_HELPERS,
+        "sglang/srt/server_args.py": "from sglang.srt.function_call.function_call_parser import FunctionCallParser\n"
+        "from sglang.srt.arg_groups.choice_helpers import names_if_flag, names_in_a_loop, names_of, names_when_unloaded\n"
+        "def add_cli_args(parser):\n"
+        f"    parser.add_argument('--tool-call-parser', type=str, choices={choices})\n",
+    }
+    modules = [outline(path, textwrap.dedent(text)) for path, text in files.items()]
+
+    def load(dotted: str):
+        text = outside.get(dotted)
+        return outline(dotted.replace(".", "/") + ".py", textwrap.dedent(text)) if text is not None else None
+
+    flags = {flag.name: flag for flag in build_catalog(modules, load=load)}
+    assert flags["tool_call_parser"].choices == expected
+    assert {flag.name: flag for flag in build_catalog(modules)}["tool_call_parser"].choices is None  # nothing loaded
+
+
 def test_unknown_action_class_is_read_by_its_name():
     flags = catalog({"sglang/srt/server_args.py": textwrap.dedent('''
         from elsewhere import LegacyStoreTrueAction, LegacyStoreConstAction
@@ -447,7 +520,8 @@ def release_catalog():
         if version not in _CATALOGS:
             tree = release_tree(version)
             files = find_layout(tree.paths(), None).files
-            _CATALOGS[version] = {f.name: f for f in build_catalog([outline(p, tree.read_text(p)) for p in files])}
+            modules = [outline(p, tree.read_text(p)) for p in files]
+            _CATALOGS[version] = {f.name: f for f in build_catalog(modules, load=module_loader(tree, None))}
         return _CATALOGS[version]
 
     return get
@@ -509,6 +583,20 @@ def test_release_0_5_23_monokernel_and_declared_defaults(release_catalog):
     catalog_ = Catalog(flags.values())
     parsed = parse_command(["--model-path", "m", "--monokernel-backend", "amd", "--disable-cuda-graph", "--port", "1"], catalog_)
     assert parsed.errors == [] and parsed.given["enable_amd_monokernel"] is True and parsed.given["port"] == 1
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("version", ["0.5.10", "0.5.18", "0.5.23"])
+def test_release_parser_choices_come_from_their_registries(release_catalog, version: str):
+    # 0.5.10 and 0.5.18: `list(FunctionCallParser.ToolCallParserEnum.keys())`; 0.5.23: a function
+    # reading parser_names.py. The real launcher rejects `--tool-call-parser llama4` in all three.
+    flags = release_catalog(version)
+    tools, reasoning = flags["tool_call_parser"].choices, flags["reasoning_parser"].choices
+    assert tools and {"llama3", "qwen25", "deepseekv3", "pythonic"} <= set(tools) and "llama4" not in tools
+    assert reasoning and {"deepseek-r1", "qwen3", "glm45"} <= set(reasoning)
+    assert ("auto" in tools) == (version != "0.5.10")
+    parsed = parse_command(["--model-path", "m", "--tool-call-parser", "llama4"], Catalog(flags.values()))
+    assert [e for e in parsed.errors if "--tool-call-parser" in str(e)]
 
 
 def test_action_kwargs_carry_nargs_to_the_custom_action():

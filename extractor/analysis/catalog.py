@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..core.formula import flag_name
@@ -65,14 +65,16 @@ class _Decl:
 Scan = tuple[bool, tuple[tuple[str, str], ...]]
 
 
-def build_catalog(modules: list[ModuleSummary], scans: dict[str, Scan] | None = None) -> list[Flag]:
+def build_catalog(modules: list[ModuleSummary], scans: dict[str, Scan] | None = None,
+                  load: Callable[[str], ModuleSummary | None] | None = None) -> list[Flag]:
     """All flags of the read modules, one entry per field (argparse dest), sorted by name.
 
     `scans` (by function digest, `Functions.digest`; read and filled): what each function's text gives
     the catalog. A function known there that declares no option is not read again, so a module whose
     functions are all so and that has no class is not parsed (an incremental extraction's index of
-    it came from the cache)."""
-    index = Index(modules)
+    it came from the cache). `load`: modules outside the read ones by dotted name, where a value is
+    read through them (a list of parser names kept in a module of its own)."""
+    index = Index(modules, load)
     decls: dict[str, list[_Decl]] = {}
     defaults: dict[str, Default] = {}
     namespace_defaults: dict[str, Default] = {}  # plain fields of Struct namespaces: only where no other default
@@ -94,7 +96,7 @@ def build_catalog(modules: list[ModuleSummary], scans: dict[str, Scan] | None = 
             local: Bindings | None = None
             for stmt in _statements(function.body):
                 if isinstance(stmt, ast.Expr) and _is_add_argument(stmt.value):
-                    local = local or Bindings.of(_statements(function.body), _parameters(function))
+                    local = local or Bindings.of(_statements(function.body), _parameters(function), module.path)
                     found = _add_argument(index, module, stmt.value, stmt.lineno, local)  # type: ignore[arg-type]
                     if found is not None:
                         decls.setdefault(found[0], []).append(found[1])

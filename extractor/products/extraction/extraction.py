@@ -5,14 +5,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ...analysis.callgraph import Program
 from ...analysis.reuse import MemoryStore, StaleReuse
 from ...analysis.run import Run
 from ...analysis.catalog import build_catalog
-from ...analysis.modules import FunctionFacts, ModuleSummary, Outline, deep_recursion, dotted_module, summarize
+from ...analysis.modules import FunctionFacts, ModuleSummary, Outline, deep_recursion, dotted_module, outline, summarize
 from ...analysis.environ import env_defaults
 from ...analysis.helpers import CalledNames, helper_library, places_of_names
 from ...analysis.rules import rules_of
@@ -76,6 +76,25 @@ def read_modules(tree: SourceTree, paths, keep_going: bool, known: Mapping[str, 
                 raise
             problems.append(SourceProblem(path, 0, 0, str(error)))
     return modules, files, problems
+
+
+def module_loader(tree: SourceTree, outlines: Mapping[str, Outline] | None) -> Callable[[str], ModuleSummary | None]:
+    """Modules of the tree outside the layout's files, indexed when the catalog first asks for one by
+    its dotted name (the parser registries whose names `--tool-call-parser` offers)."""
+    loaded: dict[str, ModuleSummary | None] = {}
+
+    def load(dotted: str) -> ModuleSummary | None:
+        if dotted not in loaded:
+            loaded[dotted] = None
+            base = dotted.replace(".", "/")
+            for path in (base + ".py", base + "/__init__.py"):
+                if tree.has(path):
+                    with contextlib.suppress(ParseError, SourceError):
+                        loaded[dotted] = outline(path, tree.read_text(path), outlines)
+                    break
+        return loaded[dotted]
+
+    return load
 
 
 def _followed(program: Program, run: Run):
@@ -193,7 +212,7 @@ def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stag
     # What the later stages kept last time (catalog scans, the run, witnesses, relations), and keep for next time.
     later: dict | None = dict(store.later) if store is not None else {} if keep else None
     scans = dict(later.get("catalog", {})) if later is not None else None
-    flags = build_catalog(modules, scans)
+    flags = build_catalog(modules, scans, module_loader(tree, store.outlines if store is not None else None))
     if later is not None and scans != later.get("catalog"):
         later["catalog"] = scans  # else the very dict read: a delta of the bundle leaves it out
     program = Program(tree, modules, store, frozenset(f.name for f in flags))

@@ -386,20 +386,27 @@ def measure_latencies() -> dict:
 
 def measure_first_runs() -> dict:
     """What the first use of a release costs, in a fresh cache: `check` of the seed and `explain` of its
-    error line. The newest release is shipped in the package: read from there, nothing downloaded or
-    extracted. An older one (RELEASES[0], not shipped) is extracted once from its unpacked files, copied
-    into the cache (the download, network-bound, left out), and indexed."""
+    error line. The issue's target is the first use of the index of a cached release: the release
+    (RELEASES[0]) extracted by `extract --release`, which writes its index, then the first command
+    (the extraction itself not timed). Shown beside it, the first use with no index yet: the newest
+    release, shipped in the package, its index built from the packed documents; and the older one with
+    only its unpacked files in the cache (the download, network-bound, left out), extracted and indexed
+    by that first command."""
     from extractor.products.reuse.shipped import shipped_releases
 
     found = {}
-    for release, kind in ((RELEASES[-1], "shipped"), (RELEASES[0], "extracted")):
+    for release, kind in ((RELEASES[-1], "shipped"), (RELEASES[0], "extracted"), (RELEASES[0], "indexed")):
         assert (release in shipped_releases()) == (kind == "shipped"), release
         for name, argv in (("check", ["check", "--release", release, "--", *SEED_COMMAND]),
                            ("explain", ["explain", "--release", release, f"ValueError: {SEED_ERROR}"])):
             with tempfile.TemporaryDirectory() as cache:
-                if kind == "extracted":
+                env = {**os.environ, "SGLANG_CONSTRAINTS_CACHE": cache}
+                if kind != "shipped":
                     shutil.copytree(cache_root() / "trees" / release, Path(cache, "trees", release))
-                found[f"{name}_first_{kind}_cpu_s"] = child_cpu(argv, {**os.environ, "SGLANG_CONSTRAINTS_CACHE": cache})
+                if kind == "indexed":
+                    subprocess.run([sys.executable, "-m", "extractor", "extract", "--release", release, "-o",
+                                    str(Path(cache, "out"))], capture_output=True, cwd=ROOT, env=env, check=True)
+                found[f"{name}_first_{kind}_cpu_s"] = child_cpu(argv, env)
     return found
 
 
@@ -407,7 +414,7 @@ def print_latencies(latencies: dict, first_runs: dict) -> None:
     """The latency lines, with the issue's targets: pass or FAIL."""
     bare = latencies["bare_start_cpu_s"]
     one, folder, explain = latencies["check_one_cpu_s"], latencies["check_folder_50_cpu_s"], latencies["explain_cpu_s"]
-    first = first_runs["check_first_shipped_cpu_s"]
+    first = first_runs["check_first_indexed_cpu_s"]
     print(f"latency on cached {RELEASES[-1]} (CPU s, best of 3; a bare Python start: {bare} s), answered again "
           f"(the same line or text, rules, code and options as an earlier run): "
           f"check of one command {one} ({latencies['check_one_over_bare']}x the bare start; target "
@@ -424,9 +431,11 @@ def print_latencies(latencies: dict, first_runs: dict) -> None:
           f"{latencies['check_one_h100_cpu_s']}, naming a model not checked before "
           f"{latencies['check_one_new_model_cpu_s']}, of 50 distinct user launch lines "
           f"{latencies['check_folder_50_distinct_cpu_s']}")
-    print(f"first use in a fresh cache (CPU s): {RELEASES[-1]}, shipped (its index built from the packed documents): "
-          f"check {first} (target <= {TARGET_FIRST_INDEX_CPU_S}: {verdict(first <= TARGET_FIRST_INDEX_CPU_S)}), "
-          f"explain {first_runs['explain_first_shipped_cpu_s']}; {RELEASES[0]}, extracted from its unpacked files: "
+    print(f"first use in a fresh cache (CPU s): of the index `extract --release {RELEASES[0]}` wrote: check {first} "
+          f"(target <= {TARGET_FIRST_INDEX_CPU_S}: {verdict(first <= TARGET_FIRST_INDEX_CPU_S)}), explain "
+          f"{first_runs['explain_first_indexed_cpu_s']}; with no index yet: {RELEASES[-1]}, shipped (its index built "
+          f"from the packed documents): check {first_runs['check_first_shipped_cpu_s']}, explain "
+          f"{first_runs['explain_first_shipped_cpu_s']}; {RELEASES[0]}, extracted from its unpacked files: "
           f"check {first_runs['check_first_extracted_cpu_s']}, explain {first_runs['explain_first_extracted_cpu_s']}")
 
 

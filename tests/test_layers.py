@@ -246,6 +246,8 @@ def test_a_check_answered_before_reads_no_rules(tmp_path: Path, files: bool) -> 
     assert "extractor.logic.evaluation" in loaded_first
     assert [m for m in loaded if m.startswith(("extractor.logic.evaluation", "extractor.products.check",
                                                "extractor.core.model", "extractor.core.formula", "yaml"))] == []
+    if sys.platform.startswith("linux"):  # the XDG cache folder is read without platformdirs (`core.places`)
+        assert "platformdirs" not in loaded
 
 
 # What the text report of one command line does not need: YAML's reader (launch files), the JSON writer

@@ -682,6 +682,7 @@ class ServerArgs:
     def __post_init__(self):
         self._check_transport()
         self._check_backend()
+        self._check_features()
 
     def _check_transport(self):
         sysfs_path = "/sys/class/infiniband"
@@ -696,6 +697,16 @@ class ServerArgs:
         allowed = ("flashinfer", "fa3")
         if self.page_size > 1 and backend not in allowed:
             raise ValueError(f"page_size > 1 needs one of {allowed}; got {backend} ({backend!r}).")
+
+    def _check_features(self):
+        owner = "this server"
+        unsupported = (
+            (self.transport == "ipc", "does not support --transport ipc"),
+            (self.page_size > 64, "does not support pages over 64"),
+        )
+        for is_unsupported, reason in unsupported:
+            if is_unsupported:
+                raise ValueError(f"{owner} {reason}.")
 
     @staticmethod
     def add_cli_args(parser: argparse.ArgumentParser):
@@ -721,6 +732,20 @@ def test_placeholders_of_locals_show_what_they_hold(tmp_path: Path) -> None:
         "page_size > 1 needs one of ('flashinfer', 'fa3'); got triton ('triton')."]
     template = next(r.message for r in ruleset.rules if r.message.startswith("page_size > 1"))
     assert template == "page_size > 1 needs one of {allowed}; got {backend} ({backend!r})."  # as the source writes it
+
+
+def test_a_placeholder_each_item_of_an_unrolled_loop_fills_otherwise_stays(tmp_path: Path) -> None:
+    """`for is_unsupported, reason in unsupported: if is_unsupported: raise ValueError(f"... {reason}.")`
+    is one guard over every item; `{reason}` holds each item's own text, so no item's is the message
+    (the first item's was shown for all: 0.5.23's LoRA with speculative decoding named the ragged
+    verify mode for `--speculative-adaptive`); `{owner}`, the same for every item, is filled."""
+    from tests.packages import package_ruleset
+
+    ruleset = package_ruleset(tmp_path, PLACEHOLDER_PACKAGE)
+    [rule] = [r for r in ruleset.rules if r.message == "{owner} {reason}."]
+    assert [name for name, _ in rule.placeholders] == ["owner"]
+    for argv in (["--transport", "ipc"], ["--page-size", "128", "--attention-backend", "fa3"]):
+        assert [f.text for f in check(ruleset, argv).definite] == ["this server {reason}."], argv
 
 
 def test_a_page_shows_what_a_literal_placeholder_holds(tmp_path: Path) -> None:

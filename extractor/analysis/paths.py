@@ -92,11 +92,20 @@ def within(event, ctx: Formula):
 
 
 def merged_events(events: list, key) -> list:
-    """Events of one statement walked more than once (an unrolled loop), as one under either condition."""
+    """Events of one statement walked more than once (an unrolled loop), as one under either condition.
+    A guard's message placeholder is kept only where every walk found it the same: `for is_unsupported,
+    reason in unsupported: if is_unsupported: raise ValueError(f"... {reason}.")` raises each item's
+    reason, and the first item's is not the message of the others."""
     merged: dict = {}
     for event in events:
         found = merged.get(key(event))
-        merged[key(event)] = event if found is None else replace(found, condition=disj(found.condition, event.condition))
+        if found is None:
+            merged[key(event)] = event
+            continue
+        common = {}
+        if getattr(found, "placeholders", ()) != getattr(event, "placeholders", ()):
+            common["placeholders"] = tuple(p for p in found.placeholders if p in event.placeholders)
+        merged[key(event)] = replace(found, condition=disj(found.condition, event.condition), **common)
     return list(merged.values())
 
 

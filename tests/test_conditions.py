@@ -314,6 +314,52 @@ CONDITIONS = [
     ),
     pytest.param(
         """
+        def pick(server_args, arch):
+            cfg = resolving_view(server_args)
+            if cfg.algorithm == "STANDALONE":
+                return (3, 1, 4)
+            if arch in ["LlamaForCausalLM"]:
+                return (5, 4, 8)
+            return 3, 1, 4
+
+
+        def check(server_args):
+            steps, topk, draft = pick(server_args, server_args.arch)
+            if topk > 1 and server_args.page_size > 1:
+                raise ValueError("topk over one with pages")
+        """,
+        {"topk over one with pages": 'algorithm != "STANDALONE" and arch in ["LlamaForCausalLM"] and page_size > 1'},
+        id="tuple-unpacked-from-a-helper-with-several-returns",
+    ),
+    pytest.param(
+        """
+        def check(server_args):
+            cfg = resolving_view(server_args)
+            parsed = []
+            for path in cfg.lora_paths:
+                if not isinstance(path, str):
+                    raise ValueError("not a string")
+                ref = make_ref(path)
+                parsed.append(ref)
+            if len(parsed) > cfg.max_loaded_loras:
+                raise ValueError("more paths than loaded")
+            kept = []
+            for path in cfg.lora_paths:
+                if path.startswith("skip"):
+                    continue
+                kept.append(path)
+            if len(kept) > cfg.max_loaded_loras:
+                raise ValueError("more kept than loaded")
+        """,
+        {  # as 0.5.23's check_lora_server_args: one LoRARef appended per path; a `continue` may skip one
+            "not a string": "path in lora_paths and not isinstance(path, str)",
+            "more paths than loaded": "len(lora_paths) > max_loaded_loras",
+            "more kept than loaded": "len(kept) > max_loaded_loras",
+        },
+        id="a-list-a-loop-fills-one-item-per-item",
+    ),
+    pytest.param(
+        """
         def backends_of(cfg):
             prefill = cfg.prefill_backend if cfg.prefill_backend else cfg.attention_backend
             decode = cfg.decode_backend if cfg.decode_backend else cfg.attention_backend

@@ -14,30 +14,10 @@ import libcst as cst
 from ..core.formula import REFLEXIVE_TRUTH, conj, disj, formula_size, literal_source, neg
 from ..core.model import FALSE, SWAPPED_OP, TRUE, Atom, Const, Formula, Lit, Term, TermKind
 from .normalize import classify, opaque, value_fields
-from .scope import (
-    ENV_KEY,
-    FIELD_KEY,
-    MAX_CHOICES,
-    Absent,
-    Bound,
-    Choice,
-    Entries,
-    Env,
-    EnvOriginal,
-    NonEmpty,
-    Original,
-    Rewritten,
-    Scope,
-    Unknown,
-    Value,
-    bookkeeping_value,
-    choice_names,
-    dotted_name,
-    env_call,
-    field_of,
-    literal,
-    local_text,
-)
+from .paths import counted_items
+from .scope import (ENV_KEY, FIELD_KEY, MAX_CHOICES, Absent, Bound, Choice, Entries, Env, EnvOriginal, NonEmpty,
+                    Original, Rewritten, Scope, Unknown, Value, bookkeeping_value, choice_names, dotted_name, env_call,
+                    field_of, literal, local_text)
 
 _STRING_METHODS = frozenset({"lower", "upper", "strip", "casefold"})
 _BUILTIN_TRANSFORMS = frozenset({"int", "float", "str", "len", "bool", "abs"})
@@ -371,6 +351,27 @@ def _returned(node: cst.Call, scope: Scope, env: Env):
     return scope.inline_cases(node, env) if scope.inline_cases is not None else None
 
 
+def _returned_items(node: cst.BaseExpression, scope: Scope, env: Env):
+    """`helper(...)[i]`: the (when, i-th item, scope, locals) of each tuple a small pure helper returns."""
+    if not (type(node) is cst.Subscript and type(node.value) is cst.Call and len(node.slice) == 1):
+        return None
+    index = node.slice[0].slice
+    if not (type(index) is cst.Index and type(index.value) is cst.Integer):
+        return None
+    position = int(index.value.value)
+    returned = _returned(node.value, scope, env)
+    if returned is None:
+        return None
+    items = []
+    for when, expr, s, e in returned:
+        expr, s, e = _resolved(expr, s, e)
+        if type(expr) not in (cst.Tuple, cst.List) or position >= len(expr.elements) \
+                or any(type(element) is cst.StarredElement for element in expr.elements):
+            return None
+        items.append((when, expr.elements[position].value, s, e))
+    return items
+
+
 def _assigned_field(node: cst.BaseExpression, scope: Scope, env: Env) -> Value | None:
     """What the function assigned to the field this expression reads, if it reads one it assigned."""
     name = field_of(node, scope, env)
@@ -498,9 +499,12 @@ def operand_cases(
             return cases
         return [(TRUE, opaque(node, scope, env))]
     transform, inner = _transform_of(node)
-    if inner is not None and _resolved(inner, scope, env)[0] is not inner:
-        # `mode.upper()` where the function assigned `mode = a if t else "x"`: the transform of each value.
-        inner_cases = operand_cases(inner, scope, env, container_ok)
+    counted = counted_items(*_resolved(inner, scope, env)[::2]) if transform == "len" else None
+    if counted is not None or inner is not None and _resolved(inner, scope, env)[0] is not inner:
+        # `mode.upper()` where the function assigned `mode = a if t else "x"`: the transform of each
+        # value; `len(parsed)` of a list a loop filled one item per item of `cfg.paths`: `len(cfg.paths)`.
+        inner_cases = operand_cases(counted.node, counted.scope or scope, counted.env, container_ok) if counted \
+            else operand_cases(inner, scope, env, container_ok)
         transformed = [(w, _transformed_value(v, transform)) for w, v in inner_cases]  # type: ignore[arg-type]
         if all(v is not None for _, v in transformed):
             return transformed  # type: ignore[return-value]
@@ -523,6 +527,10 @@ def operand_cases(
     elif (parsed := _enum_parsed(node, scope)) is not None:
         # `SpeculativeAlgorithm.from_string(cfg.algo)` where the function rewrote `algo`: each value parsed.
         return operand_cases(parsed, scope, env, container_ok)
+    elif (items := _returned_items(node, scope, env)) is not None:
+        # `steps, topk, draft = _auto_choose_speculative_params(server_args, arch)`: the item of each
+        # tuple the helper may return, with when it returns it.
+        cases = [(conj(when, w), v) for when, item, s, e in items for w, v in operand_cases(item, s, e, container_ok)]
     elif is_boolean(node):
         # `not x`, `a > b`: True or False by its form, each with when.
         truth = to_formula(node, scope, env)

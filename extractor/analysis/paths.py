@@ -24,6 +24,7 @@ from .scope import (
     Env,
     EnvOriginal,
     NonEmpty,
+    OnePerItem,
     Original,
     Rewritten,
     Scope,
@@ -260,3 +261,48 @@ def names_of(target: cst.BaseExpression, names: list[str]) -> None:
     elif type(target) in (cst.Tuple, cst.List):
         for element in target.elements:
             names_of(element.value, names)
+
+
+def one_per_item_lists(node: cst.For, env: Env) -> dict[str, OnePerItem]:
+    """The lists a `for` loop appends exactly one item to per item it iterates: a local bound to `[]`
+    before the loop, appended to by the body's last statement and named nowhere else in it, with no
+    `break`, `continue` or `else` (a raise or a return leaves the loop: what follows it saw every
+    item appended)."""
+    body = node.body.body if type(node.body) is cst.IndentedBlock else ()
+    if node.orelse is not None or not body or not (type(body[-1]) is cst.SimpleStatementLine and len(body[-1].body) == 1):
+        return {}
+    last = body[-1].body[0]
+    call = last.value if type(last) is cst.Expr else None
+    if not (type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value == "append"
+            and type(call.func.value) is cst.Name and len(call.args) == 1):
+        return {}
+    name = call.func.value.value
+    before = env.get(name)
+    if not (isinstance(before, Bound) and type(before.node) is cst.List and not before.node.elements):
+        return {}
+    for stmt in body[:-1]:
+        for inner in iter_statements([stmt]):
+            if type(inner) in (cst.Break, cst.Continue):
+                return {}
+        if any(type(n) is cst.Name and n.value == name for n in _names_in(stmt)):
+            return {}
+    if any(type(n) is cst.Name and n.value == name for n in _names_in(node.iter)) or \
+            any(type(n) is cst.Name and n.value == name for n in _names_in(call.args[0].value)):
+        return {}
+    return {name: OnePerItem(name, (), Bound(node.iter, env))}
+
+
+def _names_in(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found: list[cst.CSTNode] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        stack.extend(current.children)
+    return found
+
+
+def counted_items(node: cst.BaseExpression, env: Env) -> Bound | None:
+    """What a list local counts the items of (`OnePerItem`), or None."""
+    value = env.get(node.value) if type(node) is cst.Name else None
+    return value.items if isinstance(value, OnePerItem) else None

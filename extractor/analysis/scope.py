@@ -54,6 +54,18 @@ class Unknown:
     fields: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True, repr=False)
+class OnePerItem(Unknown):
+    """A list a `for` loop appended one item to per item of what it iterated (`parsed = []`, then
+    `for p in cfg.lora_paths: ...; parsed.append(ref)`): unknown items, but as many as those
+    (`len(parsed)` is `len(cfg.lora_paths)`)."""
+
+    items: Bound | None = field(default=None, compare=False)  # what the loop iterated, when it began
+
+    def __repr__(self) -> str:  # a walk's memo key: the name and its fields, not the bound syntax
+        return f"OnePerItem({self.text!r}, {self.fields!r})"
+
+
 @dataclass(frozen=True, slots=True)
 class NonEmpty:
     """A collection known to hold items (`problems.append(...)` ran)."""

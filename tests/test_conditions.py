@@ -360,6 +360,27 @@ CONDITIONS = [
     ),
     pytest.param(
         """
+        class ServerArgs:
+            def _late_resolution(self, source, **fields):
+                from sglang.srt.arg_groups.overrides import declare_late_resolution
+
+                declare_late_resolution(self, source, **fields)
+
+            def check_lora_server_args(self):
+                if self.lora_paths and self.enable_lora is None:
+                    self._late_resolution("check_lora_server_args", enable_lora=True)
+                if self.enable_lora and len(self.lora_paths) > self.max_loaded_loras:
+                    raise ValueError("more paths than loaded")
+        """,
+        {  # as 0.5.18: the method passes its keywords on to declare_late_resolution
+            "more paths than loaded": "lora_paths and enable_lora is None and len(lora_paths) > max_loaded_loras or not"
+                                      " (lora_paths and enable_lora is None) and enable_lora and len(lora_paths) >"
+                                      " max_loaded_loras",
+        },
+        id="a-method-declaring-a-resolution",
+    ),
+    pytest.param(
+        """
         def backends_of(cfg):
             prefill = cfg.prefill_backend if cfg.prefill_backend else cfg.attention_backend
             decode = cfg.decode_backend if cfg.decode_backend else cfg.attention_backend

@@ -28,6 +28,8 @@ from .statements import calls_outside_raises, caught_names, empty_iterable, hand
 
 # Functions that declare a resolved value for fields given as keywords: `declare_resolution(sa, "src", x=1)`.
 DECLARE_FUNCTIONS = frozenset({"declare_resolution", "declare_late_resolution"})
+# Methods of the server arguments that pass their keywords on to one: 0.5.18's `self._late_resolution("src", x=1)`.
+DECLARE_METHODS = frozenset({"_late_resolution"})
 # Methods that leave a collection with at least one item.
 _SHRINKING_METHODS = frozenset({"discard", "remove"})
 _RETURNED_CALLS = 2  # helpers read through where one returns what another returns
@@ -552,7 +554,8 @@ class _Walker:
                 self.write(key, normalize(node.args[2].value, self.scope, env)[0], ctx, nest, line, end_line,
                            node.args[2].value, env)
                 return {**env, FIELD_KEY + key: bind(node.args[2].value, env, reading=self.scope)}
-        elif last in DECLARE_FUNCTIONS and node.args and is_alias(node.args[0].value, self.scope, env):
+        elif last in DECLARE_FUNCTIONS and node.args and is_alias(node.args[0].value, self.scope, env) or \
+                last in DECLARE_METHODS and type(node.func) is cst.Attribute and is_alias(node.func.value, self.scope, env):
             # A declaration is read back by every later read through a live view (`resolving_view`).
             before = env
             for arg in node.args:

@@ -278,7 +278,12 @@ def test_search_a_pasted_error_then_follow_related_flag_and_history_links(built:
     pasted = "ValueError: " + re.sub(r"\{[^}]*\}", "7", error["message"])
     same_text = {e["id"] for e in index["errors"] if e["message"] == error["message"]}
     page.keyboard.press("/")
+    # The search worker has its index ("Initializing search" until then), and Material reads the box on
+    # a key, as when a user pastes with one: a fill alone, before that, set off no search (a 30 s
+    # timeout in two fresh-clone runs of three).
+    page.wait_for_function(f"!/initializ/i.test(document.querySelector('{_META}').innerText)")
     page.fill("input.md-search__input", pasted)
+    page.press("input.md-search__input", "End")
     page.wait_for_selector(".md-search-result__item")
     first = page.locator(".md-search-result__item > a").evaluate_all("links => links.slice(0, 3).map(a => a.href)")
     hits = [url for url in first if _page_id(url) in same_text] if first else []

@@ -499,8 +499,9 @@ def operand_cases(
             return cases
         return [(TRUE, opaque(node, scope, env))]
     transform, inner = _transform_of(node)
-    counted = counted_items(*_resolved(inner, scope, env)[::2]) if transform == "len" else None
-    if counted is not None or inner is not None and _resolved(inner, scope, env)[0] is not inner:
+    resolved, _, resolved_env = _resolved(inner, scope, env) if inner is not None else (None, scope, env)
+    counted = counted_items(resolved, resolved_env) if transform == "len" else None
+    if counted is not None or inner is not None and resolved is not inner:
         # `mode.upper()` where the function assigned `mode = a if t else "x"`: the transform of each
         # value; `len(parsed)` of a list a loop filled one item per item of `cfg.paths`: `len(cfg.paths)`.
         inner_cases = operand_cases(counted.node, counted.scope or scope, counted.env, container_ok) if counted \

@@ -32,6 +32,7 @@ from .scope import (
     Value,
     bound_string,
     entries_of,
+    iter_expression,
 )
 
 ADDING_METHODS = frozenset({"append", "add", "insert", "appendleft"})
@@ -284,22 +285,16 @@ def one_per_item_lists(node: cst.For, env: Env) -> dict[str, OnePerItem]:
         for inner in iter_statements([stmt]):
             if type(inner) in (cst.Break, cst.Continue):
                 return {}
-        if any(type(n) is cst.Name and n.value == name for n in _names_in(stmt)):
+        if _mentions(stmt, name):
             return {}
-    if any(type(n) is cst.Name and n.value == name for n in _names_in(node.iter)) or \
-            any(type(n) is cst.Name and n.value == name for n in _names_in(call.args[0].value)):
+    if _mentions(node.iter, name) or _mentions(call.args[0].value, name):
         return {}
     return {name: OnePerItem(name, (), Bound(node.iter, env))}
 
 
-def _names_in(node: cst.CSTNode) -> list[cst.CSTNode]:
-    found: list[cst.CSTNode] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        found.append(current)
-        stack.extend(current.children)
-    return found
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    """Does the syntax name the variable `name` (attribute names aside)?"""
+    return any(type(n) is cst.Name and n.value == name for n in iter_expression(node))
 
 
 def counted_items(node: cst.BaseExpression, env: Env) -> Bound | None:

@@ -187,9 +187,6 @@ class Index:
     def _keys(self, module: ModuleSummary, node: ast.expr, local: Bindings | None, depth: int) -> object:
         """The keys of the dict literal a name is bound to (`Parser.DetectorMap`, `NAMES.keys()`), or
         `MISSING`: argparse's `choices=list(some_dict)` offers its keys."""
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "keys" \
-                and not node.args and not node.keywords:
-            return self._keys(module, node.func.value, local, depth + 1)
         bound = self._bound_expression(module, node, local)
         if depth > _DEPTH or bound is None or not isinstance(bound[1], ast.Dict) or None in bound[1].keys:
             return MISSING  # not a dict literal, or one with `**spread` entries

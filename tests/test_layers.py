@@ -248,6 +248,8 @@ def test_a_check_answered_before_reads_no_rules(tmp_path: Path, files: bool) -> 
                                                "extractor.core.model", "extractor.core.formula", "yaml"))] == []
     if sys.platform.startswith("linux"):  # the XDG cache folder is read without platformdirs (`core.places`)
         assert "platformdirs" not in loaded
+    # Only check's own parser is built: no other command's module is imported (`cli.build_parser`).
+    assert sorted(m for m in loaded if m.startswith("extractor.commands.")) == ["extractor.commands.check"]
 
 
 # What the text report of one command line does not need: YAML's reader (launch files), the JSON writer

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import itertools
 import textwrap
 from pathlib import Path
 
@@ -870,3 +871,54 @@ class ServerArgs:
     assert rules["never: the local kept the field"] == "False"
     assert rules["never: a class makes an object"] == "False"
     assert rules["a helper may return None"] != "False"
+
+
+def test_ifs_in_a_row_over_one_value_keep_each_option_on_its_own_condition(tmp_path: Path) -> None:
+    """`if backend is None: backend = <default by platform>`, then `if backend == "x": backend = "y"`
+    again and again (0.5.10's `_handle_attention_backend_compatibility`): the value is merged option by
+    option, so a guard over a value no default gives reads no platform fact, and every guard is the
+    function's own logic (checked on every combination of its inputs)."""
+    src = """
+    class ServerArgs:
+        def _handle_attention_backend(self):
+            if self.attention_backend is None:
+                if is_sm90_supported():
+                    self.attention_backend = "fa3"
+                elif is_sm100_supported():
+                    self.attention_backend = "trtllm_mha"
+                else:
+                    self.attention_backend = "triton"
+            if self.attention_backend == "torch_native":
+                self.page_size = 1
+            if self.attention_backend == "fa3":
+                if self.page_size > 1:
+                    self.attention_backend = "flashinfer"
+            if self.attention_backend == "trtllm_mha":
+                if self.speculative_eagle_topk > 1:
+                    self.attention_backend = "triton"
+            if self.attention_backend == "dual_chunk_flash_attn":
+                raise ValueError("dual chunk")
+            if self.attention_backend == "triton":
+                raise ValueError("triton")
+    """
+
+    def backend_at_the_end(backend, page_size, topk, sm90, sm100):
+        if backend is None:
+            backend = "fa3" if sm90 else "trtllm_mha" if sm100 else "triton"
+        if backend == "torch_native":
+            page_size = 1
+        if backend == "fa3" and page_size > 1:
+            backend = "flashinfer"
+        if backend == "trtllm_mha" and topk > 1:
+            backend = "triton"
+        return backend
+
+    found = conditions(tmp_path, src)
+    assert "is_sm" not in found["dual chunk"]
+    for backend in (None, "fa3", "trtllm_mha", "triton", "torch_native", "flashinfer", "dual_chunk_flash_attn"):
+        for page_size, topk, sm90, sm100 in itertools.product((1, 64), (1, 4), (False, True), (False, True)):
+            names = {"attention_backend": backend, "page_size": page_size, "speculative_eagle_topk": topk,
+                     "is_sm90_supported": lambda: sm90, "is_sm100_supported": lambda: sm100}
+            end = backend_at_the_end(backend, page_size, topk, sm90, sm100)
+            assert eval(found["dual chunk"], {}, names) == (end == "dual_chunk_flash_attn")
+            assert eval(found["triton"], {}, dict(names)) == (end == "triton" and end != "dual_chunk_flash_attn")

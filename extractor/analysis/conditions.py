@@ -675,6 +675,16 @@ def _expand_choices(node: cst.BaseExpression, scope: Scope, env: Env, names: lis
     return result
 
 
+def tested_choice(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[str, Choice, tuple[Formula, ...]] | None:
+    """The one path-dependent value a test reads, with the test's truth under each of its options
+    (`paths.merge_branches` merges that value option by option); None when it reads none or several."""
+    names = choice_names(node, env, scope)
+    if len(names) != 1:
+        return None
+    choice = env[names[0]]
+    return names[0], choice, tuple(to_formula(node, scope, {**env, names[0]: value}) for _, value in choice.options)
+
+
 def _without_choices(node: cst.BaseExpression, scope: Scope, env: Env, names: list[str]) -> Formula:
     """The test with the path-dependent values it reads taken as unknown: its shape kept
     (`quant_cfg is not None` stays a comparison over an unknown local, not one opaque atom)."""

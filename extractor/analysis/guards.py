@@ -10,7 +10,7 @@ import libcst as cst
 
 from ..core.formula import atoms, conj, disj, fields_read, literal_source, neg, replaced
 from ..core.model import FALSE, TRUE, Atom, Formula, Lit, RuleKind, Term, TermKind
-from .conditions import to_formula
+from .conditions import tested_choice, to_formula
 from .lines import Span, iter_statements
 from .normalize import classify, normalize, term_source, value_fields
 from .paths import (ADDING_METHODS, GROWING_METHODS, assign_unknown, assigned_names, fields_after_loop,
@@ -171,7 +171,7 @@ class _Walker:
     def if_(self, node: cst.If, ctx: Formula, env: Env, nest: tuple[int, ...]):
         # The calls of the test run before either branch (their raises are the launch's too).
         env = self.calls_in(node.test, ctx, env)
-        test = to_formula(node.test, self.scope, env)
+        test, tested = to_formula(node.test, self.scope, env), tested_choice(node.test, self.scope, env)
         env = self.walrus(node.test, env)
         line = self.spans[id(node)][0]
         with self.within(test):
@@ -190,7 +190,7 @@ class _Walker:
         elif disj(r2, b2) == TRUE:
             merged = env1
         else:
-            merged = merge_branches(env, env1, env2, test)
+            merged = merge_branches(env, env1, env2, test, tested)
         return ret, brk, merged
 
     def loop(self, node: cst.For | cst.While, ctx: Formula, env: Env, nest: tuple[int, ...]):

@@ -13,7 +13,7 @@ from dataclasses import replace
 import libcst as cst
 
 from ..core.formula import conj, disj, neg
-from ..core.model import FALSE, TRUE, Formula
+from ..core.model import FALSE, TRUE, And, Formula
 from .lines import iter_statements
 from .scope import (
     ENV_KEY,
@@ -134,8 +134,18 @@ def assign_unknown(env: Env, target: cst.BaseExpression, scope: Scope) -> Env:
     return env
 
 
-def merge_branches(before: Env, then_env: Env, else_env: Env, test: Formula) -> Env:
-    """Locals after an if/else: a value that differs by branch becomes a choice on the test."""
+# A test over one path-dependent value: its name, the value before the test, and the test's truth
+# under each of that value's options (`conditions.tested_choice`).
+TestedChoice = tuple[str, Choice, tuple[Formula, ...]]
+
+
+def merge_branches(before: Env, then_env: Env, else_env: Env, test: Formula,
+                   tested: TestedChoice | None = None) -> Env:
+    """Locals after an if/else: a value that differs by branch becomes a choice on the test. The value
+    the test reads itself (`tested`), where each branch either assigns it or leaves it as it was,
+    becomes a choice per option it had: `if backend == "a": backend = "b"` maps each option on its
+    own condition (those are disjoint), not on the test and its negation, which repeat every
+    option's condition and grow with each such `if` in a row."""
     merged = dict(before)
     for name in then_env.keys() | else_env.keys():
         a, b = then_env.get(name), else_env.get(name)
@@ -150,7 +160,8 @@ def merge_branches(before: Env, then_env: Env, else_env: Env, test: Formula) -> 
         if entries is not None:
             merged[name] = entries
             continue
-        options = combine_options(path_options(test, a or unassigned) + path_options(neg(test), b or unassigned))
+        options = combine_options(_per_option(tested, a or unassigned, b or unassigned) if tested and tested[0] == name
+                                  else path_options(test, a or unassigned) + path_options(neg(test), b or unassigned))
         if len(options) == 1:
             merged[name] = options[0][1]
         elif len(options) > MAX_CHOICE_OPTIONS:
@@ -159,6 +170,32 @@ def merge_branches(before: Env, then_env: Env, else_env: Env, test: Formula) -> 
         else:
             merged[name] = Choice(tuple(options))
     return merged
+
+
+def _per_option(tested: TestedChoice, then_value: Value, else_value: Value) -> list[tuple[Formula, Value]]:
+    """The tested value after the branches, option by option: where the test holds under an option's
+    value, what the then-branch left, else what the else-branch left (the option itself where a branch
+    did not assign it)."""
+    _, choice, truths = tested
+    found = []
+    for index, ((condition, value), truth) in enumerate(zip(choice.options, truths)):
+        for when, branch in ((conj(condition, truth), then_value), (conj(condition, neg(truth)), else_value)):
+            if branch is choice:
+                found.append((when, value))
+            elif isinstance(branch, Choice):
+                # A choice the branch made over this one (`if cond: backend = "x"` inside it): its
+                # options that hold under another option of the tested value cannot be taken here.
+                others = [c for i, (c, _) in enumerate(choice.options) if i != index]
+                found += [(conj(when, c), v) for c, v in branch.options if not any(_implies(c, o) for o in others)]
+            else:
+                found.append((when, branch))
+    return [(when, value) for when, value in found if when != FALSE]
+
+
+def _implies(condition: Formula, other: Formula) -> bool:
+    """Does `condition` hold only where `other` does, by its conjuncts (those of `other` among its own)?"""
+    own = set(condition.args) if isinstance(condition, And) else {condition}
+    return all(part in own for part in (other.args if isinstance(other, And) else (other,)))
 
 
 # Values a local keeps apart, each with when, before it is taken as unknown: 0.5.23's MoE runner pass

@@ -171,3 +171,39 @@ def test_a_config_read_from_another_local_folder(tmp_path) -> None:
     assert own == ["DeepseekV3ForCausalLM"]
     with pytest.raises(Unknown):
         _Evaluator(facts, {"speculative_draft_model_path__v2": "org/draft"}).eval(_parse(text).body)
+
+
+def test_the_launch_config_with_its_overrides_and_the_class_defaults(tmp_path) -> None:
+    """`get_config(model_path, ..., model_override_args=json.loads(...))` reads config.json with the
+    overrides applied as SGLang applies them (a dict merged into a dict-valued `rope_scaling` or into a
+    sub-config, any other key set); an attribute every transformers config class defaults (Gemma 3's
+    text config has no max_position_embeddings) is unknown when config.json leaves it out, not the
+    default `getattr` names."""
+    from extractor.logic.expressions import parsed_expression as _parse
+    from extractor.logic.facts import _Evaluator
+
+    folder = _folder(tmp_path / "qwen", {"architectures": ["Qwen2ForCausalLM"], "max_position_embeddings": 32768,
+                                         "rope_scaling": {"rope_type": "default", "rope_theta": 1e6},
+                                         "text_config": {"hidden_size": 8, "vocab_size": 10}})
+    facts = Facts(model=ModelFacts.from_folder(folder))
+    fields = {"model_path": str(folder)}
+
+    def read(text: str) -> object:
+        return _Evaluator(facts, fields).eval(_parse(text).body)
+
+    override = ('get_config(model_path, trust_remote_code=False, model_override_args=json.loads(\'{"rope_scaling": '
+                '{"factor": 4.0}, "text_config": {"hidden_size": 16}, "max_position_embeddings": 65536}\'))')
+    assert read(f"{override}.rope_scaling") == {"rope_type": "default", "rope_theta": 1e6, "factor": 4.0}
+    assert read(f"{override}.text_config.hidden_size") == 16 and read(f"{override}.text_config.vocab_size") == 10
+    assert read(f"{override}.max_position_embeddings") == 65536
+    assert read("get_config(model_path, model_override_args={}).max_position_embeddings") == 32768
+    assert read('getattr(get_config(model_path), "max_position_embeddings", None)') == 32768
+    assert read('getattr(get_config(model_path).text_config, "seq_length", None)') is None
+    with pytest.raises(Unknown):
+        read('getattr(get_config(model_path).text_config, "max_position_embeddings", None)')
+    assert read("model_config_of(server_args).context_len") == 32768
+    fields["json_model_override_args"] = '{"max_position_embeddings": 65536}'  # what ModelConfig is built with
+    assert read("model_config_of(server_args).context_len") == 65536
+    fields["json_model_override_args"] = "{not json"
+    with pytest.raises(Unknown):
+        read("model_config_of(server_args).context_len")

@@ -24,8 +24,8 @@ from .environment import EnvVar, env_default, parse_env
 from .expressions import BINARY_OPERATORS, Unknown, boolean_operation, comparison_chain, parsed_expression
 from .helpers import (MAX_STEPS, BoundMethod, Definition, Helpers, Instance, Outside, PackageClass, Raised, Reader,
                       World, bind_arguments, closing_statements, guard_statements)
-from .model_config import (CONFIG_LOADERS, Config, ModelConfig, ModelFacts, PlainDecoderSpec, local_model,
-                           text_config)
+from .model_config import (CLASS_DEFAULTED, CONFIG_LOADERS, Config, ModelConfig, ModelFacts, PlainDecoderSpec,
+                           local_model, overridden, text_config)
 from .fact_values import (CACHE_DECORATOR, CACHE_DECORATORS, OPAQUE_VALUES, Method, Partial, PathValue, compare,
                           plain_value)
 from .launch_host import PATH_METHODS, PATH_TESTS, LaunchHost
@@ -399,8 +399,8 @@ class _Evaluator:
         return env_default(var) if text is None else parse_env(var, text)
 
     def _loaded_config(self, node: ast.Call) -> Config:
-        """`get_config(model_path, ..., model_override_args={})`: the checkpoint's config.json, when the
-        path is the launch's own `--model-path` and nothing overrides the config."""
+        """`get_config(model_path, ..., model_override_args={...})`: the checkpoint's config.json, when the
+        path is the launch's own `--model-path` (or a folder it names), with the overrides applied."""
         model = self.facts.model
         assert model is not None
         if model.architecture_only or not node.args or isinstance(node.args[0], ast.Starred):
@@ -408,16 +408,16 @@ class _Evaluator:
         path = self.eval(node.args[0])
         if not isinstance(path, str):
             raise Unknown("config path")
-        for keyword in node.keywords:
-            if keyword.arg == "model_override_args" and self.eval(keyword.value) not in ({}, None, "{}"):
-                raise Unknown("overridden config")
+        override = next((self.eval(k.value) for k in node.keywords if k.arg == "model_override_args"), None)
         launched = {v for k, v in self.fields.items() if k == "model_path" or k.startswith("model_path__v")}
-        if path in launched:
-            return Config(model.config)
-        found = self.facts.folder_config(path)  # a draft model's folder on the command line, say
+        found = model.config if path in launched else self.facts.folder_config(path)  # a draft model's folder
         if found is None:
             raise Unknown("config of another path")
-        return Config(found)
+        if override in ({}, None, "{}"):
+            return Config(found)
+        if not isinstance(override, dict) or found.get("model_type") == "deepseek_v41":
+            raise Unknown("overridden config")  # DeepSeek-V4.1's overrides are normalized first
+        return Config(overridden(found, override))
 
     def call_outside(self, path: str, node: ast.Call) -> object:
         """A call into a module outside the package (`torch.cuda.is_available()`, `os.getenv(...)`): the
@@ -539,7 +539,7 @@ class _Evaluator:
                     return self.attribute(owner, key)
                 except Unknown:
                     if len(node.args) == 3 and isinstance(owner, Config) and key not in owner.data \
-                            and not (self.facts.model and self.facts.model.architecture_only):
+                            and key not in CLASS_DEFAULTED and not (self.facts.model and self.facts.model.architecture_only):
                         return self.eval(node.args[2])  # config.json does not have it: the default
                     raise
             if name == "isinstance" and len(node.args) == 2:
@@ -637,7 +637,17 @@ class _Evaluator:
         model = self.facts.model
         assert model is not None
         typed = self.fields.get("is_embedding")
-        return ModelConfig(Config(model.config), model.architecture_only, typed if isinstance(typed, bool) else None)
+        config = model.config
+        override = self.fields.get("json_model_override_args", "{}")
+        if override not in ("{}", "", None):  # `--json-model-override-args`, as get_config applies it
+            try:
+                override = json.loads(override) if isinstance(override, str) else override
+            except ValueError:
+                raise Unknown("overridden config") from None
+            if not isinstance(override, dict) or config.get("model_type") == "deepseek_v41":
+                raise Unknown("overridden config")
+            config = overridden(config, override)
+        return ModelConfig(Config(config), model.architecture_only, typed if isinstance(typed, bool) else None)
 
     def comprehension(self, node: ast.GeneratorExp | ast.ListComp | ast.SetComp) -> object:
         if len(node.generators) != 1 or not isinstance(node.generators[0].target, (ast.Name, ast.Tuple)):

@@ -53,14 +53,35 @@ SYMMETRIC_KV_ARCHITECTURES = frozenset({
 })
 
 
+# Attributes every transformers config class defines with a default of its own, which config.json may
+# leave out: `getattr(config, name, None)` then reads the class's value, not None (Gemma 3's text config
+# has no max_position_embeddings, Gemma3TextConfig gives 131072 where SGLang would fall back to 2048).
+CLASS_DEFAULTED = frozenset({"max_position_embeddings"})
+
+
 # Server arguments `ModelConfig.from_server_args` builds the model's config from, beyond config.json.
-MODEL_CONFIG_FIELDS = ("is_embedding",)
+MODEL_CONFIG_FIELDS = ("is_embedding", "json_model_override_args")
 
 
 # SGLang's loaders of a checkpoint's config (`hf_transformers.config.get_config`, transformers' own).
 CONFIG_LOADERS = frozenset({"get_config"})
 # Where `get_hf_text_config` finds the language model's config of a multimodal checkpoint, first first.
 _TEXT_CONFIG_KEYS = ("llm_config", "language_config", "text_config")
+
+
+def overridden(data: Mapping[str, object], override: Mapping[str, object]) -> dict[str, object]:
+    """config.json with `--json-model-override-args` applied as `get_config` applies it: a dict given for
+    a sub-config, or for a dict-valued `rope_scaling` / `rope_parameters`, merged into it; any other key
+    set as given."""
+    merged = dict(data)
+    for key, value in override.items():
+        current = merged.get(key)
+        if isinstance(value, dict) and isinstance(current, dict) and (
+                isinstance(_wrap(key, current), Config) or key in ("rope_scaling", "rope_parameters")):
+            merged[key] = {**current, **value}
+        else:
+            merged[key] = value
+    return merged
 
 
 def text_config(config: Config) -> Config:

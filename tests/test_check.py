@@ -109,6 +109,17 @@ def test_parse_errors(ruleset, argv, message) -> None:
     assert any(e.message.startswith(message) for e in errors), errors
 
 
+def test_words_argparse_does_not_know_come_after_what_stops_it_while_reading(ruleset) -> None:
+    """argparse stops at an invalid choice, a bad value or an ambiguous prefix as it reads it, and reports
+    the words it does not know only at the end, after a missing required option: in that order, whatever
+    the order of the words (the first error is the one the launch prints)."""
+    errors = parse_command(["--tp-sise", "2", "stray", "--disaggregation-mode", "both", "--d", "1"],
+                           ruleset.catalog).errors
+    assert [e.message.split(":")[0] for e in errors] == [
+        "argument --disaggregation-mode", "ambiguous option", "the following arguments are required",
+        "unrecognized arguments"]
+
+
 def test_required_flag_missing(ruleset) -> None:
     errors = parse_command(["--tp-size", "2"], ruleset.catalog).errors
     assert [e.message for e in errors] == ["the following arguments are required: --model-path/--model"]

@@ -394,6 +394,10 @@ def parse_command(argv: Sequence[str], catalog: Catalog, read: Callable[[str], s
     for flag in catalog.required():
         if flag.name not in result.given:
             result.errors.append(ArgError(flag.flags[0], f"the following arguments are required: {'/'.join(flag.flags)}"))
+    # argparse stops at the first error it meets while it reads the arguments (an ambiguous option, an
+    # invalid choice or value); the words it does not know it only reports once all are read, after
+    # the required options too: so a launch shows them last.
+    result.errors.sort(key=lambda error: error.message.startswith("unrecognized arguments"))
     return result
 
 

@@ -207,3 +207,16 @@ def test_the_launch_config_with_its_overrides_and_the_class_defaults(tmp_path) -
     fields["json_model_override_args"] = "{not json"
     with pytest.raises(Unknown):
         read("model_config_of(server_args).context_len")
+
+
+def test_a_dict_comprehension_over_a_constant(tmp_path) -> None:
+    """`_NVFP4_PREFILL_DEQUANT_DTYPE = {backend: dtype for dtype, backend in _NVFP4_PREFILL_BACKEND.items()}`
+    (0.5.23's kv_cache_hook.py): the dict it builds, so `backend in ...` is decided."""
+    from extractor.logic.expressions import parsed_expression as _parse
+    from extractor.logic.facts import _Evaluator
+
+    inverted = '{backend: dtype for dtype, backend in {"fp8_e4m3": "flashinfer", "nvfp4": "trtllm_mha"}.items()}'
+    evaluator = _Evaluator(Facts(), {"attention_backend": "fa3"})
+    assert evaluator.eval(_parse(inverted).body) == {"flashinfer": "fp8_e4m3", "trtllm_mha": "nvfp4"}
+    assert evaluator.eval(_parse(f"attention_backend in {inverted}").body) is False
+    assert evaluator.eval(_parse(f'{inverted}["trtllm_mha"]').body) == "nvfp4"

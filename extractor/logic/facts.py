@@ -218,7 +218,7 @@ class _Evaluator:
             return ev(node.body) if ev(node.test) else ev(node.orelse)
         if isinstance(node, ast.Call):
             return self.call(node)
-        if isinstance(node, (ast.GeneratorExp, ast.ListComp, ast.SetComp)):
+        if isinstance(node, (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)):
             return self.comprehension(node)
         if isinstance(node, ast.BinOp) and type(node.op) in BINARY_OPERATORS:
             left, right = ev(node.left), ev(node.right)
@@ -649,7 +649,7 @@ class _Evaluator:
             config = overridden(config, override)
         return ModelConfig(Config(config), model.architecture_only, typed if isinstance(typed, bool) else None)
 
-    def comprehension(self, node: ast.GeneratorExp | ast.ListComp | ast.SetComp) -> object:
+    def comprehension(self, node: ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp) -> object:
         if len(node.generators) != 1 or not isinstance(node.generators[0].target, (ast.Name, ast.Tuple)):
             raise Unknown("comprehension")
         generator = node.generators[0]
@@ -662,11 +662,13 @@ class _Evaluator:
             for item in list(items):  # type: ignore[arg-type]
                 self._bind(generator.target, item)
                 if all(self.eval(test) for test in generator.ifs):
-                    results.append(self.eval(node.elt))
+                    results.append((self.eval(node.key), self.eval(node.value)) if isinstance(node, ast.DictComp)
+                                   else self.eval(node.elt))
         finally:  # in place: the reader of the helper's statements binds into the same dict
             self.locals.clear()
             self.locals.update(saved)
-        return set(results) if isinstance(node, ast.SetComp) else results
+        return set(results) if isinstance(node, ast.SetComp) else dict(results) if isinstance(node, ast.DictComp) \
+            else results
 
     def _bind(self, target: ast.AST, value: object) -> None:
         if isinstance(target, ast.Name):

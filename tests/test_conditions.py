@@ -334,6 +334,45 @@ CONDITIONS = [
     ),
     pytest.param(
         """
+        import dataclasses
+
+
+        @dataclasses.dataclass
+        class ServerArgs:
+            speculative_algorithm: str = None
+            speculative_num_steps: int = None
+            speculative_eagle_topk: int = None
+            page_size: int = 1
+
+            def get_model_config(self):
+                if not hasattr(self, "model_config"):
+                    self.model_config = ModelConfig.from_server_args(self)
+                return self.model_config
+
+            def _handle_speculative(self):
+                if self.speculative_num_steps is None:
+                    (self.speculative_num_steps, self.speculative_eagle_topk) = pick(self)
+                if self.speculative_eagle_topk > 1 and self.page_size > 1:
+                    raise ValueError("topk over one with pages")
+
+
+        def pick(self: ServerArgs):
+            arch = self.get_model_config().hf_config.architectures[0]
+            if self.speculative_algorithm == "STANDALONE":
+                return (3, 1)
+            if arch in ["LlamaForCausalLM"]:
+                return (5, 4)
+            return (3, 1)
+        """,
+        {  # as 0.5.10's auto_choose_speculative_params(self): the model config it reads is a cache it fills
+            "topk over one with pages": 'speculative_num_steps is None and speculative_algorithm != "STANDALONE" and '
+                                        'self.get_model_config().hf_config.architectures[0] in ["LlamaForCausalLM"] '
+                                        'and page_size > 1 or speculative_num_steps is not None and '
+                                        'speculative_eagle_topk > 1 and page_size > 1'},
+        id="fields-unpacked-from-a-helper-that-fills-a-cache",
+    ),
+    pytest.param(
+        """
         def check(server_args):
             cfg = resolving_view(server_args)
             parsed = []

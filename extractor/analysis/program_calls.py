@@ -181,9 +181,14 @@ class CallQueries:
         finally:
             self._inlining.discard(target.key)
             self._ask(("pop", target.key), lambda: None)
-        if summary.writes or any(c.writes for c in summary.calls) or not summary.returns \
+        written = {w.field for w in summary.writes}.union(*(c.writes for c in summary.calls))
+        fields = summary.scope.fields  # without the catalog's fields at hand, every write counts
+        if any(not fields or name in fields for name in written) or not summary.returns \
                 or len(summary.returns) > MAX_RETURNS:
-            return None  # not a pure helper: its value is not one of a few expressions over its inputs
+            # Not a pure helper: it changes server arguments, or its value is not one of a few expressions
+            # over its inputs. (A cache it fills, 0.5.10's `self.model_config` that `get_model_config()`
+            # sets on first use, changes no argument.)
+            return None
         if any(has_loop_items(r.condition) for r in summary.returns):
             return None  # a value found by a loop (`for key in KEYS: ... return val`): a term `check` reads
         cases = [(r.condition, r.node if r.node is not None else cst.Name("None"), summary.scope, r.env)

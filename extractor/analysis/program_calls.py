@@ -182,8 +182,7 @@ class CallQueries:
             self._inlining.discard(target.key)
             self._ask(("pop", target.key), lambda: None)
         written = {w.field for w in summary.writes}.union(*(c.writes for c in summary.calls))
-        fields = summary.scope.fields  # without the catalog's fields at hand, every write counts
-        if any(not fields or name in fields for name in written) or not summary.returns \
+        if any(name in summary.scope.fields for name in written) or not summary.returns \
                 or len(summary.returns) > MAX_RETURNS:
             # Not a pure helper: it changes server arguments, or its value is not one of a few expressions
             # over its inputs. (A cache it fills, 0.5.10's `self.model_config` that `get_model_config()`

@@ -220,3 +220,20 @@ def test_a_dict_comprehension_over_a_constant(tmp_path) -> None:
     assert evaluator.eval(_parse(inverted).body) == {"flashinfer": "fp8_e4m3", "trtllm_mha": "nvfp4"}
     assert evaluator.eval(_parse(f"attention_backend in {inverted}").body) is False
     assert evaluator.eval(_parse(f'{inverted}["trtllm_mha"]').body) == "nvfp4"
+
+
+def test_a_module_constant_a_term_names_is_read_from_the_helpers() -> None:
+    """`resolved(attention_backend) in _NVFP4_PREFILL_DEQUANT_DTYPE`: the constant, a name the helpers
+    keep for the terms (its source a comprehension no literal holds), is read from there; a bare name
+    they do not keep stays unknown (a local the walk lost, never the flag of that name)."""
+    from extractor.core.model import Atom, Helper, HelperLibrary, Term, TermKind
+    from extractor.logic.evaluation import Context
+    from extractor.logic.helpers import Helpers
+
+    library = HelperLibrary(names=(("_DEQUANT", "m:_DEQUANT"),), helpers=(
+        Helper("m:_DEQUANT", '{backend: dtype for dtype, backend in _BACKEND.items()}', (("_BACKEND", "m:_BACKEND"),)),
+        Helper("m:_BACKEND", '{"fp8_e4m3": "flashinfer", "nvfp4": "trtllm_mha"}')))
+    context = Context({"attention_backend": "intel_amx", "tp_size": 2}, facts=Facts(helpers=Helpers(library)))
+    backend = Term(TermKind.FIELD, "attention_backend", "attention_backend", ("attention_backend",))
+    assert context.truth(Atom(backend, "in", Term(TermKind.OPAQUE, "_DEQUANT", "_DEQUANT"))) is False
+    assert context.truth(Atom(backend, "in", Term(TermKind.OPAQUE, "tp_size", "tp_size"))) is None

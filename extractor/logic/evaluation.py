@@ -230,7 +230,9 @@ class Context:
                     raise Unknown(term.text)  # what the machine answers, without a profile: unknown
                 return self.facts.value(term.text, self._fields_of(term))
             if term.text.isidentifier():
-                raise Unknown(term.text)  # a local of SGLang's whose value the walk lost, never the flag of that name
+                if self.facts is None or self.facts.helpers is None or term.text not in self.facts.helpers.names:
+                    raise Unknown(term.text)  # a local of SGLang's whose value the walk lost, never the flag of that name
+                return self.facts.value(term.text, {})  # a module constant the terms read (0.5.23's dict comprehension)
             try:
                 return safe_eval(term.text, _Pinned(self, term.fields), self._env_value)
             except Unknown:

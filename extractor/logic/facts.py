@@ -413,10 +413,6 @@ class _Evaluator:
         found = model.config if path in launched else self.facts.folder_config(path)  # a draft model's folder
         if found is None:
             raise Unknown("config of another path")
-        if override in ({}, None, "{}"):
-            return Config(found)
-        if not isinstance(override, dict) or found.get("model_type") == "deepseek_v41":
-            raise Unknown("overridden config")  # DeepSeek-V4.1's overrides are normalized first
         return Config(overridden(found, override))
 
     def call_outside(self, path: str, node: ast.Call) -> object:
@@ -637,16 +633,7 @@ class _Evaluator:
         model = self.facts.model
         assert model is not None
         typed = self.fields.get("is_embedding")
-        config = model.config
-        override = self.fields.get("json_model_override_args", "{}")
-        if override not in ("{}", "", None):  # `--json-model-override-args`, as get_config applies it
-            try:
-                override = json.loads(override) if isinstance(override, str) else override
-            except ValueError:
-                raise Unknown("overridden config") from None
-            if not isinstance(override, dict) or config.get("model_type") == "deepseek_v41":
-                raise Unknown("overridden config")
-            config = overridden(config, override)
+        config = overridden(model.config, self.fields.get("json_model_override_args"))  # as get_config applies it
         return ModelConfig(Config(config), model.architecture_only, typed if isinstance(typed, bool) else None)
 
     def comprehension(self, node: ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp) -> object:

@@ -69,10 +69,20 @@ CONFIG_LOADERS = frozenset({"get_config"})
 _TEXT_CONFIG_KEYS = ("llm_config", "language_config", "text_config")
 
 
-def overridden(data: Mapping[str, object], override: Mapping[str, object]) -> dict[str, object]:
-    """config.json with `--json-model-override-args` applied as `get_config` applies it: a dict given for
-    a sub-config, or for a dict-valued `rope_scaling` / `rope_parameters`, merged into it; any other key
-    set as given."""
+def overridden(data: Mapping[str, object], override: object) -> Mapping[str, object]:
+    """config.json with `--json-model-override-args` (its text, or the dict it parses to) applied as
+    `get_config` applies it: a dict given for a sub-config, or for a dict-valued `rope_scaling` /
+    `rope_parameters`, merged into it; any other key set as given. Unknown when it is no JSON object,
+    or for DeepSeek-V4.1, whose overrides SGLang normalizes first."""
+    if override in ({}, None, "", "{}"):
+        return data
+    if isinstance(override, str):
+        try:
+            override = json.loads(override)
+        except ValueError:
+            raise Unknown("overridden config") from None
+    if not isinstance(override, dict) or data.get("model_type") == "deepseek_v41":
+        raise Unknown("overridden config")
     merged = dict(data)
     for key, value in override.items():
         current = merged.get(key)

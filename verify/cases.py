@@ -559,19 +559,29 @@ MODEL_MAP: list[tuple[str, str | None]] = [
     (r"(?i)distill-llama-70b", "llama31_70b"),
     (r"(?i)distill-llama-8b", "llama31_8b"),
     (r"(?i)distill-qwen", "qwen25_7b"),
-    (r"(?i)kimi-k2\.5", None),  # a multimodal architecture of its own: no folder of that shape
+    # Kimi-K2.5 (and K2.6, the same KimiK25ForConditionalGeneration shape): a multimodal wrapper of Kimi-K2's
+    # text model with INT4 experts; third-party quantizations of it (NVFP4, ...) stand on the same folder.
+    (r"(?i)kimi-k2\.[56]", "kimi_k25"),
     (r"(?i)sglang-ci-dsv3|deepseek-coder-v2|deepseek-v2", "deepseek_v3"),
     # Checkpoints quantized otherwise than DeepSeek's fp8 blocks (modelopt FP4, AWQ, INT8, W4AFP8, a
     # BF16 conversion) carry another quantization_config: the unquantized folder gives their shape.
     (r"(?i)deepseek-(r1|v3).*(fp4|awq|int8|w4a|bf16)|(fp4|awq|int8|bf16).*deepseek-(r1|v3)", "deepseek_v3"),
     (r"(?i)deepseek-(v3|r1)", "deepseek_r1"),  # the official checkpoints ship fp8 blocks
     (r"(?i)kimi-k2", "kimi_k2"),
+    # GLM-5 and GLM-5.1 share the GlmMoeDsa backbone (GLM-5-FP8's fp8 blocks aside); GLM-5.2 and later
+    # (IndexShare, 1M positions) have no folder and are skipped.
+    (r"(?i)glm-5(\.1)?(?![.\d])", "glm5"),
+    (r"(?i)glm-4\.7(?!-flash)", "glm47"),  # GLM-4.7-Flash is another (MLA) architecture: no folder
     (r"(?i)glm-4\.[56]", "glm45"),
     (r"(?i)minimax-m[12]", "minimax_m2"),
     (r"(?i)gpt-oss", "gpt_oss_20b"),
     (r"(?i)llama-4", "llama4_scout"),
     (r"(?i)qwen2(\.5)?-vl|qwen3-vl", "qwen25_vl_7b"),
-    (r"(?i)qwen3-next|qwen3\.5", None),  # hybrid linear attention: no folder of that shape
+    (r"(?i)qwen3-next|qwen3-coder-next", "qwen3_next"),  # hybrid linear attention (Gated DeltaNet), 512 experts
+    # Qwen3.5 (and Qwen3.6, the same two architectures): the MoE sizes (397B-A17B, 122B-A10B, 35B-A3B, FP8 or
+    # NVFP4 conversions) on the flagship's shape, the dense sizes on the 27B's (qwen3_5 stands in for all).
+    (r"(?i)qwen3\.[56]-[\d.]+b-a\d+b", "qwen35_397b"),
+    (r"(?i)qwen3\.[56]", "qwen36_27b"),
     (r"(?i)qwen3-\d+b-a\d+b|qwen3-coder-\d+b-a\d+b|qwen2-57b-a14b|qwen1\.5-moe", "qwen3_moe"),
     (r"(?i)qwen3-", "qwen3_8b"),
     (r"(?i)qwen2\.5-(0\.5|1\.5)b", "qwen25_1_5b"),
@@ -665,7 +675,8 @@ def parse_user_commands(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
         while words and "=" in words[0] and not words[0].startswith("-"):
             name, value = words.pop(0).split("=", 1)
             env[name] = value
-        index = next((i for i, w in enumerate(words) if any(w.endswith(l) for l in LAUNCHERS)), None)
+        index = next((i for i, w in enumerate(words) if any(w.endswith(l) for l in LAUNCHERS)
+                      or w == "serve" and i > 0 and words[i - 1].endswith("sglang")), None)  # `sglang serve`
         if index is None:
             problems.append(f"{path.name}:{number}: no launcher in {line[:80]!r}")
             continue

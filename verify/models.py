@@ -9,8 +9,8 @@ weight files are not needed by the argument resolution and are left out.
 The first three folders (llama, qwen3_moe, deepseek_v3) are the generated cases' (cases.py
 `--source generated`); DeepSeek-V3's `quantization_config` (fp8 blocks) is left out of that one on
 purpose (it would make every generated DeepSeek case about fp8 on the CPU) and kept in deepseek_r1,
-shaped as DeepSeek-R1 ships. The others serve the user commands (`--source user`). Kimi-K2 and
-MiniMax-M2 ship an `auto_map` naming their configuration_*.py files; a folder without those files
+shaped as DeepSeek-R1 ships. The others serve the user commands (`--source user`). Kimi-K2, Kimi-K2.5
+and MiniMax-M2 ship an `auto_map` naming their configuration_*.py files; a folder without those files
 would make every `--trust-remote-code` launch fail on the missing file (not what happens on a real
 checkpoint), so `auto_map` is left out and transformers' (or SGLang's) own config class reads them.
 
@@ -380,6 +380,178 @@ MINIMAX_M2: dict[str, Any] = {
     "use_cache": True, "use_mtp": True, "use_qk_norm": True, "use_routing_bias": True, "vocab_size": 200064,
 }
 
+# Qwen/Qwen3-Next-80B-A3B-Instruct (hybrid attention: Gated DeltaNet layers with one full-attention layer
+# in four, 512 experts, 10 routed + 1 shared). The values are the release's as transcribed in public code:
+# a quoted "model config" of that checkpoint (architectures through moe_intermediate_size), a fixture
+# scaled from it at revision 9c7f2fbe (rope_theta 1e7, partial_rotary_factor 0.25, mlp_only_layers [],
+# decoder_sparse_step 1, norm_topk_prob, rms_norm_eps 1e-6, untied embeddings, 16 q heads over 2 kv heads,
+# 512 experts with 10 per token, layer_types left unset by the release, no num_nextn_predict_layers) and the
+# Qwen3-Next family transcriptions (Qwen3-Coder-Next release: bos/eos, router_aux_loss_coef,
+# output_router_logits, shared_expert_intermediate_size 512, vocab 151936). transformers_version: not found.
+QWEN3_NEXT: dict[str, Any] = {
+    "architectures": ["Qwen3NextForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643,
+    "decoder_sparse_step": 1, "eos_token_id": 151645, "full_attention_interval": 4, "head_dim": 256,
+    "hidden_act": "silu", "hidden_size": 2048, "initializer_range": 0.02, "intermediate_size": 5120,
+    "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_num_key_heads": 16,
+    "linear_num_value_heads": 32, "linear_value_head_dim": 128, "max_position_embeddings": 262144,
+    "mlp_only_layers": [], "model_type": "qwen3_next", "moe_intermediate_size": 512, "norm_topk_prob": True,
+    "num_attention_heads": 16, "num_experts": 512, "num_experts_per_tok": 10, "num_hidden_layers": 48,
+    "num_key_value_heads": 2, "output_router_logits": False, "partial_rotary_factor": 0.25, "rms_norm_eps": 1e-06,
+    "rope_scaling": None, "rope_theta": 10000000, "router_aux_loss_coef": 0.001,
+    "shared_expert_intermediate_size": 512, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+    "use_cache": True, "use_sliding_window": False, "vocab_size": 151936,
+}
+
+# Qwen3.5's text and vision settings shared by the family's released config.json files (rope, vision tower).
+QWEN35_ROPE = {"mrope_interleaved": True, "mrope_section": [11, 11, 10], "partial_rotary_factor": 0.25,
+               "rope_theta": 10000000, "rope_type": "default"}
+QWEN35_VISION = {
+    "deepstack_visual_indexes": [], "depth": 27, "hidden_act": "gelu_pytorch_tanh", "hidden_size": 1152,
+    "in_channels": 3, "initializer_range": 0.02, "intermediate_size": 4304, "num_heads": 16,
+    "num_position_embeddings": 2304, "patch_size": 16, "spatial_merge_size": 2, "temporal_patch_size": 2,
+}
+
+# Qwen/Qwen3.5-397B-A17B, the Qwen3.5 flagship (Qwen3_5MoeForConditionalGeneration: Gated DeltaNet + gated
+# attention 3:1 over 60 layers, 512 experts, 10 routed + 1 shared, one MTP layer, vision tower; sub-configs
+# as shipped). The shape is the one public code quotes from that checkpoint's config.json (hidden 4096, 60
+# layers, 32 q / 2 kv heads of 256, linear attention 16 key / 64 value heads of 128, conv kernel 4, FP32
+# state, 512 experts top-10, expert and shared widths 1024, vocab 248320, 262144 positions, 1 MTP layer,
+# vision tower of 27 layers x 1152 projecting to 4096, empty deepstack indexes, interleaved mrope); the
+# remaining keys and their spelling are those of the family's verbatim config.json files (Qwen3.6-27B,
+# Qwen3.6-35B-A3B: rope_parameters, mamba_ssm_dtype, mtp_use_dedicated_embeddings, token ids of the
+# vision markers). Not confirmed for this checkpoint, so left out: bos/eos/pad token ids,
+# router_aux_loss_coef, transformers_version.
+QWEN35_397B: dict[str, Any] = {
+    "architectures": ["Qwen3_5MoeForConditionalGeneration"], "image_token_id": 248056, "model_type": "qwen3_5_moe",
+    "text_config": {
+        "attention_bias": False, "attention_dropout": 0.0, "attn_output_gate": True, "dtype": "bfloat16",
+        "full_attention_interval": 4, "head_dim": 256, "hidden_act": "silu", "hidden_size": 4096,
+        "initializer_range": 0.02,
+        "layer_types": (["linear_attention"] * 3 + ["full_attention"]) * 15,
+        "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_num_key_heads": 16,
+        "linear_num_value_heads": 64, "linear_value_head_dim": 128, "mamba_ssm_dtype": "float32",
+        "max_position_embeddings": 262144, "model_type": "qwen3_5_moe_text", "moe_intermediate_size": 1024,
+        "mtp_num_hidden_layers": 1, "mtp_use_dedicated_embeddings": False, "num_attention_heads": 32,
+        "num_experts": 512, "num_experts_per_tok": 10, "num_hidden_layers": 60, "num_key_value_heads": 2,
+        "partial_rotary_factor": 0.25, "rms_norm_eps": 1e-06, "rope_parameters": QWEN35_ROPE,
+        "shared_expert_intermediate_size": 1024, "tie_word_embeddings": False, "use_cache": True,
+        "vocab_size": 248320,
+    },
+    "tie_word_embeddings": False, "video_token_id": 248057,
+    "vision_config": dict(QWEN35_VISION, model_type="qwen3_5_moe", out_hidden_size=4096),
+    "vision_end_token_id": 248054, "vision_start_token_id": 248053,
+}
+
+# Qwen/Qwen3.6-27B (Qwen3_5ForConditionalGeneration, model_type qwen3_5: the dense Qwen3.5 architecture),
+# the verbatim config.json at revision 6a9e13bd as a public test embeds it. It stands in for the dense
+# Qwen3.5 checkpoints: Qwen/Qwen3.5-27B has the same text and vision shape as public code quotes it (hidden
+# 5120, intermediate 17408, 64 layers, 24 q / 4 kv heads of 256, linear attention 16 / 48 heads of 128,
+# vision output 5120); the smaller dense Qwen3.5 sizes are narrower.
+QWEN36_27B: dict[str, Any] = {
+    "architectures": ["Qwen3_5ForConditionalGeneration"], "image_token_id": 248056, "language_model_only": False,
+    "model_type": "qwen3_5",
+    "text_config": {
+        "attention_bias": False, "attention_dropout": 0.0, "attn_output_gate": True, "bos_token_id": 248044,
+        "dtype": "bfloat16", "eos_token_id": 248044, "full_attention_interval": 4, "head_dim": 256,
+        "hidden_act": "silu", "hidden_size": 5120, "initializer_range": 0.02, "intermediate_size": 17408,
+        "layer_types": (["linear_attention"] * 3 + ["full_attention"]) * 16,
+        "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_num_key_heads": 16,
+        "linear_num_value_heads": 48, "linear_value_head_dim": 128, "mamba_ssm_dtype": "float32",
+        "max_position_embeddings": 262144, "model_type": "qwen3_5_text", "mtp_num_hidden_layers": 1,
+        "mtp_use_dedicated_embeddings": False, "num_attention_heads": 24, "num_hidden_layers": 64,
+        "num_key_value_heads": 4, "output_gate_type": "swish", "pad_token_id": None, "partial_rotary_factor": 0.25,
+        "rms_norm_eps": 1e-06, "rope_parameters": QWEN35_ROPE, "tie_word_embeddings": False, "use_cache": True,
+        "vocab_size": 248320,
+    },
+    "tie_word_embeddings": False, "transformers_version": "4.57.1", "video_token_id": 248057,
+    "vision_config": dict(QWEN35_VISION, model_type="qwen3_5", out_hidden_size=5120),
+    "vision_end_token_id": 248054, "vision_start_token_id": 248053,
+}
+
+# moonshotai/Kimi-K2.5 (KimiK25ForConditionalGeneration: Kimi-K2's DeepSeek-V3 text model under
+# text_config, 384 experts, 262144 positions, routed experts in INT4 compressed-tensors groups of 32;
+# MoonViT vision tower under vision_config). The values are those of the checkpoint's config as public
+# code prints it after loading it with the checkpoint's own config class (transformers 5.7's to_dict, whose
+# serialization defaults -- add_cross_attention, id2label, return_dict, ... -- are left out, and whose
+# rope_parameters is the shipped rope_scaling plus rope_theta); text_config's model_type is "kimi_k2" as
+# shipped (the loaded object says deepseek_v3; transformers' Kimi_K25Config maps kimi_k2 to deepseek_v3, and
+# another transcription of the file quotes kimi_k2). The loaded config holds quantization_config both under
+# text_config and at the top (the config class copies the text model's up), so both are written.
+# auto_map (top and text_config) is left out, as for Kimi-K2. transformers_version: not found.
+KIMI_K25_INT4 = {
+    "config_groups": {"group_0": {
+        "input_activations": None, "output_activations": None, "targets": ["Linear"],
+        "weights": {"actorder": None, "block_structure": None, "dynamic": False, "group_size": 32, "num_bits": 4,
+                    "observer": "minmax", "observer_kwargs": {}, "strategy": "group", "symmetric": True,
+                    "type": "int"},
+    }},
+    "format": "pack-quantized",
+    "ignore": ["lm_head", "re:.*self_attn.*", "re:.*shared_experts.*", "re:.*mlp\\.(gate|up|gate_up|down)_proj.*"],
+    "kv_cache_scheme": None, "quant_method": "compressed-tensors", "quantization_status": "compressed",
+}
+KIMI_K25: dict[str, Any] = {
+    "architectures": ["KimiK25ForConditionalGeneration"], "bos_token_id": 163584, "dtype": "bfloat16",
+    "eos_token_id": 163585, "ignore_index": -100, "media_placeholder_token_id": 163605, "model_type": "kimi_k25",
+    "pad_token_id": 163839, "quantization_config": KIMI_K25_INT4,
+    "text_config": {
+        "architectures": ["DeepseekV3ForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+        "aux_loss_alpha": 0.001, "bos_token_id": 163584, "dtype": "bfloat16", "eos_token_id": 163585, "ep_size": 1,
+        "first_k_dense_replace": 1, "hidden_act": "silu", "hidden_size": 7168, "initializer_range": 0.02,
+        "intermediate_size": 18432, "kv_lora_rank": 512, "max_position_embeddings": 262144, "model_type": "kimi_k2",
+        "moe_intermediate_size": 2048, "moe_layer_freq": 1, "n_group": 1, "n_routed_experts": 384,
+        "n_shared_experts": 1, "norm_topk_prob": True, "num_attention_heads": 64, "num_experts_per_tok": 8,
+        "num_hidden_layers": 61, "num_key_value_heads": 64, "num_nextn_predict_layers": 0, "pad_token_id": 163839,
+        "pretraining_tp": 1, "q_lora_rank": 1536, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+        "quantization_config": KIMI_K25_INT4, "rms_norm_eps": 1e-05,
+        "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 64.0, "mscale": 1.0, "mscale_all_dim": 1.0,
+                         "original_max_position_embeddings": 4096, "type": "yarn"},
+        "rope_theta": 50000.0, "routed_scaling_factor": 2.827, "scoring_func": "sigmoid", "seq_aux": True,
+        "tie_word_embeddings": False, "topk_group": 1, "topk_method": "noaux_tc", "use_cache": True,
+        "v_head_dim": 128, "vocab_size": 163840,
+    },
+    "tie_word_embeddings": False, "use_unified_vision_chunk": True,
+    "video_placeholder": "<|kimi_k25_video_placeholder|>",
+    "vision_config": {
+        "init_pos_emb_height": 64, "init_pos_emb_time": 4, "init_pos_emb_width": 64, "merge_kernel_size": [2, 2],
+        "merge_type": "sd2_tpool", "mm_hidden_size": 1152, "mm_projector_type": "patchmerger", "patch_size": 14,
+        "pos_emb_type": "divided_fixed", "projector_hidden_act": "gelu", "projector_ln_eps": 1e-05,
+        "text_hidden_size": 7168, "video_attn_type": "spatial_temporal", "vt_hidden_size": 1152,
+        "vt_intermediate_size": 4304, "vt_num_attention_heads": 16, "vt_num_hidden_layers": 27,
+    },
+}
+
+# zai-org/GLM-5 (GlmMoeDsaForCausalLM: MLA with the DeepSeek sparse-attention indexer, 256 experts, 8 routed
+# + 1 shared, 3 dense layers, one MTP layer; bf16, no quantization_config). Values: the GLM-5 config.json
+# fields public code quotes (an audit of the HF file: every MLA/MoE/DSA dimension, 202752 positions,
+# rope_parameters rope_theta 1e6 default, eos/pad ids, no quantization_config; a loader whose defaults are
+# that file: rms_norm_eps 1e-5, routed_scaling_factor 2.5, topk_method noaux_tc, scoring_func sigmoid,
+# indexer_rope_interleave) and the remaining keys as GLM-5.1 (same backbone) prints them after loading.
+# Left out, not confirmed for GLM-5: head_dim (transformers maps it onto qk_rope_head_dim), transformers_version;
+# indexer_types / mlp_layer_types are derived by transformers, not shipped.
+GLM5: dict[str, Any] = {
+    "architectures": ["GlmMoeDsaForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "dtype": "bfloat16", "eos_token_id": [154820, 154827, 154829], "ep_size": 1, "first_k_dense_replace": 3,
+    "hidden_act": "silu", "hidden_size": 6144, "index_head_dim": 128, "index_n_heads": 32, "index_topk": 2048,
+    "indexer_rope_interleave": True, "initializer_range": 0.02, "intermediate_size": 12288, "kv_lora_rank": 512,
+    "max_position_embeddings": 202752, "model_type": "glm_moe_dsa", "moe_intermediate_size": 2048,
+    "moe_layer_freq": 1, "n_group": 1, "n_routed_experts": 256, "n_shared_experts": 1, "norm_topk_prob": True,
+    "num_attention_heads": 64, "num_experts_per_tok": 8, "num_hidden_layers": 78, "num_key_value_heads": 64,
+    "num_nextn_predict_layers": 1, "pad_token_id": 154820, "pretraining_tp": 1, "q_lora_rank": 2048,
+    "qk_head_dim": 256, "qk_nope_head_dim": 192, "qk_rope_head_dim": 64, "rms_norm_eps": 1e-05,
+    "rope_interleave": True, "rope_parameters": {"rope_theta": 1000000, "rope_type": "default"},
+    "routed_scaling_factor": 2.5, "scoring_func": "sigmoid", "tie_word_embeddings": False, "topk_group": 1,
+    "topk_method": "noaux_tc", "use_cache": True, "v_head_dim": 256, "vocab_size": 154880,
+}
+
+# zai-org/GLM-4.7 (Glm4MoeForCausalLM, GLM-4.5's 355B shape): it differs from glm45 in a field SGLang reads,
+# max_position_embeddings 202752 (the derived context length; GLM-4.6 has it too), which public references
+# to its config.json state; every other dimension they quote (92 layers, hidden 5120, 96 q / 8 kv heads of
+# 128, 160 experts top-8 + 1 shared, expert width 1536, 3 dense layers, rope_theta 1e6, rms_norm_eps 1e-5,
+# vocab 151552) is GLM-4.5's. GLM-4.5's transformers_version is not carried over.
+GLM47: dict[str, Any] = dict(
+    {k: v for k, v in GLM45.items() if k != "transformers_version"}, max_position_embeddings=202752,
+)
+
 # Draft models the user commands name (--speculative-draft-model-path).
 # lmsys/sglang-EAGLE-LLaMA3-Instruct-8B: one decoder layer over Llama-3-8B's features.
 EAGLE_LLAMA3: dict[str, Any] = dict(
@@ -423,6 +595,12 @@ MODELS: dict[str, dict[str, Any]] = {
     "llama4_scout": LLAMA4_SCOUT,
     "qwen25_vl_7b": QWEN25_VL_7B,
     "minimax_m2": MINIMAX_M2,
+    "qwen3_next": QWEN3_NEXT,  # Qwen/Qwen3-Next-80B-A3B-Instruct
+    "qwen35_397b": QWEN35_397B,  # Qwen/Qwen3.5-397B-A17B
+    "qwen36_27b": QWEN36_27B,  # Qwen/Qwen3.6-27B (the dense Qwen3.5 architecture)
+    "kimi_k25": KIMI_K25,  # moonshotai/Kimi-K2.5
+    "glm5": GLM5,  # zai-org/GLM-5
+    "glm47": GLM47,  # zai-org/GLM-4.7
     "eagle_llama3": EAGLE_LLAMA3,
     "eagle3_llama31": EAGLE3_LLAMA31,
     "qwen25_1_5b": QWEN25_1_5B,

@@ -925,3 +925,66 @@ def test_a_fix_may_take_away_what_its_edit_conflicts_with(tmp_path, capsys) -> N
     out = capsys.readouterr().out
     assert ("  fix: pass --quantization quark_mxfp4 and remove --moe-runner-backend (removing --moe-runner-backend "
             "clears moe_hook.py:124)") in out.splitlines()
+
+
+# ---- a Hub id the Hugging Face cache holds ----------------------------------------------------------------
+
+
+def _hub_snapshot(hub: Path, model_id: str, config: dict, ref: str = "main", commit: str = "a" * 40) -> Path:
+    """A download of `model_id` laid out as huggingface_hub keeps it: refs/<ref> names the commit whose
+    snapshot folder holds config.json."""
+    repo = hub / ("models--" + model_id.replace("/", "--"))
+    (repo / "refs").mkdir(parents=True, exist_ok=True)
+    (repo / "refs" / ref).write_text(commit, encoding="utf-8")
+    snapshot = repo / "snapshots" / commit
+    snapshot.mkdir(parents=True, exist_ok=True)
+    (snapshot / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    return snapshot / "config.json"
+
+
+@pytest.mark.network
+def test_a_hub_id_the_hugging_face_cache_holds_is_checked_with_its_config(tmp_path, capsys, monkeypatch) -> None:
+    """A launch naming a Hub id reads its config.json from the Hugging Face cache, as SGLang on this
+    machine would: the answer is `--model-config` of that file's, with a note saying where it came from;
+    another revision reads its own snapshot; a ModelScope launch, or an id the cache lacks, reads none."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.delenv("SGLANG_USE_MODELSCOPE", raising=False)
+    launch = ["--tp", "8", "--attention-backend", "fa3", "--kv-cache-dtype", "fp8_e5m2"]
+    base = ["check", "--release", "0.5.23", "--platform", "H100"]
+
+    def run(*argv: str) -> tuple[int, list[str]]:
+        code = main([*base, *argv])
+        return code, capsys.readouterr().out.splitlines()
+
+    nothing = run("--", "--model-path", "org/deepseek", *launch)
+    config = _hub_snapshot(tmp_path / "hub", "org/deepseek", DEEPSEEK_V3)
+    given = run("--model-config", str(config), "--", "--model-path", "org/deepseek", *launch)
+    assert given != nothing  # the model's facts decide part of this launch
+    code, lines = run("--", "--model-path", "org/deepseek", *launch)
+    note = f"note: the model's config.json from the Hugging Face cache: {config}"
+    assert lines[-2] == note and (code, lines[:-2] + lines[-1:]) == given
+    assert run("--", "--model-path", "org/other", *launch) == nothing  # no download of it here
+    assert run("--env", "SGLANG_USE_MODELSCOPE=1", "--", "--model-path", "org/deepseek", *launch)[1][-2] != note
+
+    llama = _hub_snapshot(tmp_path / "hub", "org/deepseek", {"architectures": ["LlamaForCausalLM"],
+                                                               "model_type": "llama"}, ref="v2", commit="b" * 40)
+    code, lines = run("--", "--model-path", "org/deepseek", "--revision", "v2", *launch)
+    assert lines[-2] == f"note: the model's config.json from the Hugging Face cache: {llama}"
+    assert run("--", "--model-path", "org/deepseek", "--revision", "c" * 40, *launch)[1][-2] != lines[-2]
+
+    assert main([*base, "--format", "json", "--", "--model-path", "org/deepseek", *launch]) in (0, 1)
+    assert json.loads(capsys.readouterr().out)["model_config"] == str(config)
+
+
+def test_a_line_naming_a_hub_id_the_cache_holds_is_evaluated_every_time(tmp_path, monkeypatch) -> None:
+    """The cache's config.json may change between two checks: such a line's answer is never kept."""
+    from extractor.products.reuse.answers import reads_only_its_words
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.delenv("HUGGINGFACE_HUB_CACHE", raising=False)
+    argv = ["--model-path", "org/model", "--tp", "2"]
+    assert reads_only_its_words(argv)
+    _hub_snapshot(tmp_path / "hf" / "hub", "org/model", {"architectures": ["LlamaForCausalLM"]})
+    assert not reads_only_its_words(argv) and not reads_only_its_words(["--model-path=org/model"])
+    assert reads_only_its_words(argv, {"HF_HUB_CACHE": str(tmp_path / "elsewhere")})

@@ -677,3 +677,33 @@ def test_a_run_check_is_fixed_through_the_flags_the_method_reads(ruleset, tmp_pa
     for fix in fixes:
         assert not check(ruleset, list(fix.argv), platform=platform).definite, fix
     assert beyond_flags(ruleset, rule, argv, facts=facts) is None  # flags do avoid it: no such claim
+
+
+def test_the_hugging_face_cache_is_found_where_huggingface_hub_looks(tmp_path: Path, monkeypatch) -> None:
+    from extractor.logic.hub_cache import hub_cache_folder, hub_cached_config
+
+    assert hub_cache_folder({"HF_HUB_CACHE": "/a", "HUGGINGFACE_HUB_CACHE": "/b", "HF_HOME": "/c"}) == Path("/a")
+    assert hub_cache_folder({"HUGGINGFACE_HUB_CACHE": "/b", "HF_HOME": "/c"}) == Path("/b")
+    assert hub_cache_folder({"HF_HOME": "/c", "XDG_CACHE_HOME": "/d"}) == Path("/c/hub")
+    assert hub_cache_folder({"XDG_CACHE_HOME": "/d"}) == Path("/d/huggingface/hub")
+    assert hub_cache_folder({}) == Path("~/.cache/huggingface/hub").expanduser()
+
+    repo = tmp_path / "models--org--name"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text("f" * 40 + "\n", encoding="utf-8")
+    (repo / "snapshots" / ("f" * 40)).mkdir(parents=True)
+    config = repo / "snapshots" / ("f" * 40) / "config.json"
+    config.write_text("{}", encoding="utf-8")
+    env = {"HF_HUB_CACHE": str(tmp_path)}
+    assert hub_cached_config("org/name", None, env) == config
+    assert hub_cached_config("org/name", "f" * 40, env) == config  # a commit names its snapshot
+    for model_id, revision in [("org/other", None), ("name", None), ("org/name/sub", None), ("../org", None),
+                               ("org/name", "v1"), ("org/name", "../../refs/main"), ("org/name", "0" * 40)]:
+        assert hub_cached_config(model_id, revision, env) is None, (model_id, revision)
+    assert hub_cached_config("org/name", None, {**env, "SGLANG_USE_MODELSCOPE": "true"}) is None
+    (repo / "refs" / "main").write_text("not a commit", encoding="utf-8")
+    assert hub_cached_config("org/name", None, env) is None
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "org" / "name").mkdir(parents=True)  # a folder of that name here: a local path
+    (repo / "refs" / "main").write_text("f" * 40, encoding="utf-8")
+    assert hub_cached_config("org/name", None, env) is None

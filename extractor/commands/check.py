@@ -173,7 +173,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     book = _answer_book(args, rules, env, assume)
     # A launch line met again (one model served from several scripts, or checked by an earlier run on
     # the same rules, code and options) is checked once: its answer is all its report depends on.
-    own_words = {argv for argv in lines if reads_only_its_words(argv)} if book is not None else set()
+    own_words = {argv for argv in lines if reads_only_its_words(argv, {**os.environ, **env})} \
+        if book is not None else set()
     answers: dict[tuple[str, ...], tuple] = {}
     if book is not None and not args.fresh:
         answers.update((argv, (kept, None)) for argv in lines
@@ -231,6 +232,29 @@ def _facts(args: argparse.Namespace) -> tuple[object, object]:
 
         model = ModelFacts.from_file(args.model_config) if args.model_config else ModelFacts.from_architecture(args.model_arch)
     return platform, model
+
+
+def _cached_models(ruleset: RuleSet, lines: list[tuple[str, ...]], env: dict[str, str]) -> dict[tuple[str, ...], object]:
+    """By launch line, the model facts of the Hub id its `--model-path` names (at its `--revision`) when
+    the Hugging Face cache here holds that snapshot's config.json, read as `--model-config` reads one;
+    else None (a local folder's config.json is read by `check` itself)."""
+    from ..logic.launch import parse_command
+    from ..logic.hub_cache import hub_cached_config
+    from ..logic.model_config import ModelFacts
+
+    found: dict[tuple[str, ...], object] = {}
+    read: dict[Path, object] = {}
+    for argv in lines:
+        command = parse_command(list(argv), ruleset.catalog)
+        path = hub_cached_config(command.given.get("model_path"), command.given.get("revision"),
+                                 {**os.environ, **env, **command.env})
+        if path is not None and path not in read:
+            try:
+                read[path] = ModelFacts.from_file(path)
+            except UsageError:  # not a config.json: as if the cache did not hold it
+                read[path] = None
+        found[argv] = read.get(path) if path is not None else None
+    return found
 
 
 def _launch_host(folder: Path) -> object:
@@ -305,14 +329,17 @@ def _evaluated(args: argparse.Namespace, ruleset: RuleSet, lines: list[tuple[str
     from ..products.reuse.answers import Answer
     from ..products.reuse.rulesets import load_rules, release_rules
 
+    models = {argv: model for argv in lines} if model is not None else _cached_models(ruleset, lines, env)
     kept = None
     if not assume:  # a command on a platform or a given model is evaluated from the bare launch on them
         from ..logic.launch import parse_command
         from ..products.reuse.index import keep_model_states, load_model_states, with_baseline_on
 
-        with_baseline_on(ruleset, platform, model)
+        for facts in {id(facts): facts for facts in models.values()}.values():
+            with_baseline_on(ruleset, platform, facts)
+        # What launches found of a model path is kept for the next only without a config.json read here.
         kept = load_model_states(ruleset, (parse_command(list(argv), ruleset.catalog).given.get("model_path")
-                                           for argv in lines))
+                                           for argv in lines if models[argv] is None))
     flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
     if args.from_:  # what changes from another release: only then
         from ..products.check.upgrade import upgrade, upgrade_json, upgrade_text
@@ -321,9 +348,9 @@ def _evaluated(args: argparse.Namespace, ruleset: RuleSet, lines: list[tuple[str
     found: dict[tuple[str, ...], tuple] = {}
     for argv in lines:
         report = check(ruleset, list(argv), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
-                       platform=platform, model=model, host=host)
+                       platform=platform, model=models[argv], host=host)
         fixes, beyond = _fixes(ruleset, report, list(argv), flags, groups,
-                               {**(os.environ if args.use_env else {}), **env}, platform, model, host)
+                               {**(os.environ if args.use_env else {}), **env}, platform, models[argv], host)
         change = None
         if older is not None:
             before = check(older, list(argv), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
@@ -331,15 +358,21 @@ def _evaluated(args: argparse.Namespace, ruleset: RuleSet, lines: list[tuple[str
             change = upgrade(older, ruleset, before, report, list(argv))
         if args.format == "json":
             document = report_json(report, fixes, beyond)
+            if model is None and models[argv] is not None:
+                document["model_config"] = models[argv].source
             shown: object = {**document, "upgrade": upgrade_json(change)} if change is not None else document
         elif args.format == "github":
             shown = _annotation_items(report)
         elif args.format == "sarif":
             shown = None
         else:
-            given = frozenset(k for k, v in (("platform", platform), ("model", model or _local_model(argv))) if v)
+            given = frozenset(k for k, v in (("platform", platform), ("model", models[argv] or _local_model(argv))) if v)
             shown = report_text(report, fixes, show_possible=args.show_possible and not args.definite_only,
                                 given=given, beyond=beyond)
+            if model is None and models[argv] is not None:
+                head, _, summary = shown.rpartition("\n")
+                shown = f"{head}\nnote: the model's config.json from the Hugging Face cache: {models[argv].source}" \
+                        f"\n{summary}".lstrip("\n")
             if change is not None:
                 shown += "\n" + upgrade_text(change)
         answer = Answer(int(bool(report.definite or report.argument_errors)), shown)

@@ -515,7 +515,8 @@ def report_json(report: Report, fixes: Callable[[Rule], list[str]],
 _WAITING = {
     "platform": "depend on the GPU or platform: pass --platform NAME (e.g. cuda-sm90, H100, rocm-mi300, cpu)",
     "model": "depend on the model: give the launch a --model-path that is a local folder with its "
-             "config.json, or check --model-config FILE or --model-arch NAME",
+             "config.json (or a Hub id the Hugging Face cache holds), or check --model-config FILE or "
+             "--model-arch NAME",
     "environment": "depend on environment variables: pass --env NAME=VALUE or --use-env",
     "files": "depend on files the command names: run check with --local where the launch runs",
     "code": "depend on values only the running code computes (helpers, run-time state)",

@@ -15,12 +15,13 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from ...core.cache import extraction_cache, prune_cache, read_pickled, write_bytes
 from ...logic.launch_words import split_command
+from ...logic.hub_cache import hub_repo_folder
 
 ANSWERS_FORMAT = "1"  # bumped when what an answer holds changes
 # Answers are files of the cache, pruned with the rest to its size limit: once every so many bytes of
@@ -78,15 +79,19 @@ def answer_book(context: Iterable[str], folder: Path | None = None) -> AnswerBoo
     return AnswerBook((folder or answers_folder()) / _digest([ANSWERS_FORMAT, *context]))
 
 
-def reads_only_its_words(argv: Sequence[str]) -> bool:
+def reads_only_its_words(argv: Sequence[str], env: Mapping[str, str] | None = None) -> bool:
     """Whether a launch line's answer depends on its words alone: none of its launch arguments (nor the
     value of an `--option=value`, nor of an env assignment), a pasted text read as a shell reads it,
-    names a file or folder that exists here, as a model folder or a `--config` file does. A word that
-    happens to name one only costs an evaluation."""
-    tokens, env = split_command(list(argv))
-    for word in [*tokens, *env.values()]:
+    names a file or folder that exists here, as a model folder or a `--config` file does, nor a Hub id
+    that the Hugging Face cache here holds (found where `env`, else this process's environment, says).
+    A word that happens to name one only costs an evaluation."""
+    tokens, assigned = split_command(list(argv))
+    environment = {**(os.environ if env is None else env), **assigned}
+    for word in [*tokens, *assigned.values()]:
         for part in (word, word.partition("=")[2]):
             if part and os.path.lexists(os.path.expanduser(part)):
+                return False
+            if part and (repo := hub_repo_folder(part, environment)) is not None and repo.is_dir():
                 return False
     return True
 

@@ -693,7 +693,9 @@ def test_the_hugging_face_cache_is_found_where_huggingface_hub_looks(tmp_path: P
     (repo / "refs" / "main").write_text("f" * 40 + "\n", encoding="utf-8")
     (repo / "snapshots" / ("f" * 40)).mkdir(parents=True)
     config = repo / "snapshots" / ("f" * 40) / "config.json"
-    config.write_text("{}", encoding="utf-8")
+    (repo / "blobs").mkdir()
+    (repo / "blobs" / "e3b0c442").write_text("{}", encoding="utf-8")
+    config.symlink_to(Path("..", "..", "blobs", "e3b0c442"))  # a snapshot's files link to the blobs
     env = {"HF_HUB_CACHE": str(tmp_path)}
     assert hub_cached_config("org/name", None, env) == config
     assert hub_cached_config("org/name", "f" * 40, env) == config  # a commit names its snapshot

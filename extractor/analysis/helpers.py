@@ -109,11 +109,12 @@ class _Finder:
     """Definitions found through a program's modules (`resolve(module, name)` -> key of a function or
     constant, `module(dotted)` -> its summary)."""
 
-    def __init__(self, denotes, module, mutated, changed_by_functions) -> None:
+    def __init__(self, denotes, module, mutated, changed_by_functions, registrations) -> None:
         self.denotes = denotes
         self.module = module
         self.mutated = mutated  # (module summary, name) -> changed in place (a registry is no constant)
         self.changed_by_functions = changed_by_functions  # ... by a used function, not only at import
+        self.registrations = registrations  # ... -> [(module, entry)] its functions append at import, or None
         self.kept: dict[str, Helper | None] = {}  # key -> definition, None when it cannot be read
         self.called: dict[str, frozenset[str]] = {}  # key -> the names it calls as attributes (`cls.get_name()`)
         self.lineages: dict[str, list[str]] = {}  # a class's import path -> it and its bases, where defined
@@ -140,14 +141,16 @@ class _Finder:
         self.called[key] = frozenset(n.func.attr for n in ast.walk(tree)
                                      if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute))
         bound = []
-        for name, dotted, imported in [(n, module.dotted, n) for n in names] + _imported_inside(tree, module.dotted):
+        for name, dotted, imported in [*names, *_imported_inside(tree, module.dotted)]:
             target = self.resolve(dotted, imported)
             if target is not None and (target.startswith(_NOT_KEPT) or self.define(target, depth + 1)):
                 bound.append((name, target))
         self.kept[key] = Helper(key, source, tuple(sorted(bound)))
         return True
 
-    def _made(self, key: str) -> tuple[str, list[str], ModuleSummary, ast.AST] | None:
+    def _made(self, key: str) -> tuple[str, list[tuple[str, str, str]], ModuleSummary, ast.AST] | None:
+        """The definition's source, the names it reads (each with the module that binds it), its
+        module and syntax tree; None when it cannot be kept."""
         dotted, _, name = key.partition(":")
         module = self.module(dotted)
         if module is None:
@@ -159,19 +162,28 @@ class _Finder:
                 return None
             plain = copy.copy(node)
             plain.decorator_list, plain.returns, plain.body = [], None, _without_docstring(node.body)
-            return ast.unparse(plain), sorted(_free_names(node)), module, node
+            return ast.unparse(plain), _own(_free_names(node), module), module, node
         value = _constant_value(module, name)
         if value is None or f"global {name}" in module.text:
             return None  # a name bound more than once, or one a function rebinds: no constant
         if not self.mutated(module, name):
-            return ast.unparse(value), sorted(_names_read(value)), module, value
-        if self.changed_by_functions(module, name):
-            return None  # a registry its functions fill: what it holds depends on what ran
+            return ast.unparse(value), _own(_names_read(value), module), module, value
         made = _made_at_import(module.declarations.body, name)
         if made is None:
             return None
+        names = _own(_names_read(ast.Module(made, [])) - {name}, module)
+        if self.changed_by_functions(module, name):
+            # A registry its functions fill: what it holds once the package is imported, when only
+            # registrations at module level fill it (`register_linear_attn_model(Spec(...))`), each
+            # entry's names read where it is written; else it depends on what ran.
+            registered = self.registrations(module, name)
+            if registered is None:
+                return None
+            for dotted, entry in registered:
+                made.append(ast.Expr(ast.Call(ast.Attribute(ast.Name(name, ast.Load()), "append", ast.Load()), [entry], [])))
+                names += [(n, dotted, n) for n in sorted(_names_read(entry))]
         program = ast.Module(made, [])
-        return ast.unparse(program), sorted(_names_read(program) - {name}), module, program
+        return ast.unparse(program), names, module, program
 
     def classes(self) -> None:
         """Keep, for every class kept code names (`{"fp8": Fp8Config}`) or runs a method of, its bases
@@ -257,8 +269,55 @@ class _Finder:
             if not lineage:
                 continue
             entry = {"bases": lineage[1:], "methods": dict(sorted(owners.get(lineage[0], {}).items()))}
+            dotted, _, cls = lineage[0].rpartition(".")
+            module = self.module(dotted)
+            entry.update(_declared(module.declared_class(cls)) if module is not None and cls in module.classes else {})
             entries.append(Helper(CLASS_PREFIX + path, repr(entry)))
         return entries
+
+
+def _declared(node: ast.ClassDef) -> dict[str, object]:
+    """What `check` reads of a class's own body: a dataclass's fields in order, each with the source of
+    its default (None: none, "": one that is not a literal, read as unknown), for
+    an instance its registrations make (`LinearAttnModelSpec(config_class=..., arch_names=[...])`); and
+    the `model_type` a config class declares, which an `isinstance` of a model's config tests."""
+    found: dict[str, object] = {}
+    if any(_dotted_end(d.func if isinstance(d, ast.Call) else d) == "dataclass" for d in node.decorator_list):
+        fields: list[tuple[str, str | None]] = []
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) \
+                    and "ClassVar" not in ast.unparse(stmt.annotation):
+                fields.append((stmt.target.id, _field_default(stmt.value) or ("" if stmt.value is not None else None)))
+        found["fields"] = fields
+    for stmt in node.body:
+        if isinstance(stmt, ast.Assign) and [ast.unparse(t) for t in stmt.targets] == ["model_type"] \
+                and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+            found["model_type"] = stmt.value.value
+    return found
+
+
+def _field_default(value: ast.expr | None) -> str | None:
+    """The source of a dataclass field's default value: a literal, or `field(default_factory=list)`'s `[]`."""
+    if isinstance(value, ast.Call) and _dotted_end(value.func) == "field" and not value.args:
+        keywords = {k.arg: k.value for k in value.keywords}
+        factory = keywords.get("default_factory")
+        if isinstance(factory, ast.Name) and factory.id in ("list", "dict", "tuple"):
+            return {"list": "[]", "dict": "{}", "tuple": "()"}[factory.id]
+        value = keywords.get("default")
+    try:
+        ast.literal_eval(value) if value is not None else None
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return None
+    return ast.unparse(value) if value is not None else None
+
+
+def _dotted_end(node: ast.expr) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
+def _own(names: set[str], module: ModuleSummary) -> list[tuple[str, str, str]]:
+    """Names read by a definition, each bound in its own module: (local name, module, name there)."""
+    return [(n, module.dotted, n) for n in sorted(names)]
 
 
 def _imported_inside(tree: ast.AST, dotted: str) -> list[tuple[str, str, str]]:
@@ -391,16 +450,18 @@ def _free_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 
 
 def helper_library(places: Mapping[str, Iterable[str]], denotes, module, mutated=lambda module, name: False,
-                   changed_by_functions=lambda module, name: True) -> HelperLibrary:
+                   changed_by_functions=lambda module, name: True,
+                   registrations=lambda module, name: None) -> HelperLibrary:
     """The definitions behind the called names, each looked up in the modules its terms were read in
     (`places`: name -> dotted modules: of the rules whose terms call it, and their call paths).
 
     `denotes(dotted, name)`: the key a top-level name of that module denotes ("module:name" of a
     function, "import:dotted" of an imported module), or None (`Program.denotes`); `module(dotted)`:
     its summary; `mutated(summary, name)`: the name is changed in place (`Program.mutated_anywhere`);
-    `changed_by_functions(summary, name)`: by a used function, not only at import time.
+    `changed_by_functions(summary, name)`: by a used function, not only at import time;
+    `registrations(summary, name)`: what such a registry's functions append at import, or None.
     """
-    finder = _Finder(denotes, module, mutated, changed_by_functions)
+    finder = _Finder(denotes, module, mutated, changed_by_functions, registrations)
     entries = []
     for name in sorted(places):
         if name.startswith(RUN_PREFIX):

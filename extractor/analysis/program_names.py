@@ -98,6 +98,40 @@ class NameQueries:
         _, registrars = self._changes_in_place(module, name)
         return any(self._used(module, registrar) for registrar in registrars)
 
+    def registrations(self, module: ModuleSummary, name: str) -> list[tuple[str, ast.expr]] | None:
+        """What a registry that functions fill holds once the package is imported: the entry of each
+        `register_x(entry)` statement at module level of a module imported by then, with that module,
+        in the order of the modules' names (`register_linear_attn_model(LinearAttnModelSpec(...))` in
+        `configs/gigachat35.py`, which `configs/__init__.py` imports). Imported by then: the read
+        modules, and those the registry's package imports in its `__init__`. None when a function that
+        changes it does more than append its one parameter, when one is called from anywhere else (a
+        function: what the registry holds would depend on what ran), or a module is not at hand."""
+        at_import, registrars = self._changes_in_place(module, name)
+        if at_import or not registrars or not all(_appends_its_parameter(module.function_node(r), name)
+                                                  for r in registrars):
+            return None
+        package = module.dotted.rpartition(".")[0]
+        init = self.module(package)
+        imported = {target.rpartition(".")[0] if self.module(target) is None else target
+                    for target in (init.imports.values() if init is not None else ())
+                    if target.startswith(package + ".")}
+        found: list[tuple[str, ast.expr]] = []
+        for dotted in sorted({*self.read, *imported}):
+            summary = self.module(dotted)
+            if summary is None:
+                return None
+            if not any(registrar in summary.text for registrar in registrars):
+                continue
+            # Every mention a call statement at module level: a decorator (`@register_x`), a call in a
+            # function or the function passed on would fill it otherwise.
+            mentions = [node for node in ast.walk(summary.syntax) if isinstance(node, ast.Name) and node.id in registrars]
+            at_top = [stmt.value for stmt in summary.syntax.body if isinstance(stmt, ast.Expr)
+                      and isinstance(stmt.value, ast.Call) and stmt.value.func in mentions]
+            if len(at_top) != len(mentions) or any(len(c.args) != 1 or c.keywords for c in at_top):
+                return None
+            found += [(dotted, call.args[0]) for call in at_top]
+        return found
+
     def _changed_in_place(self, module: ModuleSummary, name: str) -> bool:
         """`NAME.append(...)`-like calls or `NAME[key] = ...` in the module's text. A change inside a
         function counts only if the function is used: called, or a decorator, in its module or in a
@@ -484,3 +518,23 @@ class ScopeConstants(Mapping):
 
     def __len__(self) -> int:
         return len(self.own)
+
+
+def _appends_its_parameter(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """`def register(spec): NAME.append(spec)`, logging aside: all the function does to the registry."""
+    params = [a.arg for a in function.args.args]
+    if len(params) != 1 or function.args.vararg or function.args.kwarg or function.args.kwonlyargs:
+        return False
+    appends = 0
+    for stmt in function.body:
+        call = stmt.value if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue  # the docstring
+        if call is None or not isinstance(call.func, ast.Attribute) or not isinstance(call.func.value, ast.Name):
+            return False
+        if call.func.value.id == name and call.func.attr == "append" and len(call.args) == 1 \
+                and isinstance(call.args[0], ast.Name) and call.args[0].id == params[0] and not call.keywords:
+            appends += 1
+        elif call.func.value.id not in ("logger", "logging"):
+            return False
+    return appends == 1

@@ -540,6 +540,9 @@ class _Evaluator:
                     raise
             if name == "isinstance" and len(node.args) == 2:
                 value = self.eval(node.args[0])
+                if not isinstance(node.args[1], (ast.Tuple, ast.Name)) and self.facts.helpers is not None:
+                    return self.facts.helpers.is_instance(value.data if isinstance(value, Config) else value,
+                                                          self.eval(node.args[1]))  # `spec.config_class`
                 kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
                 types: tuple[type, ...] = ()
                 for kind in kinds:
@@ -578,6 +581,8 @@ class _Evaluator:
             target = self.name(name)
             if isinstance(target, Definition):
                 return self.call_helper(target, node)
+            if isinstance(target, PackageClass) and self.facts.helpers is not None:
+                return self.facts.helpers.made(target.path, node, self.eval)  # a registry's entry
             if isinstance(target, Partial):  # 0.5.18's `is_blackwell_supported()`
                 args, keywords = self._arguments(node)
                 return self._call_function(target.definition, [*target.args, *args], {**target.keywords, **keywords})

@@ -234,6 +234,7 @@ class Helpers:
         self.names: dict[str, str] = dict(library.names)
         self._sources = {h.key: (h.source, dict(h.names)) for h in library.helpers}
         self._parsed: dict[str, Definition | None] = {}
+        self._by_model_type: dict[str, tuple[str, ...]] | None = None  # model_type -> the class and its bases
 
     def __bool__(self) -> bool:
         return bool(self.names)
@@ -259,6 +260,41 @@ class Helpers:
             if found is not None:
                 return self.definition(found)
         return None
+
+    def made(self, path: str, call: ast.Call, read: Callable[[ast.expr], object]) -> Instance:
+        """A dataclass of the package made by `call` (a registry's entry): its fields as the call gives
+        them, else their defaults, each read when first asked for; unknown for any other class."""
+        fields = (self._class(path) or {}).get("fields")
+        if not isinstance(fields, list) or any(isinstance(a, ast.Starred) for a in call.args) \
+                or len(call.args) > len(fields) or any(k.arg not in dict(fields) for k in call.keywords):
+            raise Unknown(f"an instance of {path}")
+        given = {**{name: arg for (name, _), arg in zip(fields, call.args)}, **{k.arg: k.value for k in call.keywords}}
+        pending: dict[str, ast.expr] = {}
+        for name, default in fields:
+            if name in given:
+                pending[name] = given[name]
+            elif default is None:
+                raise Unknown(f"an instance of {path}")  # Python's TypeError, a missing argument
+            elif default:  # "": a default that is not a literal, unknown when read
+                pending[name] = ast.parse(default, mode="eval").body
+        return Instance(path, pending, read)
+
+    def is_instance(self, data: object, cls: object) -> bool:
+        """`isinstance(config, spec.config_class)` of a model's config (`data`, its config.json) and a
+        config class of the package that declares its model_type: transformers builds the class
+        registered for config.json's model_type, so whether that is the class or one of its subclasses
+        among the package's classes kept (none: a class of transformers, no subclass of the package's);
+        unknown for anything else."""
+        declared = (self._class(cls.path) or {}).get("model_type") if isinstance(cls, PackageClass) else None
+        if not isinstance(declared, str) or not isinstance(data, Mapping) or not isinstance(data.get("model_type"), str):
+            raise Unknown("isinstance")
+        if getattr(self, "_by_model_type", None) is None:  # an index pickled before it had one
+            entries = {key[len(CLASS_PREFIX):]: self._class(key[len(CLASS_PREFIX):]) for key in self._sources
+                       if key.startswith(CLASS_PREFIX)}
+            self._by_model_type = {entry["model_type"]: (path, *entry.get("bases", ()))
+                                   for path, entry in sorted(entries.items())
+                                   if entry and isinstance(entry.get("model_type"), str)}
+        return cls.path in self._by_model_type.get(data["model_type"], ())  # type: ignore[union-attr]
 
     def _class(self, path: str) -> dict | None:
         found = self._sources.get(CLASS_PREFIX + path)

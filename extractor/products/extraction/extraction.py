@@ -125,7 +125,7 @@ def _helpers(program: Program, rules: list[Rule], resolution: tuple[Write, ...])
     uses += [(called.of([w.when, *(c for c, _ in w.cases)], [v for _, v in w.cases]), modules(by_id[w.rule]))
              for w in resolution if w.rule in by_id]
     return helper_library(places_of_names(uses), program.denotes, program.module, program.mutated_anywhere,
-                          program.changed_by_functions)
+                          program.changed_by_functions, program.registrations)
 
 
 def _file_info(tree: SourceTree, path: str) -> FileInfo:

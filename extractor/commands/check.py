@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from typing import TYPE_CHECKING
@@ -15,6 +15,7 @@ from ..core.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 
 if TYPE_CHECKING:  # the linter and its helpers are imported when a check runs: other commands start faster
     from ..core.model import Rule
+    from ..logic.launch import CommandLine
     from ..products.check.linter import Beyond, RuleSet
     from ..products.check.words import Flags
     from ..products.reuse.answers import AnswerBook
@@ -234,18 +235,16 @@ def _facts(args: argparse.Namespace) -> tuple[object, object]:
     return platform, model
 
 
-def _cached_models(ruleset: RuleSet, lines: list[tuple[str, ...]], env: dict[str, str]) -> dict[tuple[str, ...], object]:
-    """By launch line, the model facts of the Hub id its `--model-path` names (at its `--revision`) when
-    the Hugging Face cache here holds that snapshot's config.json, read as `--model-config` reads one;
-    else None (a local folder's config.json is read by `check` itself)."""
-    from ..logic.launch import parse_command
+def _cached_models(commands: Mapping[tuple[str, ...], CommandLine], env: dict[str, str]) -> dict[tuple[str, ...], object]:
+    """By launch line (its parsed command), the model facts of the Hub id its `--model-path` names (at
+    its `--revision`) when the Hugging Face cache here holds that snapshot's config.json, read as
+    `--model-config` reads one; else None (a local folder's config.json is read by `check` itself)."""
     from ..logic.hub_cache import hub_cached_config
     from ..logic.model_config import ModelFacts
 
     found: dict[tuple[str, ...], object] = {}
     read: dict[Path, object] = {}
-    for argv in lines:
-        command = parse_command(list(argv), ruleset.catalog)
+    for argv, command in commands.items():
         path = hub_cached_config(command.given.get("model_path"), command.given.get("revision"),
                                  {**os.environ, **env, **command.env})
         if path is not None and path not in read:
@@ -329,17 +328,19 @@ def _evaluated(args: argparse.Namespace, ruleset: RuleSet, lines: list[tuple[str
     from ..products.reuse.answers import Answer
     from ..products.reuse.rulesets import load_rules, release_rules
 
-    models = {argv: model for argv in lines} if model is not None else _cached_models(ruleset, lines, env)
+    from ..logic.launch import parse_command
+
+    commands = {argv: parse_command(list(argv), ruleset.catalog) for argv in lines}
+    models = {argv: model for argv in lines} if model is not None else _cached_models(commands, env)
     kept = None
     if not assume:  # a command on a platform or a given model is evaluated from the bare launch on them
-        from ..logic.launch import parse_command
         from ..products.reuse.index import keep_model_states, load_model_states, with_baseline_on
 
         for facts in {id(facts): facts for facts in models.values()}.values():
             with_baseline_on(ruleset, platform, facts)
         # What launches found of a model path is kept for the next only without a config.json read here.
-        kept = load_model_states(ruleset, (parse_command(list(argv), ruleset.catalog).given.get("model_path")
-                                           for argv in lines if models[argv] is None))
+        kept = load_model_states(ruleset, (command.given.get("model_path") for argv, command in commands.items()
+                                           if models[argv] is None))
     flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
     if args.from_:  # what changes from another release: only then
         from ..products.check.upgrade import upgrade, upgrade_json, upgrade_text
@@ -367,12 +368,10 @@ def _evaluated(args: argparse.Namespace, ruleset: RuleSet, lines: list[tuple[str
             shown = None
         else:
             given = frozenset(k for k, v in (("platform", platform), ("model", models[argv] or _local_model(argv))) if v)
+            cached = [f"the model's config.json from the Hugging Face cache: {models[argv].source}"] \
+                if model is None and models[argv] is not None else []
             shown = report_text(report, fixes, show_possible=args.show_possible and not args.definite_only,
-                                given=given, beyond=beyond)
-            if model is None and models[argv] is not None:
-                head, _, summary = shown.rpartition("\n")
-                shown = f"{head}\nnote: the model's config.json from the Hugging Face cache: {models[argv].source}" \
-                        f"\n{summary}".lstrip("\n")
+                                given=given, beyond=beyond, notes=cached)
             if change is not None:
                 shown += "\n" + upgrade_text(change)
         answer = Answer(int(bool(report.definite or report.argument_errors)), shown)

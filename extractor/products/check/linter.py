@@ -530,9 +530,10 @@ _WAITING_GIVEN = {  # the facts were given but do not decide these
 
 def report_text(report: Report, fixes: Callable[[Rule], list[str]], show_possible: bool = False,
                 given: frozenset[str] = frozenset(),
-                beyond: Callable[[Rule], Beyond | None] = lambda rule: None) -> str:
+                beyond: Callable[[Rule], Beyond | None] = lambda rule: None, notes: Sequence[str] = ()) -> str:
     """Definite errors in run order (the first marked as where the launch stops); possible ones as one
-    summary line per kind of missing fact, or each with what would decide it when `show_possible`.
+    summary line per kind of missing fact, or each with what would decide it when `show_possible`;
+    `notes`: what the caller says of the launch's facts, before the summary line.
     `given`: the kinds of facts the user passed (platform, model), so the summary asks for the right thing."""
     lines = []
     for error in report.argument_errors:
@@ -570,6 +571,7 @@ def report_text(report: Report, fixes: Callable[[Rule], list[str]], show_possibl
         lines.append(f"note: {text} is a shell placeholder; its value is unknown here")
     for text in report.unused_assumptions:
         lines.append(f"note: --assume {text!r} matched no condition")
+    lines.extend(f"note: {text}" for text in notes)
     listed = " (--show-possible lists them)" if possible and not show_possible else ""
     lines.append(f"{report.label}: {len(definite)} definite, {len(possible)} possible{listed}, "
                  f"{len(report.argument_errors)} argument error(s); {report.checked} guards checked")

@@ -59,3 +59,26 @@ def test_the_first_check_of_a_shipped_release_downloads_and_extracts_nothing(tmp
         assert main(["check", "--release", "0.5.23", "--", *SEED]) == 1
         assert "only supported for decode side" in capsys.readouterr().out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["extractions"]  # an index, no source
+
+
+def test_rewritten_shipped_files_are_not_read_through_an_older_note(tmp_path, monkeypatch, capsys) -> None:
+    """`make shipped-releases` rewrites a release's files without changing the code: the note of the
+    index an earlier check made of the old files is not taken for the new ones."""
+    import shutil
+
+    from extractor.products.reuse import shipped
+
+    folder = tmp_path / "releases"
+    folder.mkdir()
+    for suffix in (".rules.json.xz", ".flags.json.xz"):
+        shutil.copy(shipped._folder() / f"0.5.23{suffix}", folder)
+    monkeypatch.setenv("SGLANG_CONSTRAINTS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(shipped, "_folder", lambda: folder)
+    assert main(["check", "--release", "0.5.23", "--", *SEED]) == 1
+    assert "only supported for decode side" in capsys.readouterr().out
+    rules, flags = shipped.shipped_documents("0.5.23")
+    seed = next(r for r in rules["rules"] if r["message"].endswith("only supported for decode side."))
+    seed["message"] = "Rewritten: only for decode servers."
+    shipped.write_shipped(folder, "0.5.23", rules, flags)
+    assert main(["check", "--release", "0.5.23", "--", *SEED]) == 1
+    assert "Rewritten: only for decode servers." in capsys.readouterr().out

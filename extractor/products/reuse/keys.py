@@ -28,10 +28,13 @@ def index_key(*parts: bytes) -> str:
 
 
 def release_pointer(version: str, index_url: str | None) -> Path:
-    """Where the index key of a release is noted: by the release, its package index and the code that
-    extracts and loads rules (another code, another note). A release's files never change."""
+    """Where the index key of a release is noted: by the release, its package index, the code that
+    extracts and loads rules (another code, another note) and the files of the rule set shipped for
+    it, if any (rewritten by `make shipped-releases`). A release's files never change."""
+    from .shipped import shipped_stamp
+
     parts = (version, index_url or "", code_fingerprint("products.extraction.extraction", "products.extraction.output"),
-             index_key())
+             index_key(), shipped_stamp(version) if index_url is None else "")
     digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
     return index_folder() / f"release-{digest}.key"
 

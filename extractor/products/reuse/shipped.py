@@ -11,7 +11,6 @@ never say anything the extractor would not.
 from __future__ import annotations
 
 import json
-import lzma
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -46,6 +45,19 @@ def packed(version: str) -> tuple[bytes, bytes] | None:
         return None
 
 
+def shipped_stamp(version: str) -> str:
+    """The size and modification time of a shipped release's files ("" when it is not shipped): what
+    tells a note of its index from one made before `make shipped-releases` rewrote them."""
+    stamps = []
+    for suffix in _SUFFIXES:
+        try:
+            found = _folder().joinpath(version + suffix).stat()
+        except (FileNotFoundError, NotADirectoryError):
+            return ""
+        stamps.append(f"{found.st_size}:{found.st_mtime_ns}")
+    return " ".join(stamps)
+
+
 def shipped_documents(version: str) -> tuple[dict, dict] | None:
     """The rules and flags documents of a shipped release, or None."""
     found = packed(version)
@@ -55,6 +67,8 @@ def shipped_documents(version: str) -> tuple[dict, dict] | None:
 def unpacked(packed_documents: tuple[bytes, bytes]) -> tuple[dict, dict]:
     """The rules and flags documents of `packed`'s bytes (equal to what was packed; a subtree written
     once and used many times is one object in them)."""
+    import lzma  # here, as the reader: a note of an index asks only the files' stamps (`shipped_stamp`)
+
     from ...core.serialize import loads  # here: listing the releases shipped reads no document
 
     rules, flags = (_expanded(loads(lzma.decompress(data))) for data in packed_documents)
@@ -105,6 +119,8 @@ def _expanded(packed: object) -> object:
 
 def write_shipped(folder: Path, version: str, rules: Mapping, flags: Mapping) -> list[Path]:
     """Write a release's documents into `folder` (the package's data/releases), each whole."""
+    import lzma
+
     written = []
     for suffix, document in zip(_SUFFIXES, (rules, flags)):
         text = json.dumps(_packed(document), sort_keys=True, ensure_ascii=False, separators=(",", ":"))

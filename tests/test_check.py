@@ -920,7 +920,7 @@ def test_a_fix_may_take_away_what_its_edit_conflicts_with(tmp_path, capsys) -> N
     model = tmp_path / "gpt-oss-20b"
     model.mkdir()
     (model / "config.json").write_text(json.dumps(GPT_OSS_20B), encoding="utf-8")
-    assert main(["check", "--release", "0.5.23", "--platform", "cpu", "--", "--model-path", str(model),
+    assert main(["check", "--release", "0.5.23", "--platform", "cpu", "--", "--device", "cpu", "--model-path", str(model),
                  "--tp", "2", "--moe-runner-backend", "flashinfer_trtllm"]) == 1
     out = capsys.readouterr().out
     assert ("  fix: pass --quantization quark_mxfp4 and remove --moe-runner-backend (removing --moe-runner-backend "

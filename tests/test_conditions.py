@@ -572,6 +572,32 @@ CONDITIONS = [
         {"wrapped": "raised(TypeError, IndexError)", "dead code": "False"},  # a bare `raise`: no guard of its own
         id="re-raise-and-dead-code",
     ),
+    pytest.param(
+        """
+        def check(server_args, device_id=None):
+            try:
+                return current_platform.get_device(device_id)
+            except Exception:
+                raise RuntimeError("one platform call")
+            try:
+                device = current_platform.get_device(device_id)
+                current_platform.set_device(device)
+            except Exception:
+                raise RuntimeError("two statements")
+            try:
+                return current_platform.get_device(server_args.rank + 1)
+            except Exception:
+                raise RuntimeError("an argument that computes")
+            try:
+                return other.get_device(device_id)
+            except Exception:
+                raise RuntimeError("not the platform")
+        """,
+        {"one platform call": "raised(Exception, current_platform.get_device(device_id))",
+         "two statements": "raised(Exception)", "an argument that computes": "raised(Exception)",
+         "not the platform": "raised(Exception)"},
+        id="a-try-body-of-one-platform-call",
+    ),
 ]
 
 

@@ -41,6 +41,36 @@ def test_a_platform_predicate_reads_the_same_by_any_spelling() -> None:
         facts.value("torch.cuda.mem_get_info()")
 
 
+@pytest.mark.parametrize("profile, caught, raised", [
+    ("cpu", "Exception", True),  # the base platform: NotImplementedError
+    ("cpu", "RuntimeError", True),  # NotImplementedError is a RuntimeError
+    ("cpu", "ValueError", False),
+    ("cpu-engine", "Exception", False),  # the CPU engine's platform returns its device
+    ("H100", "Exception", False),
+])
+def test_what_the_current_platforms_method_raises(profile: str, caught: str, raised: bool) -> None:
+    """A try body of one call of the platform's method (`raised(E, current_platform.get_device(...))`)
+    raised what its clause catches as the profile says; a method the profile says nothing of, or no
+    profile at all, stays unknown."""
+    facts = Facts(find_platform(profile))
+    assert facts.value(f"raised({caught}, current_platform.get_device(device_id))") is raised
+    with pytest.raises(Unknown):
+        facts.value("raised(Exception, current_platform.set_device(device))")
+    with pytest.raises(Unknown):
+        facts.value("raised(Exception)")
+    with pytest.raises(Unknown):
+        Facts().value("raised(Exception, current_platform.get_device(device_id))")
+
+
+def test_a_launch_that_selects_another_platform_is_not_decided_by_the_profiles_method() -> None:
+    """`SGLANG_USE_CPU_ENGINE=1` on a host without accelerators makes SGLang's current platform the CPU
+    engine's, whose `get_device` returns: the base platform's NotImplementedError is not said of it."""
+    text = "raised(Exception, current_platform.get_device(device_id))"
+    assert Facts(find_platform("cpu"), env={"SGLANG_USE_CPU_ENGINE": "0"}).value(text) is True
+    with pytest.raises(Unknown):
+        Facts(find_platform("cpu"), env={"SGLANG_USE_CPU_ENGINE": "1"}).value(text)
+
+
 def test_model_facts_from_a_folder(tmp_path: Path) -> None:
     llama = Facts(model=local_model(str(_folder(tmp_path / "llama", LLAMA))))
     assert llama.value("model_config_of(server_args).attention_arch") == "MHA"

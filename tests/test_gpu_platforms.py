@@ -2,7 +2,9 @@
 over a platform profile, raises a caller catches, writes that read what was declared before them.
 
 The made-up package imitates the shapes of SGLang 0.5.23 (names and messages are ours): `get_device()`
-in utils/common.py decides the device from torch's answers when `--device` is left out, then the
+in utils/common.py decides the device from torch's answers when `--device` is left out (else the
+current platform's `get_device`, which the base platform of a host without accelerators does not
+implement: the try around it raises "No accelerator"), then the
 device index is stripped (`cfg.device.split(":")[0]`, reading the value just declared); a support
 probe wraps a parser that raises in `try ... except ValueError: return False`; a post-process pass
 returns a local named like a flag whose value the walk cannot follow. Each case is a launch command,
@@ -324,6 +326,8 @@ from importlib.util import find_spec
 
 import torch
 
+from sglang.srt.platforms import current_platform
+
 
 def parse_connector_type(url):
     scheme, _, rest = url.partition("://")
@@ -384,7 +388,18 @@ def get_device(device_id=None) -> str:
         except ImportError:
             raise ImportError("Habana frameworks detected, but failed to import them.")
         return "hpu"
-    raise RuntimeError("No accelerator is available.")
+    # As 0.5.18 on: the platform's own method, else an error (the base platform raises NotImplementedError).
+    try:
+        return current_platform.get_device(device_id)
+    except Exception:
+        raise RuntimeError("No accelerator is available.")
+''',
+    "sglang/srt/platforms/__init__.py": '''
+def _resolve_platform():
+    return object()
+
+
+current_platform = _resolve_platform()
 ''',
 }
 
@@ -416,6 +431,7 @@ CASES = [
     pytest.param(["--attention-backend", "ascend", "--device", "npu:1"], "H100", None, id="typed device, index stripped"),
     pytest.param([], "cpu", NO_ACCELERATOR, id="no accelerator and no device"),
     pytest.param(["--device", "cpu"], "cpu", None, id="typed cpu device"),
+    pytest.param([], "cpu-engine", None, id="the CPU engine's device"),
     # The default backend is a method of ServerArgs the hook calls on its argument, read over the profile.
     pytest.param(["--page-size", "16"], "H100", FA3_PAGE, id="default backend from a method, Hopper"),
     pytest.param(["--page-size", "16"], "B200", None, id="default backend from a method, Blackwell"),
@@ -614,6 +630,22 @@ def test_a_fix_removes_only_what_the_command_passes(ruleset) -> None:
     fixes = working_fixes(ruleset, rule, argv, Flags(ruleset.flags), by_function(ruleset.rules), facts=facts)
     assert fixes == ["remove --attention-backend"]  # not `--decode-attention-backend`, which it lacks
     assert not check(ruleset, ["--model-path", "m"], platform=find_platform("H100")).definite
+
+
+def test_on_a_host_without_accelerators_the_fix_passes_the_machines_device(ruleset) -> None:
+    """SGLang cannot derive `--device` on a host with no accelerator (the base platform's `get_device`
+    raises): the fix passes the device the profile names, not every value the flag takes."""
+    from extractor.products.check.fixes import working_fixes
+    from extractor.products.check.words import Flags, by_function
+
+    argv = ["--model-path", "m"]
+    cpu = find_platform("cpu")
+    rule = check(ruleset, argv, platform=cpu).definite[0].rule
+    assert rule.message == NO_ACCELERATOR
+    facts = Facts(cpu, helpers=ruleset.library)
+    assert working_fixes(ruleset, rule, argv, Flags(ruleset.flags), by_function(ruleset.rules), facts=facts) \
+        == ["pass --device cpu"]
+    assert not check(ruleset, [*argv, "--device", "cpu"], platform=cpu).definite
 
 
 LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,

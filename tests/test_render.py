@@ -187,6 +187,7 @@ def field(name: str, *transforms: str) -> Term:
 
 
 MODE_NOT_DECODE = Atom(field("mode"), "!=", Lit("decode"))
+RAISED = "raised(Exception, current_platform.get_device(device_id))"
 OFFLOAD = Atom(field("offload"))
 
 
@@ -206,6 +207,8 @@ OFFLOAD = Atom(field("offload"))
          "`--offload` is set and either `--mode` is not `decode` or `--tp-size` is greater than `1`"),
         (Atom(Term(TermKind.ENV, "X", "envs.X.get()"),), "environment variable `X` is set"),
         (Atom(Term(TermKind.PLATFORM, "is_hip()", "is_hip()")), "`is_hip()` is true"),
+        (Not(Atom(Term(TermKind.PLATFORM, RAISED, RAISED))), "`current_platform.get_device(device_id)` does not raise `Exception`"),
+        (Atom(Term(TermKind.OPAQUE, "raised(Exception)", "raised(Exception)")), "`raised(Exception)` is true"),
     ],
 )
 def test_words(formula, text) -> None:

@@ -112,7 +112,7 @@ def run_oracle(cases: list[dict[str, Any]], cache: JsonlCache, keys: dict[str, s
     by_id = {case["id"]: case for case in missing}
     proc = subprocess.Popen(
         [str(python), str(VERIFY_DIR / "oracle_server.py"), "--jobs", str(jobs), "--timeout", str(timeout),
-         "--profile", profile],
+         "--profile", machine(profile)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=str(VERIFY_DIR),
     )
     assert proc.stdin is not None and proc.stdout is not None
@@ -183,8 +183,24 @@ WORKDIR = ROOT  # where check runs: the snapshot, unless --live
 DEVICE_MEMORY_OVERRIDES = {"H200": 143771}
 
 
+# The cpu profile with the user cases run as typed: no `--device cpu` put first (a GPU launch line
+# checked on a host without accelerators, where SGLang cannot derive the device).
+AS_TYPED = "cpu-as-typed"
+
+
+def machine(profile: str) -> str:
+    """The machine a profile simulates (the oracle's --profile, check's --platform)."""
+    return "cpu" if profile == AS_TYPED else profile
+
+
+def device_first(profile: str) -> list[str]:
+    """What the user cases get put first on a profile: `--device cpu` on cpu, else nothing."""
+    return ["--device", "cpu"] if profile == "cpu" else []
+
+
 def check_options(tool: list[str], profile: str = "cpu") -> list[str]:
     """Options to pass, from what `check --help` lists today (the interface is growing)."""
+    profile = machine(profile)
     text = subprocess.run(tool + ["check", "--help"], capture_output=True, text=True, cwd=str(WORKDIR)).stdout
     options: list[str] = []
     if "--platform" in text:
@@ -224,7 +240,7 @@ CANARY_ARGS = ["--disaggregation-mode", "prefill", "--disaggregation-decode-enab
 def check_fingerprint(tool: list[str], rules: Path, options: list[str], model_folder: Path, profile: str = "cpu") -> str:
     """sha256 of check's JSON for the canary launch: part of the cache key, so that results of an
     older `check` (same rules.json, other code) are recomputed, not mixed with new ones."""
-    device = ["--device", "cpu"] if profile == "cpu" else []
+    device = device_first(profile)
     result = run_check(tool, rules, options, device + ["--model-path", str(model_folder)] + CANARY_ARGS, 300.0)
     return sha256_json(result.get("doc") or result.get("failed"))
 
@@ -593,7 +609,8 @@ def main(argv: list[str] | None = None) -> int:
                              "profile; all: both (default generated)")
     parser.add_argument("--profiles", default="cpu",
                         help="comma-separated machines to simulate for the user cases: cpu, H100, H200, B200, A100, "
-                             "L40S, MI300X (oracle_server.py PROFILES; check gets --platform NAME). Default cpu")
+                             "L40S, MI300X (oracle_server.py PROFILES; check gets --platform NAME), and "
+                             f"{AS_TYPED} (cpu, the user cases without `--device cpu` put first). Default cpu")
     parser.add_argument("--budget", type=int, default=int(os.environ.get("VERIFY_USER_BUDGET", "0")),
                         help="at most this many user cases per profile (every base command, then an even sample "
                              "of the mutations); 0 = all (default 0 or $VERIFY_USER_BUDGET)")
@@ -672,7 +689,7 @@ def main(argv: list[str] | None = None) -> int:
         prepared = []
         for case in cases:
             case = dict(case)
-            device = ["--device", "cpu"] if source == "user" and profile == "cpu" else []
+            device = device_first(profile) if source == "user" else []
             case["argv_run"] = device + case["argv"]
             case["row_key"] = f"{profile}|{source}|{case['id']}"
             prepared.append(case)

@@ -24,7 +24,8 @@ from .events import CallEvent, FunctionInfo, FunctionSummary, GuardEvent, Return
 from .messages import message_arg, message_of, placeholder_values
 from .object_locals import OBJECT_LOCAL, OBJECT_PREFIX
 from .run_sites import RunSites
-from .statements import calls_outside_raises, caught_names, empty_iterable, handler_raises, has_call, unpacked
+from .statements import (calls_outside_raises, caught_names, empty_iterable, handler_raises, has_call,
+                         platform_call, unpacked)
 
 # Functions that declare a resolved value for fields given as keywords: `declare_resolution(sa, "src", x=1)`.
 DECLARE_FUNCTIONS = frozenset({"declare_resolution", "declare_late_resolution"})
@@ -298,7 +299,9 @@ class _Walker:
             for i in taken:
                 self.summary.guards[i] = replace(self.summary.guards[i], condition=FALSE)
             # Beyond those, only a call can raise what it catches (a body of tests and raises cannot).
-            elsewhere = Atom(classify(f"raised({caught})", ())) if not fired or calls_outside_raises(node.body) else FALSE
+            # A body that is one call of the platform's method names it: a profile says whether it raises.
+            what = f"{caught}, {call}" if (call := platform_call(node.body)) else caught
+            elsewhere = Atom(classify(f"raised({what})", ())) if not fired or calls_outside_raises(node.body) else FALSE
             context = disj(elsewhere, *(g.condition for g in fired))
             handler_env = dict(body_env)
             if handler.name is not None:

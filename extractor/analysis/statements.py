@@ -11,6 +11,7 @@ import libcst as cst
 from .scope import (
     Env,
     Scope,
+    code,
     constant_of,
     dotted_name,
     iter_expression,
@@ -32,6 +33,25 @@ def calls_outside_raises(body: cst.BaseSuite) -> bool:
 
     body.visit(_Calls())
     return found
+
+
+def platform_call(body: cst.BaseSuite) -> str | None:
+    """The call of a try body that is one call of the current platform's method and nothing else
+    (`return current_platform.get_device(device_id)`), its arguments plain names or literals: what a
+    profile says of that method decides whether the body raises (`raised(Exception, <call>)`)."""
+    statements = body.body if type(body) is cst.IndentedBlock else [body]
+    if len(statements) != 1 or type(statements[0]) not in (cst.SimpleStatementLine, cst.SimpleStatementSuite) \
+            or len(statements[0].body) != 1:  # type: ignore[union-attr]
+        return None
+    statement = statements[0].body[0]  # type: ignore[union-attr]
+    call = statement.value if type(statement) in (cst.Return, cst.Expr, cst.Assign) else None
+    name = dotted_name(call.func) if type(call) is cst.Call else None
+    if name is None or not name.startswith("current_platform.") or name.count(".") != 1 or any(
+            arg.star or type(arg.value) not in (cst.Name, cst.Integer, cst.SimpleString) for arg in call.args):
+        return None
+    # Spelled on one line whatever the source's layout (parentheses and breaks around a long call).
+    arguments = (f"{arg.keyword.value}={code(arg.value)}" if arg.keyword else code(arg.value) for arg in call.args)
+    return f"{name}({', '.join(arguments)})"
 
 
 def caught_names(handler: cst.ExceptHandler) -> list[str]:

@@ -23,13 +23,13 @@ from ..core.model import RUN_FUNCTION
 from .environment import EnvVar, env_default, parse_env
 from .expressions import BINARY_OPERATORS, Unknown, boolean_operation, comparison_chain, parsed_expression
 from .helpers import (MAX_STEPS, BoundMethod, Definition, Helpers, Instance, Outside, PackageClass, Raised, Reader,
-                      World, bind_arguments, closing_statements, guard_statements)
+                      World, bind_arguments, catches, closing_statements, guard_statements)
 from .model_config import (CLASS_DEFAULTED, CONFIG_LOADERS, Config, ModelConfig, ModelFacts, PlainDecoderSpec,
                            local_model, overridden, text_config)
 from .fact_values import (CACHE_DECORATOR, CACHE_DECORATORS, OPAQUE_VALUES, Method, Partial, PathValue, compare,
                           plain_value)
 from .launch_host import PATH_METHODS, PATH_TESTS, LaunchHost
-from .platforms import Platform, PlatformView, platform_key
+from .platforms import Platform, PlatformView, method_raises, platform_key
 
 # Modules a term's text names as SGLang's modules import them (`import copy`, `import torch`).
 _WORLD_MODULES = frozenset({"copy", "json", "os", "re", "torch", "importlib"})
@@ -380,6 +380,16 @@ class _Evaluator:
             raise Unknown(RUN_FUNCTION) from None
         return False
 
+    def _raised(self, caught: ast.expr, call: ast.expr) -> bool:
+        """`raised(Exception, current_platform.get_device(device_id))`: a try body of one call of the
+        platform's method raised what its clause catches, as the profile says that method does
+        (`platforms.method_raises`)."""
+        method = call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else ""
+        kind = method_raises(self.facts.platform, method, self.facts.env) if self.facts.platform is not None else None
+        if kind is None:
+            raise Unknown("raised")
+        return bool(kind) and catches(caught, kind)
+
     def _declared_env(self, func: ast.Attribute) -> object:
         """`envs.NAME.get()` / `.is_set()`: the launch's value parsed as environ.py declares it, its
         default when unset; None when the call is no such read."""
@@ -556,6 +566,8 @@ class _Evaluator:
                 return self._model_config()
             if name == RUN_FUNCTION:
                 return self._run(node)
+            if name == "raised" and self.names is None and len(node.args) == 2 and self.facts.platform is not None:
+                return self._raised(*node.args)
             if name == "get_platform" and self.facts.platform is not None and not node.args:
                 return PlatformView(self.facts.platform)
             if name in _BUILTINS and not node.keywords:

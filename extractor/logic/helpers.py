@@ -440,7 +440,7 @@ class Reader:
             self.block(stmt.body)
         except Raised as raised:
             for handler in stmt.handlers:
-                if _catches(handler, raised.kind):
+                if catches(handler.type, raised.kind):
                     if handler.name:
                         self.frame[handler.name] = Outside(f"exception.{raised.kind}")
                     self.block(handler.body)
@@ -538,8 +538,7 @@ def _raised_kind(stmt: ast.Raise) -> str:
     return "Exception"
 
 
-def _clause_names(handler: ast.ExceptHandler) -> list[str] | None:
-    kinds = handler.type
+def _clause_names(kinds: ast.expr | None) -> list[str] | None:
     if kinds is None:
         return ["BaseException"]
     nodes = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
@@ -555,12 +554,13 @@ def _clause_names(handler: ast.ExceptHandler) -> list[str] | None:
 
 
 def _known_clause(handler: ast.ExceptHandler) -> bool:
-    names = _clause_names(handler)
+    names = _clause_names(handler.type)
     return names is not None and all(n in _CAUGHT_BY for n in names)
 
 
-def _catches(handler: ast.ExceptHandler, kind: str) -> bool:
-    for name in _clause_names(handler) or ():
+def catches(kinds: ast.expr | None, kind: str) -> bool:
+    """Does an `except` clause naming `kinds` (None: a bare `except:`) catch the exception `kind`?"""
+    for name in _clause_names(kinds) or ():
         caught = _CAUGHT_BY.get(name, ())
         if caught is None or kind == name or (caught and kind in caught):
             return True

@@ -91,6 +91,20 @@ def with_device_memory(platform: Platform | None, mib: float) -> Platform:
                     base.world)
 
 
+def method_raises(platform: Platform, method: str, env: Mapping[str, str]) -> str | bool | None:
+    """What the current platform's `method` raises on the profile (`raises:METHOD`): the exception's
+    name, False when it returns, None when the profile does not say. A fact given `unless` variables
+    (`SGLANG_USE_CPU_ENGINE=1` selects the CPU engine's platform on a host without accelerators) is
+    not said of a launch that sets them all."""
+    fact = platform.facts.get(f"raises:{method}")
+    if isinstance(fact, Mapping):
+        unless = fact.get("unless") or {}
+        if unless and all(env.get(name) == value for name, value in unless.items()):
+            return None
+        fact = fact.get("raises")
+    return fact if isinstance(fact, (str, bool)) else None
+
+
 def _simple(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 

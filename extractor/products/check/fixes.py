@@ -156,7 +156,8 @@ def _searched_ways(ruleset: RuleSet, rule: Rule, argv: Sequence[str], given: Map
     held = {k: v for values in (facts.stops.values() if facts is not None else ()) for k, v in values.items()}
     changes, removals = _changes(ruleset, rule, given, flags, run_reads, held)
     message = rule.message or ""
-    additions = _additions(rule, given, flags, run_reads, held, message)
+    machine = facts.platform.facts if facts is not None and facts.platform is not None else None
+    additions = _additions(rule, given, flags, run_reads, held, message, machine)
     named = [way for way in additions if _named_in(flags, ruleset.catalog.option(way[0].name).flag.name, message)]
     set_here = {text.partition("=")[0] for text in assignments}
     unsets = [(Edit("env", t.name),) for t in sorted(terms(rule.effective), key=lambda t: t.name)
@@ -196,10 +197,12 @@ def _changes(ruleset: RuleSet, rule: Rule, given: Mapping[str, object], flags: F
 
 
 def _additions(rule: Rule, given: Mapping[str, object], flags: Flags, run_reads: set[str],
-               held: Mapping[str, object], message: str) -> list[Way]:
+               held: Mapping[str, object], message: str, machine: Mapping[str, object] | None = None) -> list[Way]:
     """Flags of few values the rule reads and the command leaves at their defaults, passed: those the
     message names first (it says what to change), then those a run reads, then others, switches
-    last (a switch turns on another way of serving: `--encoder-only`)."""
+    last (a switch turns on another way of serving: `--encoder-only`). A flag the platform profile
+    gives the value of on its machine (`"--device": "cpu"` where SGLang cannot derive it) is passed
+    with that value alone."""
     additions: list[Way] = []
     for name in sorted(set(fields_read(rule.effective)) - set(given) - NOT_A_FIX,
                        key=lambda n: (not _named_in(flags, n, message), n not in run_reads, flags.is_switch(n), n)):
@@ -212,6 +215,8 @@ def _additions(rule: Rule, given: Mapping[str, object], flags: Flags, run_reads:
             continue
         values = _nearest_first(flags.choices(name), held.get(f"self.{name}")) if name in run_reads \
             else flags.choices(name)[:_SEARCHED_VALUES]
+        if machine is not None and isinstance(machine.get(flags.option(name)), str):
+            values = (machine[flags.option(name)],)
         additions += [(Edit("pass", flags.option(name), str(c)),) for c in values if not (has_default and c == default)]
     return additions[:_ADDED + sum(len(flags.choices(name)) for name in run_reads)]
 

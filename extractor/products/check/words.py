@@ -110,6 +110,9 @@ def atom_words(atom: Atom, flags: Flags, positive: bool = True) -> str:
         method = code(run[0].rpartition(":")[2])
         return (f"{method}, run over this launch's flags and the checkpoint's config, stops here" if positive
                 else f"{method}, run over this launch's flags and the checkpoint's config, does not stop here")
+    raised = _RAISED_CALL.fullmatch(term.text) if atom.op == "truthy" else None
+    if raised is not None:  # `raised(Exception, current_platform.get_device(device_id))`: a try body of one call
+        return f"{code(raised.group(2))} {'raises' if positive else 'does not raise'} {code(raised.group(1))}"
     subject = term_words(term, flags)
     op = atom.op if positive or atom.op == "truthy" else NEGATED_OP[atom.op]
     if atom.op == "truthy":
@@ -143,6 +146,9 @@ def atom_words(atom: Atom, flags: Flags, positive: bool = True) -> str:
         "contains": "includes", "not contains": "does not include",
     }[op]
     return f"{subject} {words} {other}"
+
+
+_RAISED_CALL = re.compile(r"raised\(([\w.]+), ([\w.]+\(.*\))\)")
 
 
 def _truthy_words(atom: Atom, flags: Flags, positive: bool) -> str:

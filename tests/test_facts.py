@@ -62,15 +62,6 @@ def test_what_the_current_platforms_method_raises(profile: str, caught: str, rai
         Facts().value("raised(Exception, current_platform.get_device(device_id))")
 
 
-def test_a_launch_that_selects_another_platform_is_not_decided_by_the_profiles_method() -> None:
-    """`SGLANG_USE_CPU_ENGINE=1` on a host without accelerators makes SGLang's current platform the CPU
-    engine's, whose `get_device` returns: the base platform's NotImplementedError is not said of it."""
-    text = "raised(Exception, current_platform.get_device(device_id))"
-    assert Facts(find_platform("cpu"), env={"SGLANG_USE_CPU_ENGINE": "0"}).value(text) is True
-    with pytest.raises(Unknown):
-        Facts(find_platform("cpu"), env={"SGLANG_USE_CPU_ENGINE": "1"}).value(text)
-
-
 def test_model_facts_from_a_folder(tmp_path: Path) -> None:
     llama = Facts(model=local_model(str(_folder(tmp_path / "llama", LLAMA))))
     assert llama.value("model_config_of(server_args).attention_arch") == "MHA"

@@ -648,6 +648,17 @@ def test_on_a_host_without_accelerators_the_fix_passes_the_machines_device(rules
     assert not check(ruleset, [*argv, "--device", "cpu"], platform=cpu).definite
 
 
+def test_the_cpu_engine_chosen_by_the_launch_derives_the_cpu_device(ruleset) -> None:
+    """On the `cpu` profile, `is_cpu()` is SGLang's own helper read over the launch's environment: a
+    launch that sets SGLANG_USE_CPU_ENGINE=1 gets the device `cpu` (no "No accelerator"), one that
+    does not gets the error."""
+    cpu = find_platform("cpu")
+    assert "is_cpu" not in cpu.facts
+    assert not check(ruleset, ["SGLANG_USE_CPU_ENGINE=1", "--model-path", "m"], platform=cpu).definite
+    assert check(ruleset, ["SGLANG_USE_CPU_ENGINE=0", "--model-path", "m"], platform=cpu).definite[0].rule.message \
+        == NO_ACCELERATOR
+
+
 LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
          "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32}
 

@@ -306,7 +306,7 @@ def test_a_fix_where_the_condition_names_no_flag_is_searched_and_checked(tmp_pat
 
     ruleset = release_rules("0.5.23")
     (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    argv = [*variables, "--model-path", str(tmp_path), *args]
+    argv = [*variables, "--device", "cpu", "--model-path", str(tmp_path), *args]  # as launches on a CPU pass it
     cpu = find_platform("cpu")
     report = check(ruleset, argv, platform=cpu)
     assert report.definite, [(f.rule.message, f.unknown[:2]) for f in report.findings if f.certainty == "definite"]

@@ -29,7 +29,7 @@ from .model_config import (CLASS_DEFAULTED, CONFIG_LOADERS, Config, ModelConfig,
 from .fact_values import (CACHE_DECORATOR, CACHE_DECORATORS, OPAQUE_VALUES, Method, Partial, PathValue, compare,
                           plain_value)
 from .launch_host import PATH_METHODS, PATH_TESTS, LaunchHost
-from .platforms import Platform, PlatformView, method_raises, platform_key
+from .platforms import Platform, PlatformView, platform_key
 
 # Modules a term's text names as SGLang's modules import them (`import copy`, `import torch`).
 _WORLD_MODULES = frozenset({"copy", "json", "os", "re", "torch", "importlib"})
@@ -383,9 +383,9 @@ class _Evaluator:
     def _raised(self, caught: ast.expr, call: ast.expr) -> bool:
         """`raised(Exception, current_platform.get_device(device_id))`: a try body of one call of the
         platform's method raised what its clause catches, as the profile says that method does
-        (`platforms.method_raises`)."""
+        (`raises:get_device`: the exception's name, or false when it returns)."""
         method = call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else ""
-        kind = method_raises(self.facts.platform, method, self.facts.env) if self.facts.platform is not None else None
+        kind = self.facts.platform.facts.get(f"raises:{method}") if self.facts.platform is not None else None
         if kind is None:
             raise Unknown("raised")
         return bool(kind) and catches(caught, kind)

@@ -35,7 +35,9 @@ def platforms() -> dict[str, Platform]:
     worlds = data.get("worlds", {})
     found = {}
     for name, entry in data["platforms"].items():
-        facts = {**common, **entry.get("facts", {})}
+        # A predicate the profile leaves to SGLang's own helper (`is_cpu()` reads SGLANG_USE_CPU_ENGINE
+        # of the launch): no fact of it, the helper is read over the launch's environment.
+        facts = {k: v for k, v in {**common, **entry.get("facts", {})}.items() if k not in entry.get("from_helpers", ())}
         found[name] = Platform(name, entry.get("description", ""), tuple(entry.get("aliases", ())),
                                {k: _json_value(v) for k, v in facts.items()},
                                _world(worlds.get("defaults", {}), *(worlds.get(w, {}) for w in entry.get("world", ()))))
@@ -89,20 +91,6 @@ def with_device_memory(platform: Platform | None, mib: float) -> Platform:
     base = platform if platform is not None else Platform("custom", "", (), {})
     return Platform(base.name, base.description, base.aliases, {**base.facts, "get_device_memory_capacity": mib},
                     base.world)
-
-
-def method_raises(platform: Platform, method: str, env: Mapping[str, str]) -> str | bool | None:
-    """What the current platform's `method` raises on the profile (`raises:METHOD`): the exception's
-    name, False when it returns, None when the profile does not say. A fact given `unless` variables
-    (`SGLANG_USE_CPU_ENGINE=1` selects the CPU engine's platform on a host without accelerators) is
-    not said of a launch that sets them all."""
-    fact = platform.facts.get(f"raises:{method}")
-    if isinstance(fact, Mapping):
-        unless = fact.get("unless") or {}
-        if unless and all(env.get(name) == value for name, value in unless.items()):
-            return None
-        fact = fact.get("raises")
-    return fact if isinstance(fact, (str, bool)) else None
 
 
 def _simple(text: str) -> str:

@@ -288,7 +288,7 @@ class Helpers:
         declared = (self._class(cls.path) or {}).get("model_type") if isinstance(cls, PackageClass) else None
         if not isinstance(declared, str) or not isinstance(data, Mapping) or not isinstance(data.get("model_type"), str):
             raise Unknown("isinstance")
-        if getattr(self, "_by_model_type", None) is None:  # an index pickled before it had one
+        if self._by_model_type is None:  # built on first use, kept with the index (`__getstate__`)
             entries = {key[len(CLASS_PREFIX):]: self._class(key[len(CLASS_PREFIX):]) for key in self._sources
                        if key.startswith(CLASS_PREFIX)}
             self._by_model_type = {entry["model_type"]: (path, *entry.get("bases", ()))

@@ -487,16 +487,41 @@ def test_cli_checks_the_launch_commands_of_files(rules_file, capsys) -> None:
     assert main(["check", "--rules", str(rules_file), "--format", "json", "--file", str(folder)]) == 1
     document = json.loads(capsys.readouterr().out)
     by_place = {(Path(c["file"]).name, c["line"]): c for c in document["commands"]}
+    # workflow.yml, a mapping that names no model, is no SGLang config file: nothing of it is read
     assert set(by_place) == {("Dockerfile", 4), ("Dockerfile.shell", 2), ("compose.yml", 4), ("deployment.yaml", 11),
-                             ("deployment.yaml", 28), ("serve.sh", 6), ("serve.sh", 13), ("sky.yaml", 5)}
+                             ("deployment.yaml", 28), ("serve.sh", 6), ("serve.sh", 13), ("sky.yaml", 5),
+                             ("serve-config.yaml", 1)}
     failing = {place for place, c in by_place.items() if any(e["certainty"] == "definite" for e in c["errors"])}
-    # the prefill + offload command, in each of its forms: shell, exec form, k8s args, compose string
-    assert failing == {("Dockerfile", 4), ("compose.yml", 4), ("deployment.yaml", 11), ("serve.sh", 6)}
+    # the prefill + offload command, in each of its forms: shell, exec form, k8s args, compose string, and
+    # SGLang's --config file
+    assert failing == {("Dockerfile", 4), ("compose.yml", 4), ("deployment.yaml", 11), ("serve.sh", 6),
+                       ("serve-config.yaml", 1)}
     assert all(not c["argument_errors"] for c in by_place.values())
     assert by_place[("serve.sh", 6)]["placeholders"] == ["--tp-size $TP"]
     assert main(["check", "--rules", str(rules_file), "--file", str(folder / "sky.yaml")]) == 0
     assert capsys.readouterr().out.startswith(f"{(folder / 'sky.yaml').as_posix()}:5: python -m sglang.launch_server")
     assert main(["check", "--rules", str(rules_file), "--file", str(folder / "missing.sh")]) == 2
+
+
+def test_sglang_config_files_are_checked_as_the_launch_that_reads_them(rules_file, tmp_path, capsys) -> None:
+    config = tmp_path / "serve.yaml"
+    config.write_text("model-path: m\ndisaggregation-mode: prefill\noffload-kvcache: true\n", encoding="utf-8")
+    assert main(["check", "--rules", str(rules_file), "--file", str(config)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"{config.as_posix()}:1: --config {config.as_posix()}\n")
+    assert OFFLOAD in out
+    # SGLang's merger makes `--model_path` of this key: argparse stops at the missing --model-path (as the
+    # real SGLang does), and refuses the key too: said, not skipped
+    config.write_text("model_path: m\n", encoding="utf-8")
+    assert main(["check", "--rules", str(rules_file), "--file", str(config)]) == 1
+    errors = [line.strip() for line in capsys.readouterr().out.splitlines() if "error[argument]" in line]
+    assert errors[0] == "error[argument] the following arguments are required: --model-path/--model"
+    assert any("unrecognized arguments: --model_path" in line for line in errors[1:])
+    # other YAML is not read as one: a mapping naming no model, two documents, a list
+    for text in ("name: ci\non: push\n", "model-path: m\n---\nmodel-path: n\n", "- model-path: m\n"):
+        config.write_text(text, encoding="utf-8")
+        assert main(["check", "--rules", str(rules_file), "--file", str(config)]) == 0
+        assert capsys.readouterr().out.startswith("no launch command found in")
 
 
 def test_a_launch_line_met_in_several_files_is_checked_once_and_reported_for_each(rules_file, tmp_path, capsys,

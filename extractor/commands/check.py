@@ -415,7 +415,7 @@ def _commands_in_files(paths: Sequence[str]) -> list[tuple[tuple[str, int], tupl
     """(file, line) and the command, for every launch command in the files (folders searched)."""
     if not paths:
         return []
-    from ..logic.launch_files import file_kind, launch_commands  # and YAML's reader: only for files
+    from ..logic.launch_files import file_kind, launch_commands, server_config  # and YAML's reader: only for files
 
     found = []
     for given in paths:
@@ -429,8 +429,12 @@ def _commands_in_files(paths: Sequence[str]) -> list[tuple[tuple[str, int], tupl
                 text = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as error:
                 raise UsageError(f"--file {path}: cannot read it ({error.__class__.__name__})") from None
-            for command in launch_commands(text, file_kind(path.name)):
+            kind = file_kind(path.name)
+            commands = launch_commands(text, kind)
+            for command in commands:
                 found.append(((path.as_posix(), command.line), command.argv))
+            if not commands and kind == "yaml" and server_config(text):  # launched as `--config FILE`
+                found.append(((path.as_posix(), 1), ("--config", path.as_posix())))
     return found
 
 

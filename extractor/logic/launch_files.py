@@ -1,4 +1,5 @@
-"""Launch commands found where deployments keep them: shell scripts, Dockerfiles, YAML manifests.
+"""Launch commands found where deployments keep them: shell scripts, Dockerfiles, YAML manifests, and
+SGLang's own `--config` files.
 
 Pure functions from a file's text to the SGLang launch commands in it, each with the line it starts
 on; `commands.check` reads the files. A command is one that names SGLang's launcher
@@ -42,6 +43,24 @@ def launch_commands(text: str, kind: str) -> list[FoundCommand]:
     if kind == "dockerfile":
         return list(_dockerfile_commands(text))
     return list(_shell_commands(text))
+
+
+# SGLang's `--config` file (`sglang serve --config FILE`): a YAML mapping of option names to values. One
+# that names the model is a launch of its own; other YAML (a CI workflow, a vLLM config's `model:`) is not:
+# SGLang needs `model-path`, and no other tool's file names it so (`model_path` is SGLang's refused spelling).
+_CONFIG_MODEL_KEYS = ("model-path", "model_path")
+
+
+def server_config(text: str) -> bool:
+    """Whether a YAML file's text is SGLang's `--config` file: one document, a mapping naming the model."""
+    import yaml
+
+    try:
+        documents = list(yaml.safe_load_all(text))
+    except yaml.YAMLError:
+        return False
+    return len(documents) == 1 and isinstance(documents[0], dict) and \
+        any(key in documents[0] for key in _CONFIG_MODEL_KEYS)
 
 
 def _logical_lines(text: str) -> Iterator[tuple[int, str]]:

@@ -524,6 +524,23 @@ def test_sglang_config_files_are_checked_as_the_launch_that_reads_them(rules_fil
         assert capsys.readouterr().out.startswith("no launch command found in")
 
 
+def test_a_scripts_config_file_beside_it_is_read_from_there(rules_file, tmp_path, capsys, monkeypatch) -> None:
+    deploy = tmp_path / "deploy"
+    deploy.mkdir()
+    (deploy / "serve.yaml").write_text("model-path: m\ndisaggregation-mode: prefill\n", encoding="utf-8")
+    (deploy / "run.sh").write_text('cd "$(dirname "$0")"\nSGLANG_X=1 sglang serve --config serve.yaml --offload-kvcache\n',
+                                   encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # CI at the repository's root: serve.yaml is not found from here
+    assert main(["check", "--rules", str(rules_file), "--file", "deploy/run.sh"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("deploy/run.sh:2: SGLANG_X=1 --config deploy/serve.yaml --offload-kvcache\n")
+    assert OFFLOAD in out and "Config file not found" not in out
+    # Found from here, or found nowhere: the line as written (the latter SGLang's own error)
+    (deploy / "serve.yaml").rename(tmp_path / "gone.yaml")
+    assert main(["check", "--rules", str(rules_file), "--file", "deploy/run.sh"]) == 1
+    assert "Config file not found: serve.yaml" in capsys.readouterr().out
+
+
 def test_a_launch_line_met_in_several_files_is_checked_once_and_reported_for_each(rules_file, tmp_path, capsys,
                                                                                   monkeypatch) -> None:
     import extractor.products.check.linter as linter

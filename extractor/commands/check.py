@@ -432,10 +432,28 @@ def _commands_in_files(paths: Sequence[str]) -> list[tuple[tuple[str, int], tupl
             kind = file_kind(path.name)
             commands = launch_commands(text, kind)
             for command in commands:
-                found.append(((path.as_posix(), command.line), command.argv))
+                found.append(((path.as_posix(), command.line), _config_beside(command.argv, path.parent)))
             if not commands and kind == "yaml" and server_config(text):  # launched as `--config FILE`
                 found.append(((path.as_posix(), 1), ("--config", path.as_posix())))
     return found
+
+
+def _config_beside(argv: tuple[str, ...], folder: Path) -> tuple[str, ...]:
+    """A file's launch line whose relative `--config FILE` is not found from here but beside the file
+    (a script run from its own folder): read from there, as the words of the line. SGLang reads it
+    from where the launch runs, which a file does not say; from here, a missing file would be a false
+    "Config file not found"."""
+    from ..logic.launch_words import split_command
+
+    tokens, assigned = split_command(list(argv))
+    at = tokens.index("--config") + 1 if "--config" in tokens else len(tokens)
+    if at >= len(tokens):
+        return argv
+    given = Path(tokens[at]).expanduser()
+    if given.is_absolute() or given.exists() or not (folder / given).is_file():
+        return argv
+    tokens[at] = (folder / given).as_posix()
+    return (*(f"{name}={value}" for name, value in assigned.items()), *tokens)
 
 
 def _worth_reading(path: Path) -> bool:

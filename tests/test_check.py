@@ -524,6 +524,56 @@ def test_sglang_config_files_are_checked_as_the_launch_that_reads_them(rules_fil
         assert capsys.readouterr().out.startswith("no launch command found in")
 
 
+HELM_ARGS = """spec:
+  containers:
+    - name: {{ .Release.Name }}-sglang
+      command: ["python3", "-m", "sglang.launch_server"]
+      args:
+        - --model-path
+        - {{ .Values.model | default "m" }}
+        - --disaggregation-mode
+        - prefill
+        - --offload-kvcache
+        - --tp-size
+        - "{{ .Values.tp }}"
+"""
+
+
+def test_a_helm_template_of_values_is_read_with_each_value_a_placeholder(rules_file, tmp_path, capsys) -> None:
+    chart = tmp_path / "templates"
+    chart.mkdir()
+    (chart / "deployment.yaml").write_text(HELM_ARGS, encoding="utf-8")
+    (chart / "_helpers.tpl").write_text('{{- define "x" -}}python -m sglang.launch_server{{- end }}\n', encoding="utf-8")
+    # The model path unknown, so is SGLang's dummy-model short cut: what the flags written out set off
+    # is possible, waiting on that value alone (exit 0)
+    assert main(["check", "--rules", str(rules_file), "--format", "json", "--file", str(tmp_path)]) == 0
+    document = json.loads(capsys.readouterr().out)
+    (command,) = document["commands"]
+    assert command["line"] == 4 and "unread" not in document
+    assert command["placeholders"] == ["--model-path $(.Values.model | default 'm')", "--tp-size $(.Values.tp)"]
+    first = command["errors"][0]
+    assert (first["message"], first["certainty"], first["unknown"]) == \
+        (OFFLOAD, "possible", ['--model-path.lower() not in ["none", "dummy"]'])
+
+
+def test_a_template_that_decides_its_lines_is_said_to_be_unread(rules_file, tmp_path, capsys) -> None:
+    template = tmp_path / "deployment.yaml"
+    template.write_text(HELM_ARGS.replace("        - --offload-kvcache\n",
+                                          "        {{- if .Values.offload }}\n        - --offload-kvcache\n        {{- end }}\n"),
+                        encoding="utf-8")
+    (tmp_path / "broken.yaml").write_text("command: python -m sglang.launch_server --tp 2\n  - x: [\n", encoding="utf-8")
+    (tmp_path / "other.yaml").write_text("a: {{ if }}\n", encoding="utf-8")  # names no launcher: not said
+    assert main(["check", "--rules", str(rules_file), "--file", str(tmp_path)]) == 0  # nothing checked, nothing failed
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"no launch command found in {tmp_path}"
+    assert out[1].startswith(f"{(tmp_path / 'broken.yaml').as_posix()}: not read: not YAML: ")
+    assert out[2] == f"{template.as_posix()}: not read: a template whose {{{{ }}}} directives decide its lines " \
+                     "(conditions, loops, includes): check what it renders (`helm template CHART > rendered.yaml`)"
+    assert len(out) == 3
+    assert main(["check", "--rules", str(rules_file), "--format", "github", "--file", str(template)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("::warning file=")
+
+
 def test_a_scripts_config_file_beside_it_is_read_from_there(rules_file, tmp_path, capsys, monkeypatch) -> None:
     deploy = tmp_path / "deploy"
     deploy.mkdir()

@@ -167,7 +167,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.from_ and args.format in ("github", "sarif"):
         raise UsageError("--from goes with --format text or json")
     host = _launch_host(Path(args.local).resolve()) if args.local is not None else None
-    found = _commands_in_files(args.file)
+    found, unread = _commands_in_files(args.file)
     commands = ([(None, tuple(launch))] if launch else []) + found
     lines = list(dict.fromkeys(argv for _, argv in commands if launch_kind(argv) != "help"))
     rules = _Rules(args)
@@ -206,7 +206,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.format == "json":
         from ..core.serialize import dumps
 
-        sys.stdout.write(dumps(documents[0] if not args.file else {"commands": documents}))
+        sys.stdout.write(dumps(documents[0] if not args.file else {
+            "commands": documents, **({"unread": [{"file": path, "reason": why} for path, why in unread]} if unread else {})}))
     elif args.format == "sarif":
         from ..core.serialize import dumps
         from ..products.check.sarif import sarif_document
@@ -215,6 +216,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         if args.file and not found:
             texts.append("no launch command found in " + ", ".join(args.file))
+        texts += [f"::warning file={_escape_property(path)},title=sglang-constraints::not read: {_escape_data(why)}"
+                  if args.format == "github" else f"{path}: not read: {why}" for path, why in unread]
         print("\n".join(texts))
     return EXIT_FINDINGS if failed else EXIT_OK
 
@@ -411,13 +414,15 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def _commands_in_files(paths: Sequence[str]) -> list[tuple[tuple[str, int], tuple[str, ...]]]:
-    """(file, line) and the command, for every launch command in the files (folders searched)."""
+def _commands_in_files(paths: Sequence[str]) -> tuple[list[tuple[tuple[str, int], tuple[str, ...]]], list[tuple[str, str]]]:
+    """(file, line) and the command, for every launch command in the files (folders searched); and the
+    files that name SGLang's launcher but cannot be read, each with why (a template that decides its
+    lines, YAML that does not parse): said, not passed over in silence."""
     if not paths:
-        return []
-    from ..logic.launch_files import file_kind, launch_commands, server_config  # and YAML's reader: only for files
+        return [], []
+    from ..logic.launch_files import file_kind, launch_commands, server_config, unread_reason  # YAML's reader: only for files
 
-    found = []
+    found, unread = [], []
     for given in paths:
         root = Path(given)
         if not root.exists():
@@ -435,7 +440,9 @@ def _commands_in_files(paths: Sequence[str]) -> list[tuple[tuple[str, int], tupl
                 found.append(((path.as_posix(), command.line), _config_beside(command.argv, path.parent)))
             if not commands and kind == "yaml" and server_config(text):  # launched as `--config FILE`
                 found.append(((path.as_posix(), 1), ("--config", path.as_posix())))
-    return found
+            elif not commands and (why := unread_reason(text, kind)) is not None:
+                unread.append((path.as_posix(), why))
+    return found, unread
 
 
 def _config_beside(argv: tuple[str, ...], folder: Path) -> tuple[str, ...]:

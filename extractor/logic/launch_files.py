@@ -39,10 +39,54 @@ def file_kind(name: str) -> str:
 def launch_commands(text: str, kind: str) -> list[FoundCommand]:
     """The launch commands of a file's text; `kind` from `file_kind`."""
     if kind == "yaml":
-        return list(_yaml_commands(text))
+        filled = _template_values_filled(text)
+        return list(_yaml_commands(filled)) if filled is not None else []
     if kind == "dockerfile":
         return list(_dockerfile_commands(text))
     return list(_shell_commands(text))
+
+
+# A Helm chart's manifest is a Go template: `{{ .Values.model }}` where a value goes, `{{- if ... }}`,
+# `{{ include ... }}` and the like where lines come and go. A template whose directives are all values
+# reads as YAML once each is a placeholder (`$(.Values.model)`: a value unknown here, as a shell's
+# `$(...)`); one that decides its own lines is not read: what it launches depends on the values.
+_DIRECTIVE = re.compile(r"\{\{-?(.*?)-?\}\}", re.DOTALL)
+
+
+def _template_values_filled(text: str) -> str | None:
+    """The text with each template value a placeholder (itself when it is no template); None when a
+    directive decides the text's lines (a condition, a loop, an include)."""
+    if "{{" not in text:
+        return text
+    parts, at = [], 0
+    for match in _DIRECTIVE.finditer(text):
+        inner = match.group(1).strip()
+        if inner.startswith("/*"):  # a comment
+            filled = ""
+        elif inner.startswith((".", "$")) and "\n" not in inner:
+            filled = "$(" + inner.replace('"', "'") + ")"
+        else:
+            return None
+        parts += [text[at:match.start()], filled]
+        at = match.end()
+    return "".join(parts) + text[at:]
+
+
+def unread_reason(text: str, kind: str) -> str | None:
+    """Why a file that names SGLang's launcher gives no launch command, when it is a YAML file `check`
+    cannot read (a template that decides its own lines, or no YAML at all); None otherwise."""
+    if kind != "yaml" or not _NAMES_LAUNCHER.search(text) or launch_commands(text, kind):
+        return None
+    if _template_values_filled(text) is None:
+        return "a template whose {{ }} directives decide its lines (conditions, loops, includes): " \
+               "check what it renders (`helm template CHART > rendered.yaml`)"
+    import yaml
+
+    try:
+        list(yaml.safe_load_all(text))
+    except yaml.YAMLError as error:
+        return f"not YAML: {str(error).splitlines()[0]}"
+    return None
 
 
 # SGLang's `--config` file (`sglang serve --config FILE`): a YAML mapping of option names to values. One

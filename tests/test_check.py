@@ -524,6 +524,29 @@ def test_sglang_config_files_are_checked_as_the_launch_that_reads_them(rules_fil
         assert capsys.readouterr().out.startswith("no launch command found in")
 
 
+def test_a_scripts_own_variables_are_filled_in_as_its_shell_fills_them() -> None:
+    from extractor.logic.launch_files import launch_commands
+
+    script = """#!/bin/bash
+MODEL=Qwen/Qwen3-8B
+export MODE="prefill"
+NAME='a b'
+TP=${TP:-2}
+if [ -n "$DEBUG" ]; then
+  MODE=decode
+fi
+python -m sglang.launch_server --model-path $MODEL --disaggregation-mode "$MODE" --tp $TP --name ${NAME} '$MODEL'
+MODEL=other
+python -m sglang.launch_server --model-path "${MODEL}" --served-model-name "$NAME"
+"""
+    first, second = launch_commands(script, "shell")
+    # indented (it may not run): MODE unknown; TP from the environment: unknown; single quotes: as written
+    assert split_command(list(first.argv))[0] == ["--model-path", "Qwen/Qwen3-8B", "--disaggregation-mode", "$MODE",
+                                                  "--tp", "$TP", "--name", "a b", "$MODEL"]
+    assert first.line == 9
+    assert split_command(list(second.argv))[0] == ["--model-path", "other", "--served-model-name", "a b"]
+
+
 HELM_ARGS = """spec:
   containers:
     - name: {{ .Release.Name }}-sglang

@@ -124,10 +124,65 @@ def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
 
 
 def _shell_commands(text: str) -> Iterator[FoundCommand]:
+    """The launch commands of a script, each with the script's own variables set before it filled in."""
+    known: dict[str, str] = {}
     for line, logical in _logical_lines(text):
-        if logical.lstrip().startswith("#") or not _NAMES_LAUNCHER.search(logical):
+        if logical.lstrip().startswith("#"):
             continue
-        yield FoundCommand(line, (logical,))
+        if _NAMES_LAUNCHER.search(logical):
+            yield FoundCommand(line, (_expanded(logical, known),))
+        elif (assigned := _ASSIGNMENT.match(logical)) is not None:
+            _assign(known, assigned, logical)
+
+
+# A script's own variables (`MODEL=Qwen/Qwen3-8B` ... `--model-path $MODEL`), as the shell running it
+# fills them in: an assignment of a literal at the start of a line, in file order, the last one before
+# the launch. An indented one (in an `if` or a loop, which may not run) or one of a computed value
+# (`$(...)`, `${MODEL:-...}`: what the environment says) leaves the variable unknown, a placeholder.
+_ASSIGNMENT = re.compile(r"(\s*)(?:export\s+|readonly\s+|declare\s+(?:-\w+\s+)?)?([A-Za-z_]\w*)=(\S*)")
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
+
+
+def _assign(known: dict[str, str], assigned: re.Match, logical: str) -> None:
+    from .shell import shell_words
+
+    indent, name = assigned.group(1), assigned.group(2)
+    known.pop(name, None)
+    try:
+        words = shell_words(_expanded(logical, known))
+    except ValueError:
+        return
+    words = [w for w in words if w not in ("export", "readonly", "declare") and not w.startswith("-")]
+    if indent or len(words) != 1 or not words[0].startswith(f"{name}=") or "$" in words[0] or "`" in words[0]:
+        return
+    known[name] = words[0][len(name) + 1:]
+
+
+def _expanded(text: str, known: dict[str, str]) -> str:
+    """`$NAME` and `${NAME}` of the known variables filled in where the shell would (not in single
+    quotes), quoted so that the value stays one word."""
+    import shlex
+
+    out: list[str] = []
+    i, double = 0, False
+    while i < len(text):
+        c = text[i]
+        found = _VARIABLE.match(text, i) if c == "$" else None
+        if c == "'" and not double and (end := text.find("'", i + 1)) >= 0:
+            out.append(text[i:end + 1])
+            i = end + 1
+        elif c == "\\":
+            out.append(text[i:i + 2])
+            i += 2
+        elif found is not None and (found.group(1) or found.group(2)) in known:
+            value = known[found.group(1) or found.group(2)]
+            out.append(re.sub(r'(["\\$`])', r"\\\1", value) if double else shlex.quote(value))
+            i = found.end()
+        else:
+            double = not double if c == '"' else double
+            out.append(c)
+            i += 1
+    return "".join(out)
 
 
 def _dockerfile_commands(text: str) -> Iterator[FoundCommand]:

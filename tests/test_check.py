@@ -547,6 +547,28 @@ python -m sglang.launch_server --model-path "${MODEL}" --served-model-name "$NAM
     assert split_command(list(second.argv))[0] == ["--model-path", "other", "--served-model-name", "a b"]
 
 
+def test_a_containers_env_is_filled_in_as_kubernetes_and_its_shell_fill_it() -> None:
+    from extractor.logic.launch_files import launch_commands
+
+    manifest = """spec:
+  containers:
+    - name: sglang
+      env:
+        - {name: MODEL_ID, value: Qwen/Qwen3-8B}
+        - {name: POD_IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}
+      command: ["python3", "-m", "sglang.launch_server"]
+      args: ["--model-path", "$(MODEL_ID)", "--host", "$(POD_IP)", "--served-model-name", "$$(MODEL_ID)"]
+    - name: by-shell
+      env: [{name: MODEL_ID, value: m}]
+      command: ["sh", "-c", "python3 -m sglang.launch_server --model-path $MODEL_ID --tp 2"]
+"""
+    exec_form, shell_form = launch_commands(manifest, "yaml")
+    # valueFrom is known only at run time; `$$(...)` is Kubernetes' escape of `$(...)`
+    assert exec_form.argv[3:] == ("--model-path", "Qwen/Qwen3-8B", "--host", "$(POD_IP)", "--served-model-name",
+                                  "$(MODEL_ID)")
+    assert split_command(list(shell_form.argv))[0] == ["--model-path", "m", "--tp", "2"]
+
+
 HELM_ARGS = """spec:
   containers:
     - name: {{ .Release.Name }}-sglang

@@ -123,9 +123,10 @@ def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
         yield start, "\n".join(parts)
 
 
-def _shell_commands(text: str) -> Iterator[FoundCommand]:
-    """The launch commands of a script, each with the script's own variables set before it filled in."""
-    known: dict[str, str] = {}
+def _shell_commands(text: str, environment: dict[str, str] | None = None) -> Iterator[FoundCommand]:
+    """The launch commands of a script, each with the script's own variables set before it (and those
+    of the `environment` it runs in) filled in."""
+    known: dict[str, str] = dict(environment or {})
     for line, logical in _logical_lines(text):
         if logical.lstrip().startswith("#"):
             continue
@@ -224,18 +225,19 @@ def _yaml_node_commands(node: yaml.Node) -> Iterator[FoundCommand]:
     if isinstance(node, yaml.MappingNode):
         pairs = {key.value: value for key, value in node.value if isinstance(key, yaml.ScalarNode)}
         command, args = pairs.get("command"), pairs.get("args")
-        words = _strings(command) if isinstance(command, yaml.SequenceNode) else None
+        env = _container_env(pairs.get("env"))
+        words = _k8s_expanded(_strings(command), env) if isinstance(command, yaml.SequenceNode) else None
         if words is not None and _NAMES_LAUNCHER.search(" ".join(words)):
-            extra = _strings(args) if isinstance(args, yaml.SequenceNode) else []
+            extra = _k8s_expanded(_strings(args), env) if isinstance(args, yaml.SequenceNode) else []
             if len(words) >= 2 and words[-2] in ("-c", "-lc") and not extra:  # `["sh", "-c", "python -m ..."]`
-                yield from _script(words[-1], command.start_mark.line + 1)
+                yield from _script(words[-1], command.start_mark.line + 1, env)
             else:
                 yield FoundCommand(command.start_mark.line + 1, tuple(words + (extra or [])))
             handled = {"command", "args"}
         elif isinstance(command, yaml.SequenceNode) and isinstance(args, yaml.SequenceNode):
-            joined = _strings(args) or []
+            joined = _k8s_expanded(_strings(args), env) or []
             if joined and _NAMES_LAUNCHER.search(" ".join(joined)):  # `command: [sh, -c]`, `args: ["python ..."]`
-                yield from _script(joined[-1], args.start_mark.line + 1)
+                yield from _script(joined[-1], args.start_mark.line + 1, env)
             handled = {"command", "args"}
         else:
             handled = set()
@@ -250,9 +252,35 @@ def _yaml_node_commands(node: yaml.Node) -> Iterator[FoundCommand]:
         yield from _script(node.value, node.start_mark.line + 1 + (1 if node.style in ("|", ">") else 0))
 
 
-def _script(text: str, first_line: int) -> Iterator[FoundCommand]:
-    for found in _shell_commands(text):
+def _script(text: str, first_line: int, environment: dict[str, str] | None = None) -> Iterator[FoundCommand]:
+    for found in _shell_commands(text, environment):
         yield FoundCommand(first_line + found.line - 1, found.argv)
+
+
+# A Kubernetes container's `env` entries of a literal `value` (not `valueFrom`, read at run time): what
+# Kubernetes fills in for `$(NAME)` in its command and args (`$$(NAME)` stays as written), and what
+# the shell an `sh -c` script runs in has in its environment.
+_K8S_REFERENCE = re.compile(r"\$(\$)?\(([A-Za-z_][\w.-]*)\)")
+
+
+def _container_env(node: object) -> dict[str, str]:
+    import yaml
+
+    found: dict[str, str] = {}
+    for item in node.value if isinstance(node, yaml.SequenceNode) else ():
+        pairs = {k.value: v for k, v in item.value if isinstance(k, yaml.ScalarNode)} \
+            if isinstance(item, yaml.MappingNode) else {}
+        name, value = pairs.get("name"), pairs.get("value")
+        if isinstance(name, yaml.ScalarNode) and isinstance(value, yaml.ScalarNode):
+            found[str(name.value)] = str(value.value)
+    return found
+
+
+def _k8s_expanded(words: list[str] | None, env: dict[str, str]) -> list[str] | None:
+    if words is None or not env:
+        return words
+    return [_K8S_REFERENCE.sub(lambda m: m.group(0)[1:] if m.group(1) else env.get(m.group(2), m.group(0)), word)
+            for word in words]
 
 
 def _strings(node: yaml.SequenceNode) -> list[str] | None:

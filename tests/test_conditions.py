@@ -37,6 +37,24 @@ CONDITIONS = [
     pytest.param(
         """
         def check(server_args):
+            chosen = {server_args.prefill_backend, server_args.decode_backend}
+            if "tilelang" in chosen:
+                raise ValueError("tilelang")
+            if server_args.mode not in (server_args.default_mode, "x"):
+                raise ValueError("mode")
+            if server_args.mode in ("a", "b"):
+                raise ValueError("literals")
+        """,
+        {
+            "tilelang": 'prefill_backend == "tilelang" or decode_backend == "tilelang"',
+            "mode": 'not (mode == default_mode or mode == "x")',
+            "literals": 'mode in ["a", "b"]',  # a display of literals stays one test
+        },
+        id="a-display-of-operands-tested-member-by-member",
+    ),
+    pytest.param(
+        """
+        def check(server_args):
             if server_args.mode == "a":
                 if server_args.tp_size > 1:
                     raise ValueError("a with tp")

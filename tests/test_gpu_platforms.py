@@ -47,6 +47,9 @@ class ServerArgs:
     quantization: Optional[str] = None
     page_size: int = 1
     sampling_backend: str = "auto"
+    kv_cache_dtype: str = "auto"
+    sparse_prefill_backend: Optional[str] = None
+    sparse_decode_backend: Optional[str] = None
 
     def __post_init__(self):
         """Resolution runs in resolve_once."""
@@ -79,6 +82,9 @@ class ServerArgs:
         parser.add_argument("--quantization", type=str, default=ServerArgs.quantization)
         parser.add_argument("--page-size", type=int, default=ServerArgs.page_size)
         parser.add_argument("--sampling-backend", type=str, default=ServerArgs.sampling_backend)
+        parser.add_argument("--kv-cache-dtype", type=str, default=ServerArgs.kv_cache_dtype)
+        parser.add_argument("--sparse-prefill-backend", type=str, default=ServerArgs.sparse_prefill_backend)
+        parser.add_argument("--sparse-decode-backend", type=str, default=ServerArgs.sparse_decode_backend)
 ''',
     "sglang/srt/arg_groups/__init__.py": "",
     "sglang/srt/arg_groups/overrides.py": OVERRIDES,
@@ -133,6 +139,24 @@ def handle_attention(server_args):
         raise ValueError("FA3 takes page size 1.")
     if (cfg.attention_backend == "wave" or cfg.decode_attention_backend == "wave") and not get_platform().is_hip:
         raise ValueError("The wave backend runs on ROCm only.")
+    if cfg.kv_cache_dtype == "fp8_e4m3":
+        # As 0.5.23's DSA split: a dict of what is declared, each backend read from it or the flag.
+        declared = {}
+        if cfg.sparse_prefill_backend is None:
+            declared["sparse_prefill_backend"] = "flashmla_kv"
+        _check_sparse_fp8(declared.get("sparse_prefill_backend", cfg.sparse_prefill_backend),
+                          declared.get("sparse_decode_backend", cfg.sparse_decode_backend))
+
+
+def _check_sparse_fp8(prefill_backend, decode_backend):
+    chosen = {prefill_backend, decode_backend}
+    if "tilelang" not in chosen:
+        return
+    import torch
+
+    major, minor = torch.cuda.get_device_capability()
+    if (major, minor) < (8, 9):
+        raise ValueError("TileLang FP8 KV needs SM89 or newer.")
 ''',
     "sglang/srt/arg_groups/cp_hook.py": '''
 from sglang.srt.arg_groups.overrides import declare_resolution, resolving_view
@@ -415,6 +439,7 @@ FP4_CP = "Prefill CP takes no FP4 MoE."
 PAGE_DIVIDES = "The page size must divide 4096."
 CUTLASS_PAGE = "The cutlass sampler takes page size 1."
 LORA_SAMPLER = "LoRA samplers need prefill CP."
+TILELANG_SM89 = "TileLang FP8 KV needs SM89 or newer."
 UNKNOWN_QUANTIZATION = "Unknown quantization method: {cfg.quantization}."
 
 # (launch command, platform profile or None, the first error the fixture raises there, or None)
@@ -454,6 +479,16 @@ CASES = [
                  id="the third block's value"),
     pytest.param(["--quantization", "fp8", "--page-size", "64", "--attention-backend", "triton"], "H100", None,
                  id="the second block's value"),
+    # A membership test of a display of two backends, each read from a dict of declarations, and a
+    # tuple of the capability's two numbers compared with a tuple literal.
+    pytest.param(["--kv-cache-dtype", "fp8_e4m3", "--sparse-decode-backend", "tilelang"], "A100", TILELANG_SM89,
+                 id="a display's member, a tuple compared"),
+    pytest.param(["--kv-cache-dtype", "fp8_e4m3", "--sparse-decode-backend", "tilelang"], "H100", None,
+                 id="a tuple compared, false on SM90"),
+    pytest.param(["--kv-cache-dtype", "fp8_e4m3", "--sparse-decode-backend", "trtllm"], "A100", None,
+                 id="no member is tilelang"),
+    pytest.param(["--kv-cache-dtype", "fp8_e4m3", "--sparse-prefill-backend", "tilelang"], "A100", TILELANG_SM89,
+                 id="the member the flag gives, the declared one left out"),
     # Python fails evaluating the check itself: the launch stops there all the same.
     pytest.param(["--page-size", "0"], "H100", PAGE_DIVIDES, id="modulo by zero"),
     pytest.param(["--page-size", "3", "--attention-backend", "triton"], "H100", PAGE_DIVIDES, id="the check as written"),

@@ -6,7 +6,6 @@ Comparisons are split over the values that path-dependent operands take, so they
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Callable
 
 import libcst as cst
@@ -15,12 +14,11 @@ from ..core.formula import REFLEXIVE_TRUTH, conj, disj, formula_size, literal_so
 from ..core.model import FALSE, SWAPPED_OP, TRUE, Atom, Const, Formula, Lit, Term, TermKind
 from .normalize import classify, opaque, value_fields
 from .paths import counted_items
+from .transforms import constructed, transform_of, transformed_term, transformed_value
 from .scope import (ENV_KEY, FIELD_KEY, MAX_CHOICES, Absent, Bound, Choice, Entries, Env, EnvOriginal, NonEmpty,
                     Original, Rewritten, Scope, Unknown, Value, bookkeeping_value, choice_names, dotted_name, env_call,
                     field_of, literal, local_text)
 
-_STRING_METHODS = frozenset({"lower", "upper", "strip", "casefold"})
-_BUILTIN_TRANSFORMS = frozenset({"int", "float", "str", "len", "bool", "abs"})
 _MAX_EXPANDED_ATOMS = 256  # a test over path-dependent locals larger than this stays one opaque atom
 
 
@@ -66,17 +64,11 @@ def to_term(node: cst.BaseExpression, scope: Scope, env: Env) -> Term | Lit:
         inlined = scope.inline(node, env)
         if inlined is not None:
             return to_term(*inlined)
-    if type(node) is cst.Call and not node.args:
-        if type(node.func) is cst.Attribute and node.func.attr.value in _STRING_METHODS:
-            transformed = _transformed(to_term(node.func.value, scope, env), node.func.attr.value)
-            if transformed is not None:
-                return transformed
-    if type(node) is cst.Call and len(node.args) == 1 and not node.args[0].keyword and not node.args[0].star:
-        func = dotted_name(node.func)
-        if func in _BUILTIN_TRANSFORMS:
-            transformed = _transformed(to_term(node.args[0].value, scope, env), func)
-            if transformed is not None:
-                return transformed
+    transform, inner = transform_of(node)
+    if inner is not None:  # `cfg.mode.lower()`, `int(cfg.tp)`: the field's value, transformed
+        transformed = transformed_term(to_term(inner, scope, env), transform)  # type: ignore[arg-type]
+        if transformed is not None:
+            return transformed
     return opaque(node, scope, env)
 
 
@@ -206,13 +198,6 @@ def _enum_parsed(node: cst.BaseExpression, scope: Scope) -> cst.BaseExpression |
         index = node.slice[0].slice if len(node.slice) == 1 else None
         if type(index) is cst.Index:
             return index.value
-    return None
-
-
-def _transformed(inner: Term | Lit, transform: str) -> Term | None:
-    if isinstance(inner, Term) and inner.kind in (TermKind.FIELD, TermKind.ENV):
-        text = f"{transform}({inner.text})" if transform in _BUILTIN_TRANSFORMS else f"{inner.text}.{transform}()"
-        return Term(inner.kind, inner.name, text, inner.fields, inner.transforms + (transform,), inner.after)
     return None
 
 
@@ -437,6 +422,9 @@ def _comparison(node: cst.Comparison, scope: Scope, env: Env) -> Formula:
             for left, right in pairs
         ))
         return equal if type(node.comparisons[0].operator) is cst.Equal else neg(equal)
+    membership = _membership(node, scope, env)
+    if membership is not None:
+        return membership
     parts: list[Formula] = []
     left_node = node.left
     for target in node.comparisons:
@@ -450,6 +438,31 @@ def _comparison(node: cst.Comparison, scope: Scope, env: Env) -> Formula:
         )))
         left_node = target.comparator
     return conj(*parts)
+
+
+_MAX_MEMBERS = 8  # items of a display `in` tests one by one
+
+
+def _membership(node: cst.Comparison, scope: Scope, env: Env) -> Formula | None:
+    """`x in {a, b}` of a display whose items are not all literals (`chosen = {prefill, decode}` of two
+    backends): `x == a or x == b`, each item over what it holds where the display was made; `not in`,
+    neither. A display of literals is one `Lit` (`operand_cases`)."""
+    if len(node.comparisons) != 1 or type(node.comparisons[0].operator) not in (cst.In, cst.NotIn):
+        return None
+    display, display_scope, display_env = _resolved(node.comparisons[0].comparator, scope, env)
+    if type(display) not in (cst.Set, cst.Tuple, cst.List) or not 0 < len(display.elements) <= _MAX_MEMBERS:
+        return None
+    if not all(type(e) is cst.Element for e in display.elements) or \
+            all(literal(e.value, display_scope) is not None for e in display.elements):
+        return None
+    left_cases = operand_cases(node.left, scope, env, False)
+    equal = disj(*(
+        conj(when_left, when_item, _compare(left, "==", item, node, scope, env))
+        for element in display.elements
+        for when_item, item in operand_cases(element.value, display_scope, display_env, False)
+        for when_left, left in left_cases
+    ))
+    return equal if type(node.comparisons[0].operator) is cst.In else neg(equal)
 
 
 def _elementwise(node: cst.Comparison) -> list[tuple[cst.BaseExpression, cst.BaseExpression]] | None:
@@ -498,7 +511,7 @@ def operand_cases(
         if len(cases) <= _MAX_OPERAND_CASES:
             return cases
         return [(TRUE, opaque(node, scope, env))]
-    transform, inner = _transform_of(node)
+    transform, inner = transform_of(node)
     resolved, _, resolved_env = _resolved(inner, scope, env) if inner is not None else (None, scope, env)
     counted = counted_items(resolved, resolved_env) if transform == "len" else None
     if counted is not None or inner is not None and resolved is not inner:
@@ -506,7 +519,7 @@ def operand_cases(
         # value; `len(parsed)` of a list a loop filled one item per item of `cfg.paths`: `len(cfg.paths)`.
         inner_cases = operand_cases(counted.node, counted.scope or scope, counted.env, container_ok) if counted \
             else operand_cases(inner, scope, env, container_ok)
-        transformed = [(w, _transformed_value(v, transform)) for w, v in inner_cases]  # type: ignore[arg-type]
+        transformed = [(w, transformed_value(v, transform)) for w, v in inner_cases]  # type: ignore[arg-type]
         if all(v is not None for _, v in transformed):
             return transformed  # type: ignore[return-value]
     if type(node) is cst.IfExp:
@@ -583,54 +596,13 @@ def is_boolean(node: cst.BaseExpression) -> bool:
     return type(node) is cst.Name and node.value in ("True", "False")
 
 
-def _transform_of(node: cst.BaseExpression) -> tuple[str | None, cst.BaseExpression | None]:
-    """`x.upper()` -> ("upper", x), `int(x)` -> ("int", x); else (None, None)."""
-    if type(node) is cst.Call and not node.args and type(node.func) is cst.Attribute:
-        if node.func.attr.value in _STRING_METHODS:
-            return node.func.attr.value, node.func.value
-    if type(node) is cst.Call and len(node.args) == 1 and not node.args[0].keyword and not node.args[0].star:
-        func = dotted_name(node.func)
-        if func in _BUILTIN_TRANSFORMS:
-            return func, node.args[0].value
-    return None, None
-
-
-def _transformed_value(value: Term | Lit, transform: str) -> Term | Lit | None:
-    if isinstance(value, Lit):
-        from ..core.formula import apply_transforms
-
-        try:
-            return Lit(apply_transforms(value.value, (transform,)))
-        except (TypeError, ValueError, AttributeError):
-            return None
-    return _transformed(value, transform)
-
-
 def _truth(value: Term | Lit) -> Formula:
     return Const(bool(value.value)) if isinstance(value, Lit) else Atom(value)
 
 
-_CONSTRUCTED = re.compile(r"(?:[a-z_][\w]*\.)*[A-Z]\w*[a-z]\w*\(")  # `DSparkDraftConfig(`, `pathlib.Path(`
-
-
-def _constructed(term: Term | Lit) -> bool:
-    """An object made by calling a class (CamelCase by convention): never None."""
-    if not isinstance(term, Term) or term.kind is not TermKind.OPAQUE:
-        return False
-    found = _CONSTRUCTED.match(term.text)
-    if found is None:
-        return False
-    depth = 0
-    for index in range(found.end() - 1, len(term.text)):
-        depth += {"(": 1, ")": -1}.get(term.text[index], 0)
-        if depth == 0:
-            return index == len(term.text) - 1  # the call is the whole term
-    return False
-
-
 def _compare(left: Term | Lit, op: str, right: Term | Lit, node: cst.Comparison, scope: Scope, env: Env) -> Formula:
     if op in ("is", "is not") and any(isinstance(side, Lit) and side.value is None for side in (left, right)) \
-            and any(_constructed(side) for side in (left, right)):
+            and any(constructed(side) for side in (left, right)):
         return Const(op == "is not")  # `DSparkDraftConfig(...) is None` never holds
     if isinstance(left, Term) and left == right and op in REFLEXIVE_TRUTH and left.kind in (TermKind.FIELD, TermKind.ENV):
         return Const(REFLEXIVE_TRUTH[op])  # `page_size != view.page_size` on the path where the local kept it

@@ -594,7 +594,10 @@ REFLEXIVE_TRUTH = {"==": True, "is": True, "<=": True, ">=": True, "!=": False, 
 
 
 def compare(left: object, op: str, right: object) -> bool:
-    if isinstance(right, tuple):
+    # A literal keeps no container type (`Lit` holds a tuple for `[1, 2]` too): against a value that is
+    # no tuple (a list from a config) it is the list the source wrote; against a tuple, `(major, minor)
+    # < (8, 9)`, a tuple, as Python compares them (a tuple is never less than a list: TypeError).
+    if isinstance(right, tuple) and not isinstance(left, tuple):
         right = list(right)
     match op:
         case "truthy":

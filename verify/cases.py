@@ -556,6 +556,10 @@ LAUNCHERS = ("sglang.launch_server", "sglang_router.launch_server", "launch_serv
 # (regular expression on the model named, folder); the first match wins; None skips the command.
 MODEL_MAP: list[tuple[str, str | None]] = [
     (r"(?i)deepseek-v3\.2", "deepseek_v32"),
+    # DeepSeek-V4 (fp8 + FP4 experts as released); NVFP4 / FP8 conversions (nvidia/..., sgl-project/...) stand on
+    # the release's folder: their own quantization_config was not found in public sources.
+    (r"(?i)deepseek-v4-pro", "deepseek_v4_pro"),
+    (r"(?i)deepseek-v4", "deepseek_v4_flash"),
     (r"(?i)distill-llama-70b", "llama31_70b"),
     (r"(?i)distill-llama-8b", "llama31_8b"),
     (r"(?i)distill-qwen", "qwen25_7b"),
@@ -568,8 +572,12 @@ MODEL_MAP: list[tuple[str, str | None]] = [
     (r"(?i)deepseek-(r1|v3).*(fp4|awq|int8|w4a|bf16)|(fp4|awq|int8|bf16).*deepseek-(r1|v3)", "deepseek_v3"),
     (r"(?i)deepseek-(v3|r1)", "deepseek_r1"),  # the official checkpoints ship fp8 blocks
     (r"(?i)kimi-k2", "kimi_k2"),
-    # GLM-5 and GLM-5.1 share the GlmMoeDsa backbone (GLM-5-FP8's fp8 blocks aside); GLM-5.2 and later
-    # (IndexShare, 1M positions) have no folder and are skipped.
+    # GLM-5.2 (GlmMoeDsa with IndexShare and 1M positions): the FP8 checkpoint on its fp8-block folder, the BF16
+    # one and third-party quantizations (nvidia/GLM-5.2-NVFP4: modelopt FP4) on the unquantized one.
+    (r"(?i)glm-5\.2(?!\d).*fp8", "glm52_fp8"),
+    (r"(?i)glm-5\.2(?!\d)", "glm52"),
+    # GLM-5 and GLM-5.1 share the GlmMoeDsa backbone (GLM-5-FP8's fp8 blocks aside); GLM-5.3 and later have no
+    # folder and are skipped.
     (r"(?i)glm-5(\.1)?(?![.\d])", "glm5"),
     (r"(?i)glm-4\.7(?!-flash)", "glm47"),  # GLM-4.7-Flash is another (MLA) architecture: no folder
     (r"(?i)glm-4\.[56]", "glm45"),
@@ -590,6 +598,23 @@ MODEL_MAP: list[tuple[str, str | None]] = [
     (r"(?i)mistral", "mistral_7b"),
     (r"(?i)gemma-2", "gemma2_9b"),
     (r"(?i)gemma-3", "gemma3_12b"),
+    # Gemma 4: the MoE 26B-A4B on its folder; the dense 31B and the edge E2B / E4B on the 31B's (the 12B is
+    # Gemma4UnifiedForConditionalGeneration, another architecture: no folder).
+    (r"(?i)gemma-4-26b-a4b", "gemma4_26b_a4b"),
+    (r"(?i)gemma-4-(31b|e[24]b)", "gemma4_31b"),
+    # Nemotron-H (nemotron_h: Mamba-2 / MoE / attention hybrids); Nemotron-Nano-9B-v2 (same model_type, dense)
+    # stands on the Super's folder; NVFP4 / FP8 conversions on the BF16 shapes.
+    (r"(?i)nemotron-3-super|nemotron-nano-9b-v2", "nemotron3_super"),
+    (r"(?i)nemotron-3-nano-30b", "nemotron3_nano"),
+    (r"(?i)ernie-4\.5-21b-a3b", "ernie45_21b_a3b"),
+    (r"(?i)bge-reranker-v2-m3", "bge_reranker_v2_m3"),
+    (r"(?i)internvl2_5-8b", "internvl25_8b"),
+    (r"(?i)paddleocr-vl", "paddleocr_vl"),
+    (r"(?i)mimo-v2-flash", "mimo_v2_flash"),  # MiMo-V2.5 / V2.5-Pro (model_type mimo_v2) are another shape: no folder
+    (r"(?i)grok-2(?![.\d])", "grok2"),
+    (r"(?i)hy3-preview", "hy3_preview"),
+    # No folder (skipped): ModelCloud's Qwen1.5-1.8B GPTQ dynamic-cfg checkpoints (their quantization_config is not in
+    # public sources), Step-3.5-Flash (its config does not load under 0.5.23's transformers), Ling-2.6 / Ring-2.5.
     (r"(?i)phi-[34]", "phi4"),
     (r"(?i)llama-3\.[13]-70b|llama-3-70b|llama-2-70b|llama-3\.1-405b", "llama31_70b"),  # 405B: 70B's shape stands in
     (r"(?i)meta-llama-3-8b", "llama"),

@@ -552,6 +552,308 @@ GLM47: dict[str, Any] = dict(
     {k: v for k, v in GLM45.items() if k != "transformers_version"}, max_position_embeddings=202752,
 )
 
+# zai-org/GLM-5.2 (GlmMoeDsaForCausalLM, model_type glm_moe_dsa like GLM-5, but with IndexShare: only 21 of
+# the 78 layers run the DSA indexer, the others reuse the previous full layer's top-k, which SGLang reads --
+# arg_groups/model_hook.py refuses --enable-two-batch-overlap with shared indexer layers -- and 1M positions).
+# Values: GLM-5's backbone (every MLA/MoE/DSA dimension public quotes of the GLM-5.2 config.json give is
+# GLM-5's: hidden 6144, 78 layers, 64 heads, q/kv lora 2048/512, qk 192+64, v 256, 256 experts top-8 + 1
+# shared, expert width 2048, 3 dense layers, index 32 heads x 128, index_topk 2048, vocab 154880, one MTP
+# layer) with the fields public transcriptions of zai-org/GLM-5.2/config.json give where it differs:
+# max_position_embeddings 1048576, rope_parameters rope_theta 8000000, index_topk_freq 4,
+# index_skip_topk_offset 3, index_share_for_mtp_iteration, and the shipped 78-entry indexer_types (full at
+# layers 0, 1, 2 and every fourth from 6). Left out, not confirmed for GLM-5.2: mlp_layer_types,
+# moe_router_dtype, transformers_version.
+GLM52: dict[str, Any] = dict(
+    GLM5, max_position_embeddings=1048576, rope_parameters={"rope_theta": 8000000, "rope_type": "default"},
+    index_topk_freq=4, index_skip_topk_offset=3, index_share_for_mtp_iteration=True,
+    indexer_types=["full" if i in (0, 1, 2, *range(6, 78, 4)) else "shared" for i in range(78)],
+)
+# zai-org/GLM-5.2-FP8: GLM-5.2 with DeepSeek-style fp8 blocks (e4m3, 128 x 128, dynamic activations), as
+# public references to the checkpoint describe its quantization_config.
+GLM52_FP8: dict[str, Any] = dict(GLM52, quantization_config=FP8_BLOCK)
+
+# DeepSeek-V4 (DeepseekV4ForCausalLM, model_type deepseek_v4: hybrid CSA/HCA compressed attention per layer
+# (compress_ratios, one entry per layer and MTP stage), sliding window 128, sqrt-softplus routing, hash-routed
+# first layers, mHC; fp8 e4m3 ue8m0 blocks for dense weights and FP4 routed experts).
+# deepseek-ai/DeepSeek-V4-Flash: the config.json verbatim as public code pins it (by sha256) at the revision
+# that adds the DSpark drafter stages (dspark_* fields, three trailing MTP entries in compress_ratios).
+DEEPSEEK_V4_FLASH: dict[str, Any] = {
+    "architectures": ["DeepseekV4ForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "bos_token_id": 0, "eos_token_id": 1, "expert_dtype": "fp4", "hc_eps": 1e-06, "hc_mult": 4,
+    "hc_sinkhorn_iters": 20, "head_dim": 512, "hidden_act": "silu", "hidden_size": 4096, "index_head_dim": 128,
+    "index_n_heads": 64, "index_topk": 512, "initializer_range": 0.02, "max_position_embeddings": 1048576,
+    "model_type": "deepseek_v4", "moe_intermediate_size": 2048, "n_routed_experts": 256, "n_shared_experts": 1,
+    "norm_topk_prob": True, "num_attention_heads": 64, "num_experts_per_tok": 6, "num_hidden_layers": 43,
+    "num_hash_layers": 3, "num_key_value_heads": 1, "num_nextn_predict_layers": 1, "o_groups": 8,
+    "o_lora_rank": 1024, "q_lora_rank": 1024, "qk_rope_head_dim": 64,
+    "quantization_config": dict(FP8_BLOCK, scale_fmt="ue8m0"), "rms_norm_eps": 1e-06,
+    "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 16, "original_max_position_embeddings": 65536,
+                     "type": "yarn"},
+    "rope_theta": 10000, "routed_scaling_factor": 1.5, "scoring_func": "sqrtsoftplus", "sliding_window": 128,
+    "swiglu_limit": 10.0, "tie_word_embeddings": False, "topk_method": "noaux_tc", "torch_dtype": "bfloat16",
+    "transformers_version": "4.57.1", "use_cache": True, "vocab_size": 129280, "compress_rope_theta": 160000,
+    "compress_ratios": [0, 0] + [4, 128] * 20 + [4, 0, 0, 0],
+    "dspark_block_size": 5, "dspark_noise_token_id": 128799, "dspark_target_layer_ids": [40, 41, 42],
+    "dspark_markov_rank": 256,
+}
+# deepseek-ai/DeepSeek-V4-Pro: the release's config.json verbatim as a public model report prints it (61
+# layers, hidden 7168, 128 heads, 384 experts, index_topk 1024, o_groups 16; no expert_dtype or dspark_*
+# fields at that revision).
+DEEPSEEK_V4_PRO: dict[str, Any] = dict(
+    {k: v for k, v in DEEPSEEK_V4_FLASH.items() if k != "expert_dtype" and not k.startswith("dspark_")},
+    hidden_size=7168, index_topk=1024, moe_intermediate_size=3072, n_routed_experts=384,
+    num_attention_heads=128, num_hidden_layers=61, o_groups=16, q_lora_rank=1536, routed_scaling_factor=2.5,
+    compress_ratios=[128, 128] + [4, 128] * 29 + [4, 0],
+)
+
+# google/gemma-4-31B-it (Gemma4ForConditionalGeneration, model_type gemma4: the dense Gemma 4; text tower of
+# 60 layers, five sliding (window 1024, 16 kv heads of 256) to one global (4 kv heads of 512, K = V), p-RoPE
+# on the global layers; SigLIP-style vision tower, no audio tower). Values: the text_config fields public
+# transcriptions of the checkpoint's config.json agree on (hidden 5376, intermediate 21504, 32 heads,
+# 262144 positions, vocab 262144, softcap 30, rope_parameters, no PLE, no kv sharing), the family's
+# multimodal token ids (audio_config null on the 31B and 26B-A4B) and the vision tower the 26B-A4B's
+# config.json ships (the 31B's is quoted with the same hidden 1152). Left out, sources disagree or do not
+# give them for this checkpoint: eos_token_id ([1, 106] or [1, 106, 50]), use_bidirectional_attention,
+# transformers_version. google/gemma-4-E4B-it / E2B-it (per-layer embeddings, kv sharing, audio tower) stand
+# on this folder.
+GEMMA4_VISION = {
+    "default_output_length": 280, "dtype": "bfloat16", "global_head_dim": 72, "head_dim": 72,
+    "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 1152, "intermediate_size": 4304,
+    "model_type": "gemma4_vision", "num_attention_heads": 16, "num_hidden_layers": 27, "num_key_value_heads": 16,
+    "patch_size": 16, "pooling_kernel_size": 3, "position_embedding_size": 10240, "rms_norm_eps": 1e-06,
+    "rope_parameters": {"rope_theta": 100.0, "rope_type": "default"}, "standardize": True,
+    "use_clipped_linears": False,
+}
+GEMMA4_ROPE = {
+    "full_attention": {"partial_rotary_factor": 0.25, "rope_theta": 1000000.0, "rope_type": "proportional"},
+    "sliding_attention": {"rope_theta": 10000.0, "rope_type": "default"},
+}
+GEMMA4_31B: dict[str, Any] = {
+    "architectures": ["Gemma4ForConditionalGeneration"], "audio_config": None, "audio_token_id": 258881,
+    "boa_token_id": 256000, "boi_token_id": 255999, "dtype": "bfloat16", "eoa_token_id": 258883,
+    "eoa_token_index": 258883, "eoi_token_id": 258882, "image_token_id": 258880, "initializer_range": 0.02,
+    "model_type": "gemma4",
+    "text_config": {
+        "attention_bias": False, "attention_dropout": 0.0, "attention_k_eq_v": True, "bos_token_id": 2,
+        "dtype": "bfloat16", "enable_moe_block": False, "eos_token_id": 1, "final_logit_softcapping": 30.0,
+        "global_head_dim": 512, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 5376,
+        "hidden_size_per_layer_input": 0, "initializer_range": 0.02, "intermediate_size": 21504,
+        "layer_types": (["sliding_attention"] * 5 + ["full_attention"]) * 10, "max_position_embeddings": 262144,
+        "model_type": "gemma4_text", "num_attention_heads": 32, "num_global_key_value_heads": 4,
+        "num_hidden_layers": 60, "num_key_value_heads": 16, "num_kv_shared_layers": 0, "pad_token_id": 0,
+        "rms_norm_eps": 1e-06, "rope_parameters": GEMMA4_ROPE, "sliding_window": 1024, "tie_word_embeddings": True,
+        "use_cache": True, "use_double_wide_mlp": False, "vocab_size": 262144, "vocab_size_per_layer_input": 262144,
+    },
+    "tie_word_embeddings": True, "video_token_id": 258884, "vision_config": GEMMA4_VISION,
+    "vision_soft_tokens_per_image": 280,
+}
+# google/gemma-4-26B-A4B-it (the MoE Gemma 4: 30 layers of hidden 2816, a dense MLP of 2112 beside 128
+# experts of 704, top-8; 16 heads, 8 sliding kv heads, 2 global kv heads). Its text_config and vision_config
+# fields as a public, checkpoint-pinned conversion contract checks them against the config.json (model_type,
+# dtype, every dimension, layer_types, use_bidirectional_attention "vision", the vision tower), with 262144
+# positions and the rope_parameters other transcriptions of the file quote.
+GEMMA4_26B_A4B: dict[str, Any] = dict(
+    GEMMA4_31B,
+    text_config=dict(
+        GEMMA4_31B["text_config"], enable_moe_block=True, hidden_size=2816, intermediate_size=2112,
+        layer_types=(["sliding_attention"] * 5 + ["full_attention"]) * 5, moe_intermediate_size=704,
+        num_attention_heads=16, num_experts=128, num_global_key_value_heads=2, num_hidden_layers=30,
+        num_key_value_heads=8, top_k_experts=8, use_bidirectional_attention="vision",
+    ),
+)
+
+# nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16 (NemotronHForCausalLM, model_type nemotron_h: 88 layers, 40
+# Mamba-2, 40 latent MoE (512 experts, top-22, latent 1024, one shared expert), 8 attention (32 q / 2 kv heads
+# of 128), one MTP layer "*E"). The config.json of its NVFP4 release as public code transcribes it (revision
+# 4f0cf9da) without that release's modelopt quantization_config (the BF16 checkpoint has none) and without
+# auto_map (as for Kimi-K2: the folder has no configuration_nemotron_h.py; SGLang registers its own
+# NemotronHConfig). nvidia/NVIDIA-Nemotron-Nano-9B-v2 (also nemotron_h) stands on this folder.
+NEMOTRON3_SUPER: dict[str, Any] = {
+    "architectures": ["NemotronHForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "bos_token_id": 1, "chunk_size": 128, "conv_kernel": 4, "dtype": "bfloat16", "eos_token_id": 2, "expand": 2,
+    "head_dim": 128, "hidden_dropout": 0.0, "hidden_size": 4096,
+    "hybrid_override_pattern":
+        "MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEM*EMEMEMEME",
+    "initializer_range": 0.02, "intermediate_size": 2688, "layer_norm_epsilon": 1e-05, "mamba_head_dim": 64,
+    "mamba_hidden_act": "silu", "mamba_num_heads": 128, "mamba_proj_bias": False,
+    "mamba_ssm_cache_dtype": "float32", "max_position_embeddings": 262144, "mlp_bias": False,
+    "mlp_hidden_act": "relu2", "model_type": "nemotron_h", "moe_intermediate_size": 2688, "moe_latent_size": 1024,
+    "moe_shared_expert_intermediate_size": 5376, "moe_shared_expert_overlap": False,
+    "mtp_hybrid_override_pattern": "*E", "n_group": 1, "n_groups": 8, "n_routed_experts": 512,
+    "n_shared_experts": 1, "norm_eps": 1e-05, "norm_topk_prob": True, "num_attention_heads": 32,
+    "num_experts_per_tok": 22, "num_hidden_layers": 88, "num_key_value_heads": 2, "num_logits_to_keep": 1,
+    "num_nextn_predict_layers": 1, "pad_token_id": 0, "partial_rotary_factor": 1.0,
+    "rescale_prenorm_residual": True, "residual_in_fp32": False, "rope_theta": 10000,
+    "routed_scaling_factor": 5.0, "sliding_window": None, "ssm_state_size": 128, "tie_word_embeddings": False,
+    "time_step_floor": 0.0001, "time_step_max": 0.1, "time_step_min": 0.001, "topk_group": 1,
+    "transformers_version": "4.57.6", "use_bias": False, "use_cache": True, "use_conv_bias": True,
+    "use_mamba_kernels": True, "vocab_size": 131072,
+}
+# nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B (nemotron_h: 52 layers, 23 Mamba-2, 23 MoE of 128 experts top-6 with
+# a shared expert, 6 attention; no latent MoE, no MTP). The config.json of its NVFP4 release verbatim as
+# public code transcribes it (revision 6efb4a2a; that release keeps its quantization in hf_quant_config.json,
+# not in config.json), auto_map left out as above.
+NEMOTRON3_NANO: dict[str, Any] = {
+    "architectures": ["NemotronHForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "bos_token_id": 1, "chunk_size": 128, "conv_kernel": 4, "eos_token_id": 2, "expand": 2, "head_dim": 128,
+    "hidden_dropout": 0.0, "hidden_size": 2688,
+    "hybrid_override_pattern": "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME",
+    "initializer_range": 0.02, "intermediate_size": 1856, "layer_norm_epsilon": 1e-05, "mamba_head_dim": 64,
+    "mamba_hidden_act": "silu", "mamba_num_heads": 64, "mamba_proj_bias": False,
+    "mamba_ssm_cache_dtype": "float32", "max_position_embeddings": 262144, "mlp_bias": False,
+    "mlp_hidden_act": "relu2", "model_type": "nemotron_h", "moe_intermediate_size": 1856,
+    "moe_shared_expert_intermediate_size": 3712, "n_group": 1, "n_groups": 8, "n_routed_experts": 128,
+    "n_shared_experts": 1, "norm_eps": 1e-05, "norm_topk_prob": True, "num_attention_heads": 32,
+    "num_experts_per_tok": 6, "num_hidden_layers": 52, "num_key_value_heads": 2, "num_logits_to_keep": 1,
+    "pad_token_id": 0, "partial_rotary_factor": 1.0, "rescale_prenorm_residual": True, "residual_in_fp32": False,
+    "rope_theta": 10000, "routed_scaling_factor": 2.5, "sliding_window": None, "ssm_state_size": 128,
+    "tie_word_embeddings": False, "time_step_floor": 0.0001, "time_step_max": 0.1, "time_step_min": 0.001,
+    "topk_group": 1, "torch_dtype": "bfloat16", "transformers_version": "4.53.2", "use_bias": False,
+    "use_cache": True, "use_conv_bias": True, "use_mamba_kernels": True, "vocab_size": 131072,
+}
+
+# baidu/ERNIE-4.5-21B-A3B-PT (Ernie4_5_MoeForCausalLM, model_type ernie4_5_moe: 28 layers, layer 0 dense, 64
+# experts top-6 with 2 shared, 20 q / 4 kv heads). The fields public transcriptions of its config.json agree
+# on (architectures, every dimension, the MoE layer range 1..27, rope_theta 5e5, rms_norm_eps, token ids,
+# untied-bias-free projections, tied embeddings). Left out, not confirmed for this checkpoint:
+# moe_use_aux_free, num_nextn_predict_layers, torch_dtype, transformers_version.
+ERNIE45_21B_A3B: dict[str, Any] = {
+    "architectures": ["Ernie4_5_MoeForCausalLM"], "bos_token_id": 1, "eos_token_id": 2, "hidden_act": "silu",
+    "hidden_size": 2560, "intermediate_size": 12288, "max_position_embeddings": 131072,
+    "model_type": "ernie4_5_moe", "moe_intermediate_size": 1536, "moe_k": 6, "moe_layer_end_index": 27,
+    "moe_layer_interval": 1, "moe_layer_start_index": 1, "moe_num_experts": 64, "moe_num_shared_experts": 2,
+    "num_attention_heads": 20, "num_hidden_layers": 28, "num_key_value_heads": 4, "pad_token_id": 0,
+    "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "tie_word_embeddings": True, "use_bias": False,
+    "vocab_size": 103424,
+}
+
+# BAAI/bge-reranker-v2-m3 (XLMRobertaForSequenceClassification, a cross-encoder reranker served with --is-embedding):
+# the checkpoint's config.json verbatim (revision 995ec6e, "Upload config.json with huggingface_hub").
+BGE_RERANKER_V2_M3: dict[str, Any] = {
+    "_name_or_path": "BAAI/bge-m3", "architectures": ["XLMRobertaForSequenceClassification"],
+    "attention_probs_dropout_prob": 0.1, "bos_token_id": 0, "classifier_dropout": None, "eos_token_id": 2,
+    "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "hidden_size": 1024, "id2label": {"0": "LABEL_0"},
+    "initializer_range": 0.02, "intermediate_size": 4096, "label2id": {"LABEL_0": 0}, "layer_norm_eps": 1e-05,
+    "max_position_embeddings": 8194, "model_type": "xlm-roberta", "num_attention_heads": 16, "num_hidden_layers": 24,
+    "output_past": True, "pad_token_id": 1, "position_embedding_type": "absolute", "torch_dtype": "float32",
+    "transformers_version": "4.38.1", "type_vocab_size": 1, "use_cache": True, "vocab_size": 250002,
+}
+
+# OpenGVLab/InternVL2_5-8B (InternVLChatModel, model_type internvl_chat: InternViT-300M-448px-V2_5 vision tower, a
+# 2x pixel-shuffle MLP projector, internlm2_5-7b-chat language model). The fields the public transcriptions agree on:
+# the config.json of an AWQ conversion made from this checkpoint (`_name_or_path` OpenGVLab/InternVL2_5-8B: top-level
+# fields, llm_config's InternLM2 shape with attn_implementation eager) and test configs of the family quoting the
+# same LLM (InternVL2-8B: vocab 92553, rope dynamic x2, theta 1e6) and the same 300M vision tower (InternVL2_5-2B:
+# hidden 1024, 24 layers, 16 heads, qkv bias, layer_norm, no qk norm). transformers has no internvl_chat class (its
+# own `internvl` is the converted layout): SGLang registers its InternVLChatConfig for this model_type, which reads
+# the folder; auto_map (top and llm_config) is left out, as for Kimi-K2. Left out, not confirmed for this checkpoint
+# or sources disagree: the PretrainedConfig defaults the file serializes (id2label, top_k, ...), use_flash_attn,
+# a top-level hidden_size, transformers_version.
+INTERNVL25_8B: dict[str, Any] = {
+    "architectures": ["InternVLChatModel"], "downsample_ratio": 0.5, "dynamic_image_size": True,
+    "force_image_size": 448,
+    "llm_config": {
+        "architectures": ["InternLM2ForCausalLM"], "attn_implementation": "eager", "bias": False, "bos_token_id": 1,
+        "eos_token_id": 2, "hidden_act": "silu", "hidden_size": 4096, "initializer_range": 0.02,
+        "intermediate_size": 14336, "max_position_embeddings": 32768, "model_type": "internlm2",
+        "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "pad_token_id": 2,
+        "pretraining_tp": 1, "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 2.0, "type": "dynamic"},
+        "rope_theta": 1000000, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_cache": True,
+        "vocab_size": 92553,
+    },
+    "max_dynamic_patch": 12, "min_dynamic_patch": 1, "model_type": "internvl_chat", "ps_version": "v2",
+    "select_layer": -1, "template": "internvl2_5", "torch_dtype": "bfloat16", "use_backbone_lora": 0,
+    "use_llm_lora": 0, "use_thumbnail": True,
+    "vision_config": {
+        "architectures": ["InternVisionModel"], "attention_dropout": 0.0, "drop_path_rate": 0.0, "dropout": 0.0,
+        "hidden_act": "gelu", "hidden_size": 1024, "image_size": 448, "initializer_factor": 1.0,
+        "initializer_range": 0.02, "intermediate_size": 4096, "layer_norm_eps": 1e-06, "model_type": "intern_vit_6b",
+        "norm_type": "layer_norm", "num_attention_heads": 16, "num_channels": 3, "num_hidden_layers": 24,
+        "patch_size": 14, "qk_normalization": False, "qkv_bias": True,
+    },
+}
+
+# PaddlePaddle/PaddleOCR-VL (PaddleOCRVLForConditionalGeneration, model_type paddleocr_vl: an ERNIE-4.5-0.3B-style
+# text model of 18 layers, 16 q / 2 kv heads of 128, 3D mrope, under a NaViT SigLIP vision tower). The checkpoint's
+# flat config.json as its public copies print it (architectures through video_token_id: every text field at the
+# top level, rope_scaling with mrope_section [16, 24, 24], rope_theta 5e5), read by transformers' own
+# PaddleOCRVLConfig (auto_map left out, as for Kimi-K2). Its vision_config is cut off in the copies after
+# architectures / attention_dropout, so only those two keys are written: transformers' PaddleOCRVisionConfig
+# defaults give the rest (hidden 1152, intermediate 4304, 27 layers, 16 heads, image 384, patch 14, merge 2 --
+# the values other ports of the checkpoint quote too). Left out, not seen in the copies: vocab_size (the loaded
+# default is 103424), the vision start/end token ids.
+PADDLEOCR_VL: dict[str, Any] = {
+    "architectures": ["PaddleOCRVLForConditionalGeneration"], "attention_probs_dropout_prob": 0.0,
+    "compression_ratio": 1.0, "eos_token_id": 2, "head_dim": 128, "hidden_act": "silu", "hidden_dropout_prob": 0.0,
+    "hidden_size": 1024, "ignored_index": -100, "image_token_id": 100295, "intermediate_size": 3072,
+    "max_position_embeddings": 131072, "max_sequence_length": None, "model_type": "paddleocr_vl",
+    "num_attention_heads": 16, "num_hidden_layers": 18, "num_key_value_heads": 2, "pad_token_id": 0,
+    "rms_norm_eps": 1e-05, "rope_is_neox_style": True,
+    "rope_scaling": {"mrope_section": [16, 24, 24], "rope_type": "default", "type": "default"}, "rope_theta": 500000,
+    "sliding_window": None, "tie_word_embeddings": False, "transformers_version": "4.55.0", "use_3d_rope": True,
+    "use_bias": False, "use_cache": False, "use_flash_attention": False, "video_token_id": 101307,
+    "vision_config": {"architectures": ["PaddleOCRVisionModel"], "attention_dropout": 0.0},
+}
+
+# XiaomiMiMo/MiMo-V2-Flash (MiMoV2FlashForCausalLM, model_type mimo_v2_flash: 48 layers, sliding-window attention
+# (window 128, 8 kv heads, attention sinks) with one full-attention layer (4 kv heads) in six, q/k heads of 192 and
+# v heads of 128, partial rope 0.334, 256 experts top-8 after one dense layer). The fields a public test transcribes
+# from the hub config.json (every dimension, both rope thetas, hybrid_layer_pattern 0 at layer 0 and every sixth,
+# moe_layer_freq 0 at layer 0 only, sink flags, routing, layernorm_epsilon, attention_value_scale), with the 262144
+# positions of the MiMoV2FlashConfig that NeMo documents as this checkpoint's (it agrees on every field above).
+# Read by transformers' own MiMoV2FlashConfig (auto_map left out, as for Kimi-K2). The release's quantization_config
+# (fp8 e4m3, dynamic activations, an ignored_layers list of attention o_proj) is left out: its public copies are cut
+# off inside ignored_layers, so the folder stands as the unquantized shape. Also left out, not confirmed: token ids,
+# num_nextn_predict_layers, torch_dtype, transformers_version.
+MIMO_V2_FLASH: dict[str, Any] = {
+    "add_full_attention_sink_bias": False, "add_swa_attention_sink_bias": True,
+    "architectures": ["MiMoV2FlashForCausalLM"], "attention_value_scale": 0.707, "head_dim": 192,
+    "hidden_size": 4096, "hybrid_layer_pattern": [0 if i == 0 or (i + 1) % 6 == 0 else 1 for i in range(48)],
+    "intermediate_size": 16384, "layernorm_epsilon": 1e-05, "max_position_embeddings": 262144,
+    "model_type": "mimo_v2_flash", "moe_intermediate_size": 2048, "moe_layer_freq": [0] + [1] * 47, "n_group": 1,
+    "n_routed_experts": 256, "norm_topk_prob": True, "num_attention_heads": 64, "num_experts_per_tok": 8,
+    "num_hidden_layers": 48, "num_key_value_heads": 4, "partial_rotary_factor": 0.334, "rope_theta": 5000000,
+    "routed_scaling_factor": None, "scoring_func": "sigmoid", "sliding_window": 128, "sliding_window_size": 128,
+    "swa_head_dim": 192, "swa_num_attention_heads": 64, "swa_num_key_value_heads": 8, "swa_rope_theta": 10000,
+    "swa_v_head_dim": 128, "topk_method": "noaux_tc", "v_head_dim": 128, "vocab_size": 152576,
+}
+
+# xai-org/grok-2 (Grok1ForCausalLM: 64 layers, hidden 8192, 64 q / 8 kv heads of 128, 8 experts top-2 plus a
+# residual dense MLP, softcapping; the release ships model_type "git", which transformers reads as GitConfig and
+# SGLang's model_config special-cases). The checkpoint's config.json verbatim as its public copies print it (no
+# quantization_config: the FP8 launches pass --quantization fp8).
+GROK2: dict[str, Any] = {
+    "architectures": ["Grok1ForCausalLM"], "embedding_multiplier_scale": 90.50966799187809,
+    "output_multiplier_scale": 0.5, "vocab_size": 131072, "hidden_size": 8192, "intermediate_size": 32768,
+    "moe_intermediate_size": 16384, "max_position_embeddings": 131072, "num_experts_per_tok": 2,
+    "num_local_experts": 8, "residual_moe": True, "num_attention_heads": 64, "num_key_value_heads": 8,
+    "num_hidden_layers": 64, "head_dim": 128, "rms_norm_eps": 1e-05, "final_logit_softcapping": 50,
+    "attn_logit_softcapping": 30.0, "router_logit_softcapping": 30.0, "rope_theta": 208533496,
+    "attn_temperature_len": 1024, "sliding_window_size": -1, "global_attn_every_n": 1, "model_type": "git",
+    "torch_dtype": "bfloat16", "rope_type": "original", "original_max_position_embeddings": 8192,
+    "scaling_factor": 16.0, "extrapolation_factor": 1.0, "attn_factor": 1.0, "beta_fast": 8, "beta_slow": 1,
+}
+
+# tencent/Hy3-preview (HYV3ForCausalLM, model_type hy_v3: 80 layers, layer 0 dense, 192 experts top-8 + 1 shared with
+# sigmoid routing and expert bias, 64 q / 8 kv heads of 128 with QK norm, 262144 positions, one MTP layer). The
+# config.json of tencent/Hy3-preview-Base verbatim (the same architecture block) with the chat model's special token
+# ids (bos 120000, eos 120025, eod 120026, pad 120002, sep 120007) as a public conversion of Hy3-preview prints them
+# beside an otherwise identical block. Read by transformers' own HYV3Config.
+HY3_PREVIEW: dict[str, Any] = {
+    "architectures": ["HYV3ForCausalLM"], "bos_token_id": 120000, "enable_attention_fp32_softmax": False,
+    "enable_lm_head_fp32": True, "enable_moe_fp32_combine": False, "eod_token_id": 120026, "eos_token_id": 120025,
+    "expert_hidden_dim": 1536, "moe_intermediate_size": 1536, "first_k_dense_replace": 1, "head_dim": 128,
+    "hidden_act": "silu", "hidden_size": 4096, "initializer_range": 0.006, "intermediate_size": 13312,
+    "max_position_embeddings": 262144, "model_type": "hy_v3", "moe_router_enable_expert_bias": True,
+    "moe_router_use_sigmoid": True, "num_attention_heads": 64, "num_experts": 192, "num_experts_per_tok": 8,
+    "num_hidden_layers": 80, "num_key_value_heads": 8, "num_shared_experts": 1, "output_router_logits": True,
+    "pad_token_id": 120002, "qk_norm": True, "rms_norm_eps": 1e-05,
+    "rope_parameters": {"rope_theta": 11158840.0, "rope_type": "default"}, "route_norm": True,
+    "router_scaling_factor": 2.826, "sep_token_id": 120007, "tie_word_embeddings": False,
+    "transformers_version": "5.6.0", "use_cache": True, "use_grouped_mm": False, "vocab_size": 120832,
+    "num_nextn_predict_layers": 1,
+}
+
 # Draft models the user commands name (--speculative-draft-model-path).
 # lmsys/sglang-EAGLE-LLaMA3-Instruct-8B: one decoder layer over Llama-3-8B's features.
 EAGLE_LLAMA3: dict[str, Any] = dict(
@@ -601,6 +903,21 @@ MODELS: dict[str, dict[str, Any]] = {
     "kimi_k25": KIMI_K25,  # moonshotai/Kimi-K2.5
     "glm5": GLM5,  # zai-org/GLM-5
     "glm47": GLM47,  # zai-org/GLM-4.7
+    "glm52": GLM52,  # zai-org/GLM-5.2
+    "glm52_fp8": GLM52_FP8,  # zai-org/GLM-5.2-FP8
+    "deepseek_v4_flash": DEEPSEEK_V4_FLASH,  # deepseek-ai/DeepSeek-V4-Flash
+    "deepseek_v4_pro": DEEPSEEK_V4_PRO,  # deepseek-ai/DeepSeek-V4-Pro
+    "gemma4_31b": GEMMA4_31B,  # google/gemma-4-31B-it
+    "gemma4_26b_a4b": GEMMA4_26B_A4B,  # google/gemma-4-26B-A4B-it
+    "nemotron3_super": NEMOTRON3_SUPER,  # nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16
+    "nemotron3_nano": NEMOTRON3_NANO,  # nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B
+    "ernie45_21b_a3b": ERNIE45_21B_A3B,  # baidu/ERNIE-4.5-21B-A3B-PT
+    "bge_reranker_v2_m3": BGE_RERANKER_V2_M3,  # BAAI/bge-reranker-v2-m3
+    "internvl25_8b": INTERNVL25_8B,  # OpenGVLab/InternVL2_5-8B
+    "paddleocr_vl": PADDLEOCR_VL,  # PaddlePaddle/PaddleOCR-VL
+    "mimo_v2_flash": MIMO_V2_FLASH,  # XiaomiMiMo/MiMo-V2-Flash
+    "grok2": GROK2,  # xai-org/grok-2
+    "hy3_preview": HY3_PREVIEW,  # tencent/Hy3-preview
     "eagle_llama3": EAGLE_LLAMA3,
     "eagle3_llama31": EAGLE3_LLAMA31,
     "qwen25_1_5b": QWEN25_1_5B,

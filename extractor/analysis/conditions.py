@@ -453,7 +453,7 @@ def _membership(node: cst.Comparison, scope: Scope, env: Env) -> Formula | None:
     if type(display) not in (cst.Set, cst.Tuple, cst.List) or not 0 < len(display.elements) <= _MAX_MEMBERS:
         return None
     if not all(type(e) is cst.Element for e in display.elements) or \
-            all(literal(e.value, display_scope) is not None for e in display.elements):
+            isinstance(to_term(display, display_scope, display_env), Lit):  # of literals, Enum members too
         return None
     left_cases = operand_cases(node.left, scope, env, False)
     equal = disj(*(

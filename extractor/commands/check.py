@@ -452,6 +452,8 @@ def _config_beside(argv: tuple[str, ...], folder: Path) -> tuple[str, ...]:
     "Config file not found"."""
     from ..logic.launch_words import split_command
 
+    if not any("--config" in word for word in argv):
+        return argv  # most lines: not read again
     tokens, assigned = split_command(list(argv))
     at = tokens.index("--config") + 1 if "--config" in tokens else len(tokens)
     if at >= len(tokens):

@@ -73,9 +73,10 @@ def _template_values_filled(text: str) -> str | None:
 
 
 def unread_reason(text: str, kind: str) -> str | None:
-    """Why a file that names SGLang's launcher gives no launch command, when it is a YAML file `check`
-    cannot read (a template that decides its own lines, or no YAML at all); None otherwise."""
-    if kind != "yaml" or not _NAMES_LAUNCHER.search(text) or launch_commands(text, kind):
+    """Why a file that gave no launch command (`launch_commands`) but names SGLang's launcher was not
+    read, when it is a YAML file `check` cannot read (a template that decides its own lines, or no
+    YAML at all); None otherwise."""
+    if kind != "yaml" or not _NAMES_LAUNCHER.search(text):
         return None
     if _template_values_filled(text) is None:
         return "a template whose {{ }} directives decide its lines (conditions, loops, includes): " \
@@ -140,7 +141,7 @@ def _shell_commands(text: str, environment: dict[str, str] | None = None) -> Ite
 # fills them in: an assignment of a literal at the start of a line, in file order, the last one before
 # the launch. An indented one (in an `if` or a loop, which may not run) or one of a computed value
 # (`$(...)`, `${MODEL:-...}`: what the environment says) leaves the variable unknown, a placeholder.
-_ASSIGNMENT = re.compile(r"(\s*)(?:export\s+|readonly\s+|declare\s+(?:-\w+\s+)?)?([A-Za-z_]\w*)=(\S*)")
+_ASSIGNMENT = re.compile(r"(\s*)(?:export\s+|readonly\s+|declare\s+(?:-\w+\s+)?)?([A-Za-z_]\w*)=")
 _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
 
 

@@ -630,9 +630,12 @@ def test_a_scripts_config_file_beside_it_is_read_from_there(rules_file, tmp_path
     out = capsys.readouterr().out
     assert out.startswith("deploy/run.sh:2: SGLANG_X=1 --config deploy/serve.yaml --offload-kvcache\n")
     assert OFFLOAD in out and "Config file not found" not in out
-    # Found from here, or found nowhere: the line as written (the latter SGLang's own error)
+    # Found from here, or found nowhere: the line as written; not on this machine, its options are
+    # unknown here (SGLang's own error only where the launch runs: --local)
     (deploy / "serve.yaml").rename(tmp_path / "gone.yaml")
-    assert main(["check", "--rules", str(rules_file), "--file", "deploy/run.sh"]) == 1
+    assert main(["check", "--rules", str(rules_file), "--file", "deploy/run.sh"]) == 0
+    assert "note: --config serve.yaml is not on this machine" in capsys.readouterr().out
+    assert main(["check", "--rules", str(rules_file), "--local", str(tmp_path), "--file", "deploy/run.sh"]) == 1
     assert "Config file not found: serve.yaml" in capsys.readouterr().out
 
 
@@ -671,10 +674,27 @@ def test_config_file_is_merged_before_parsing(ruleset, tmp_path) -> None:
     assert outcome(ruleset, ["--config", str(config)])[OFFLOAD] == "definite"
     # the command line wins over the file, as in SGLang (config arguments go first)
     assert OFFLOAD not in outcome(ruleset, ["--config", str(config), "--disaggregation-mode", "decode"])
-    missing = check(ruleset, ["--config", str(tmp_path / "gone.yaml"), "--model-path", "m"])
-    assert [e.message for e in missing.argument_errors] == [f"Config file not found: {tmp_path / 'gone.yaml'}"]
     assert check(ruleset, ["--config", "serve.json", "--model-path", "m"]).argument_errors[0].message == (
         "Config file must be YAML format, got: .json")
+
+
+def test_a_config_file_not_on_this_machine_leaves_what_it_may_set_unknown(ruleset, tmp_path) -> None:
+    from extractor.logic.launch_host import LaunchHost
+    from extractor.products.check.linter import report_text
+
+    gone = str(tmp_path / "gone.yaml")
+    # Where the launch runs (--local), a missing file is SGLang's own error.
+    here = check(ruleset, ["--config", gone, "--model-path", "m", "--offload-kvcache"], host=LaunchHost(tmp_path))
+    assert [e.message for e in here.argument_errors] == [f"Config file not found: {gone}"]
+    # Elsewhere (CI over a deployment whose file is mounted where it runs), the file may set any option
+    # the line leaves out, the model path and the disaggregation mode included: no error is sure.
+    elsewhere = check(ruleset, ["--config", gone, "--offload-kvcache"])
+    assert elsewhere.argument_errors == [] and elsewhere.unread_config == gone
+    assert {f.rule.message: f.certainty for f in elsewhere.findings}[OFFLOAD] == "possible"
+    assert f"note: --config {gone} is not on this machine" in report_text(elsewhere, lambda rule: [])
+    assert report_json(elsewhere, lambda rule: [])["unread_config"] == gone
+    # What the line gives itself is read as it is: the command line wins over the file.
+    assert OFFLOAD not in outcome(ruleset, ["--config", gone, "--offload-kvcache", "--disaggregation-mode", "decode"])
 
 
 def test_config_file_keys_as_sglang_merges_them(ruleset, tmp_path) -> None:

@@ -100,6 +100,7 @@ def test_a_line_naming_a_file_here_is_evaluated_every_time(rules_file: Path, tmp
     assert not reads_only_its_words(["--model-path", str(model)]) and not reads_only_its_words([f"--model-path={model}"])
     assert not reads_only_its_words([pasted]) and not reads_only_its_words([f"MODEL_DIR={model} python -m x --tp 2"])
     assert reads_only_its_words(["--model-path", str(tmp_path / "nowhere"), "--tp", "2"])
+    assert not reads_only_its_words(["--config", str(tmp_path / "nowhere.yaml"), "--tp", "2"])  # it may be made
 
 
 @pytest.mark.parametrize("options", [["--use-env"], ["--local", "."], ["--format", "sarif"], ["--from", "{rules}"]],

@@ -244,6 +244,9 @@ class CommandLine:
     env: dict[str, str] = field(default_factory=dict)
     errors: list[ArgError] = field(default_factory=list)
     placeholders: list[str] = field(default_factory=list)  # `--port $PORT`: values the shell fills in
+    # `--config FILE` that is not on this machine, the launch running elsewhere: any option the line
+    # does not give may come from it, so each is unknown (SGLang's own error only where it runs).
+    unread_config: str | None = None
 
 
 # Values the shell fills in when the command runs: `--port $PORT`, `${MODEL:-m}`, `$(cat f)`.
@@ -253,7 +256,7 @@ PLACEHOLDER = re.compile(r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*[^}]*\}|[A-Za-z_][A-Za-z
 def config_arguments(tokens: list[str], catalog: Catalog, read: Callable[[str], str]) -> tuple[list[str], str | None]:
     """SGLang's `--config FILE.yaml` merge, done before parsing: the file's keys as arguments first,
     then the command line without `--config FILE` (the command line wins). The problem, if any, as
-    SGLang words it."""
+    SGLang words it (a file `read` does not find: `CONFIG_NOT_FOUND`)."""
     at = [i for i, t in enumerate(tokens) if t == "--config"]
     if not at:
         return tokens, None
@@ -270,7 +273,7 @@ def config_arguments(tokens: list[str], catalog: Catalog, read: Callable[[str], 
     try:
         data = yaml.safe_load(read(path))
     except OSError:
-        return rest, f"Config file not found: {path}"
+        return rest, CONFIG_NOT_FOUND.format(path=path)
     except yaml.YAMLError as error:
         return rest, f"Failed to read config file {path}: {str(error).splitlines()[0]}"
     data = {} if data is None else data
@@ -283,6 +286,9 @@ def config_arguments(tokens: list[str], catalog: Catalog, read: Callable[[str], 
             return rest, refused
         merged += config_words(str(key), value, catalog)
     return merged + rest, None
+
+
+CONFIG_NOT_FOUND = "Config file not found: {path}"
 
 
 # Actions SGLang's config merger refuses, as it names them (argparse's class names).
@@ -327,14 +333,20 @@ def _read_file(path: str) -> str:
         return stream.read()
 
 
-def parse_command(argv: Sequence[str], catalog: Catalog, read: Callable[[str], str] = _read_file) -> CommandLine:
+def parse_command(argv: Sequence[str], catalog: Catalog, read: Callable[[str], str] = _read_file,
+                  config_here: bool = True) -> CommandLine:
     """Parse launch arguments like argparse: values by field, argparse's errors, env assignments.
-    `read` gives a `--config` file's text (the file system by default)."""
+    `read` gives a `--config` file's text (the file system by default); `config_here`: the launch runs
+    where `read` looks, so a config file it does not find is SGLang's error, else it is only not on
+    this machine (`CommandLine.unread_config`)."""
     tokens, env = split_command(argv)
     result = CommandLine(env=env)
     if "--config" in tokens:
+        given_tokens = tokens
         tokens, problem = config_arguments(tokens, catalog, read)
-        if problem:
+        if problem and not config_here and problem == CONFIG_NOT_FOUND.format(path=_config_path(given_tokens)):
+            result.unread_config = _config_path(given_tokens)
+        elif problem:
             result.errors.append(ArgError("--config", problem))
     i = 0
     while i < len(tokens):
@@ -391,6 +403,8 @@ def parse_command(argv: Sequence[str], catalog: Catalog, read: Callable[[str], s
             result.given[flag.name] = UNKNOWN if UNKNOWN in converted else converted
         else:
             result.given[flag.name] = converted[0]
+    if result.unread_config is not None:  # the file may set any option the line leaves out
+        result.given.update((name, UNKNOWN) for name in catalog.flags if name not in result.given)
     for flag in catalog.required():
         if flag.name not in result.given:
             result.errors.append(ArgError(flag.flags[0], f"the following arguments are required: {'/'.join(flag.flags)}"))
@@ -399,6 +413,10 @@ def parse_command(argv: Sequence[str], catalog: Catalog, read: Callable[[str], s
     # the required options too: so a launch shows them last.
     result.errors.sort(key=lambda error: error.message.startswith("unrecognized arguments"))
     return result
+
+
+def _config_path(tokens: list[str]) -> str:
+    return tokens[tokens.index("--config") + 1]
 
 
 def _is_option(token: str) -> bool:

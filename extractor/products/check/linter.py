@@ -188,6 +188,7 @@ class Report:
     checked: int
     label: str
     placeholders: list[str] = field(default_factory=list)  # `--port $PORT`: left unknown
+    unread_config: str | None = None  # `--config FILE` not on this machine: what it sets is unknown
     # The evaluation the findings come from: the fixes of its definite errors, a few values away, take
     # what those values leave as is from it (`launch_evaluator(..., base=...)`).
     evaluator: Evaluator | None = field(default=None, compare=False, repr=False)
@@ -216,7 +217,8 @@ def check(
     names a local folder with a config.json is read. `without_facts`: none of those, nor the source's
     helpers (as `launch_evaluator` evaluates a page's short command line).
     """
-    command = parse_command(argv, ruleset.catalog)
+    # A `--config` file not found here is SGLang's error only where the launch runs (`--local`).
+    command = parse_command(argv, ruleset.catalog, config_here=host is not None)
     assumed = {assumption_key(k): v for k, v in (assume or {}).items()}
     environment = {**(os.environ if use_env else {}), **command.env, **(env or {})}
     facts = None if without_facts else launch_facts(command, platform, model, host, ruleset.library, environment,
@@ -264,7 +266,7 @@ def check(
     adjustments = [] if wanted is not None else [
         r for r in rules if r.kind is RuleKind.ADJUSTMENT and r.reachable and evaluator.fires(r.id)]
     return Report(findings, told_errors(command.errors, ruleset.label), adjustments, sorted(set(assumed) - used), checked,
-                  ruleset.label, list(command.placeholders), evaluator)
+                  ruleset.label, list(command.placeholders), command.unread_config, evaluator)
 
 
 def _filler(rule: Rule, evaluator: Evaluator) -> Callable[[], str] | None:
@@ -479,6 +481,7 @@ def report_json(report: Report, fixes: Callable[[Rule], list[str]],
         "source": report.label,
         "argument_errors": [{"flag": e.flag, "message": e.message} for e in report.argument_errors],
         "placeholders": list(report.placeholders),
+        **({"unread_config": report.unread_config} if report.unread_config else {}),
         "errors": [
             {
                 "id": f.rule.id,
@@ -569,6 +572,10 @@ def report_text(report: Report, fixes: Callable[[Rule], list[str]], show_possibl
                 lines.append(f"{waiting[kind]} more {words}")
     for text in report.placeholders:
         lines.append(f"note: {text} is a shell placeholder; its value is unknown here")
+    if report.unread_config:
+        lines.append(f"note: --config {report.unread_config} is not on this machine: every option the command line "
+                     "does not give may come from it, so is unknown here; run check with --local where the launch "
+                     "runs, or check the file itself with --file")
     for text in report.unused_assumptions:
         lines.append(f"note: --assume {text!r} matched no condition")
     lines.extend(f"note: {text}" for text in notes)

@@ -84,8 +84,11 @@ def reads_only_its_words(argv: Sequence[str], env: Mapping[str, str] | None = No
     value of an `--option=value`, nor of an env assignment), a pasted text read as a shell reads it,
     names a file or folder that exists here, as a model folder or a `--config` file does, nor a Hub id
     that the Hugging Face cache here holds (found where `env`, else this process's environment, says).
-    A word that happens to name one only costs an evaluation."""
+    A word that happens to name one only costs an evaluation. A `--config` file never: one missing
+    here may be there on the next run."""
     tokens, assigned = split_command(list(argv))
+    if "--config" in tokens:
+        return False
     environment = {**(os.environ if env is None else env), **assigned}
     for word in [*tokens, *assigned.values()]:
         for part in (word, word.partition("=")[2]):

@@ -167,7 +167,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.from_ and args.format in ("github", "sarif"):
         raise UsageError("--from goes with --format text or json")
     host = _launch_host(Path(args.local).resolve()) if args.local is not None else None
-    found, unread = _commands_in_files(args.file)
+    found, unread, mounted = _commands_in_files(args.file)
     commands = ([(None, tuple(launch))] if launch else []) + found
     lines = list(dict.fromkeys(argv for _, argv in commands if launch_kind(argv) != "help"))
     rules = _Rules(args)
@@ -182,7 +182,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                        if argv in own_words and (kept := book.get(argv)) is not None)
     pending = [argv for argv in lines if argv not in answers]
     if pending or book is None:  # the rule set opened, if only to say what is wrong with it
-        answers.update(_evaluated(args, rules.ruleset, pending, env, assume, platform, model, host, book, own_words))
+        answers.update(_evaluated(args, rules.ruleset, pending, env, assume, platform, model, host, book, own_words,
+                                  mounted))
     failed = False
     documents, texts, reports = [], [], []
     for place, argv in commands:
@@ -322,10 +323,10 @@ def _answer_book(args: argparse.Namespace, rules: _Rules, env: dict[str, str], a
 
 def _evaluated(args: argparse.Namespace, ruleset: RuleSet, lines: list[tuple[str, ...]], env: dict[str, str],
                assume: dict, platform, model, host, book: AnswerBook | None,
-               own_words: set[tuple[str, ...]]) -> dict[tuple[str, ...], tuple]:
+               own_words: set[tuple[str, ...]], mounted: dict[str, str]) -> dict[tuple[str, ...], tuple]:
     """Each launch line checked, its answer kept in `book` when it depends on its words alone (those of
     `own_words`): by line, its answer and what a SARIF log is made from (the report, its fixes, what no
-    fix decides)."""
+    fix decides). `mounted`: the files the deployment puts where the launch runs (`check(files=...)`)."""
     from ..products.check.linter import check, report_json, report_text
     from ..products.check.words import Flags, by_function
     from ..products.reuse.answers import Answer
@@ -333,7 +334,10 @@ def _evaluated(args: argparse.Namespace, ruleset: RuleSet, lines: list[tuple[str
 
     from ..logic.launch import parse_command
 
-    commands = {argv: parse_command(list(argv), ruleset.catalog) for argv in lines}
+    # A `--config` file the deployment mounts (a ConfigMap's key) merged as SGLang merges it: its words
+    # first, then the line's own; the line is checked, and its fixes made, as those words.
+    words = {argv: _with_mounted_config(argv, mounted, ruleset) for argv in lines}
+    commands = {argv: parse_command(list(words[argv]), ruleset.catalog) for argv in lines}
     models = {argv: model for argv in lines} if model is not None else _cached_models(commands, env)
     kept = None
     if not assume:  # a command on a platform or a given model is evaluated from the bare launch on them
@@ -351,17 +355,19 @@ def _evaluated(args: argparse.Namespace, ruleset: RuleSet, lines: list[tuple[str
              else release_rules(args.from_, args.index_url)) if args.from_ else None
     found: dict[tuple[str, ...], tuple] = {}
     for argv in lines:
-        report = check(ruleset, list(argv), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
+        report = check(ruleset, list(words[argv]), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
                        platform=platform, model=models[argv], host=host)
-        fixes, beyond = _fixes(ruleset, report, list(argv), flags, groups,
+        fixes, beyond = _fixes(ruleset, report, list(words[argv]), flags, groups,
                                {**(os.environ if args.use_env else {}), **env}, platform, models[argv], host)
         change = None
         if older is not None:
-            before = check(older, list(argv), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
+            before = check(older, list(words[argv]), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
                            platform=platform, model=model, host=host)
-            change = upgrade(older, ruleset, before, report, list(argv))
+            change = upgrade(older, ruleset, before, report, list(words[argv]))
         if args.format == "json":
             document = report_json(report, fixes, beyond)
+            if words[argv] != argv:
+                document["config_mounted"] = True  # the --config file read from the deployment's ConfigMap
             if model is None and models[argv] is not None:
                 document["model_config"] = models[argv].source
             shown: object = {**document, "upgrade": upgrade_json(change)} if change is not None else document
@@ -373,6 +379,8 @@ def _evaluated(args: argparse.Namespace, ruleset: RuleSet, lines: list[tuple[str
             given = frozenset(k for k, v in (("platform", platform), ("model", models[argv] or _local_model(argv))) if v)
             cached = [f"the model's config.json from the Hugging Face cache: {models[argv].source}"] \
                 if model is None and models[argv] is not None else []
+            if words[argv] != argv:
+                cached.append("the --config file read from the ConfigMap the deployment mounts at its path")
             shown = report_text(report, fixes, show_possible=args.show_possible and not args.definite_only,
                                 given=given, beyond=beyond, notes=cached)
             if change is not None:
@@ -414,15 +422,18 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def _commands_in_files(paths: Sequence[str]) -> tuple[list[tuple[tuple[str, int], tuple[str, ...]]], list[tuple[str, str]]]:
-    """(file, line) and the command, for every launch command in the files (folders searched); and the
+def _commands_in_files(paths: Sequence[str]) -> tuple[list[tuple[tuple[str, int], tuple[str, ...]]],
+                                                       list[tuple[str, str]], dict[str, str]]:
+    """(file, line) and the command, for every launch command in the files (folders searched); the
     files that name SGLang's launcher but cannot be read, each with why (a template that decides its
-    lines, YAML that does not parse): said, not passed over in silence."""
+    lines, YAML that does not parse): said, not passed over in silence; and the files the manifests'
+    ConfigMaps put where their containers run, by path (a launch's `--config` is read from there)."""
     if not paths:
-        return [], []
-    from ..logic.launch_files import file_kind, launch_commands, server_config, unread_reason  # YAML's reader: only for files
+        return [], [], {}
+    from ..logic.launch_files import (config_maps, config_mounts, file_kind, launch_commands,  # YAML's reader:
+                                      mounted_files, server_config, unread_reason)  # only for files
 
-    found, unread = [], []
+    found, unread, maps, mounts = [], [], {}, []
     for given in paths:
         root = Path(given)
         if not root.exists():
@@ -436,13 +447,16 @@ def _commands_in_files(paths: Sequence[str]) -> tuple[list[tuple[tuple[str, int]
                 raise UsageError(f"--file {path}: cannot read it ({error.__class__.__name__})") from None
             kind = file_kind(path.name)
             commands = launch_commands(text, kind)
+            if kind == "yaml" and ("ConfigMap" in text or "volumeMounts" in text):
+                maps.update(config_maps(text))
+                mounts += config_mounts(text)
             for command in commands:
                 found.append(((path.as_posix(), command.line), _config_beside(command.argv, path.parent)))
             if not commands and kind == "yaml" and server_config(text):  # launched as `--config FILE`
                 found.append(((path.as_posix(), 1), ("--config", path.as_posix())))
             elif not commands and (why := unread_reason(text, kind)) is not None:
                 unread.append((path.as_posix(), why))
-    return found, unread
+    return found, unread, mounted_files(mounts, maps)
 
 
 def _config_beside(argv: tuple[str, ...], folder: Path) -> tuple[str, ...]:
@@ -463,6 +477,25 @@ def _config_beside(argv: tuple[str, ...], folder: Path) -> tuple[str, ...]:
         return argv
     tokens[at] = (folder / given).as_posix()
     return (*(f"{name}={value}" for name, value in assigned.items()), *tokens)
+
+
+def _with_mounted_config(argv: tuple[str, ...], mounted: dict[str, str], ruleset: RuleSet) -> tuple[str, ...]:
+    """The launch line with its `--config FILE` merged, when the deployment mounts that file (a
+    ConfigMap's key at the path the line names); else the line as written. A file SGLang's merger
+    refuses stays named, for its error to be told as SGLang tells it."""
+    from ..logic.launch import config_arguments
+    from ..logic.launch_words import split_command
+
+    if not mounted or not any("--config" in word for word in argv):
+        return argv
+    tokens, assigned = split_command(list(argv))
+    at = tokens.index("--config") + 1 if "--config" in tokens else len(tokens)
+    if at >= len(tokens) or tokens[at] not in mounted:
+        return argv
+    merged, problem = config_arguments(tokens, ruleset.catalog, mounted.__getitem__)
+    if problem:
+        return argv
+    return (*(f"{name}={value}" for name, value in assigned.items()), *merged)
 
 
 def _worth_reading(path: Path) -> bool:

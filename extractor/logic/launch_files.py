@@ -108,6 +108,90 @@ def server_config(text: str) -> bool:
         any(key in documents[0] for key in _CONFIG_MODEL_KEYS)
 
 
+# A Kubernetes manifest's files: a ConfigMap's keys, each a file in the folder a container mounts a volume
+# of it at (`items` choosing keys and their paths; `subPath` mounting one file at `mountPath` itself). A
+# launch's `--config /etc/sglang/serve.yaml` is then read as the pod reads it, not as missing here.
+
+
+@dataclass(frozen=True)
+class ConfigMount:
+    path: str  # `mountPath`
+    config_map: str
+    sub_path: str | None  # one item mounted at `path` itself
+    items: tuple[tuple[str, str], ...] | None  # (key, path in the folder), when the volume lists them
+
+
+def config_maps(text: str) -> dict[str, dict[str, str]]:
+    """The text's ConfigMaps: by name, their `data` (a key's text)."""
+    found: dict[str, dict[str, str]] = {}
+    for document in _documents(text):
+        if isinstance(document, dict) and document.get("kind") == "ConfigMap" and \
+                isinstance(metadata := document.get("metadata"), dict) and isinstance(metadata.get("name"), str):
+            data = document.get("data") if isinstance(document.get("data"), dict) else {}
+            found[metadata["name"]] = {str(k): v for k, v in data.items() if isinstance(v, str)}
+    return found
+
+
+def config_mounts(text: str) -> list[ConfigMount]:
+    """Every mount of a ConfigMap volume by a container of a pod spec of the text (Deployments,
+    StatefulSets, LeaderWorkerSets: wherever a mapping lists `containers`)."""
+    found: list[ConfigMount] = []
+    for spec in _pod_specs(_documents(text)):
+        volumes = {v["name"]: v["configMap"] for v in spec.get("volumes") or () if isinstance(v, dict)
+                   and isinstance(v.get("name"), str) and isinstance(v.get("configMap"), dict)
+                   and isinstance(v["configMap"].get("name"), str)}
+        for container in [*(spec.get("containers") or ()), *(spec.get("initContainers") or ())]:
+            for mount in container.get("volumeMounts") or () if isinstance(container, dict) else ():
+                if not isinstance(mount, dict) or mount.get("name") not in volumes or \
+                        not isinstance(mount.get("mountPath"), str):
+                    continue
+                volume = volumes[mount["name"]]
+                items = tuple((str(i.get("key")), str(i.get("path"))) for i in volume.get("items") or ()
+                              if isinstance(i, dict)) if isinstance(volume.get("items"), list) else None
+                sub_path = mount.get("subPath") if isinstance(mount.get("subPath"), str) else None
+                found.append(ConfigMount(mount["mountPath"], volume["name"], sub_path, items))
+    return found
+
+
+def mounted_files(mounts: list[ConfigMount], maps: dict[str, dict[str, str]]) -> dict[str, str]:
+    """The files the mounts put where the launch runs, by path, with the text their ConfigMap gives."""
+    found: dict[str, str] = {}
+    for mount in mounts:
+        data = maps.get(mount.config_map)
+        if data is None:
+            continue  # defined elsewhere: not known here
+        paths = dict(mount.items) if mount.items is not None else {key: key for key in data}  # key -> path
+        for key, path in paths.items():
+            if key not in data:
+                continue
+            if mount.sub_path is None:
+                found.setdefault(mount.path.rstrip("/") + "/" + path, data[key])
+            elif mount.sub_path == path:
+                found.setdefault(mount.path, data[key])
+    return found
+
+
+def _documents(text: str) -> list[object]:
+    import yaml
+
+    filled = _template_values_filled(text)  # a Helm template's values as placeholders
+    try:
+        return list(yaml.safe_load_all(filled)) if filled is not None else []
+    except yaml.YAMLError:
+        return []
+
+
+def _pod_specs(node: object) -> Iterator[dict]:
+    if isinstance(node, dict):
+        if isinstance(node.get("containers"), list):
+            yield node
+        for value in node.values():
+            yield from _pod_specs(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _pod_specs(item)
+
+
 def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
     """Lines with their continuations (a trailing backslash, also before a `# comment`) joined."""
     start, parts = 0, []

@@ -107,13 +107,15 @@ def run_resolution_pipeline(server_args):
 ''',
     "sglang/srt/arg_groups/serving_hook.py": '''
 from sglang.srt.arg_groups.overrides import declare_resolution, resolving_view
-from sglang.srt.utils.common import get_device, parse_connector_type
+from sglang.srt.utils.common import get_device, get_device_memory_capacity, parse_connector_type
 
 
 def handle_missing_default_values(server_args):
     cfg = resolving_view(server_args)
     if parse_connector_type(cfg.model_path) == "instance":
         return
+    if cfg.page_size == 2048 and get_device_memory_capacity() < 90 * 1024:
+        raise ValueError("Pages of 2048 need 90 GiB of device memory.")
     if cfg.device is None:
         declare_resolution(server_args, "defaults", device=get_device())
     declare_resolution(server_args, "defaults", device=cfg.device.split(":")[0])
@@ -122,11 +124,13 @@ def handle_missing_default_values(server_args):
     "sglang/srt/arg_groups/attention_hook.py": '''
 from sglang.srt.arg_groups.overrides import declare_resolution, resolving_view
 from sglang.srt.runtime_context import get_platform
-from sglang.srt.utils.common import is_blackwell_supported
+from sglang.srt.utils.common import is_blackwell_supported, is_sm90_supported
 
 
 def handle_attention(server_args):
     cfg = resolving_view(server_args)
+    if cfg.attention_backend == "fa3" and not is_sm90_supported():
+        raise ValueError("FA3 needs a Hopper GPU.")
     if cfg.attention_backend == "trtllm_mla" and not get_platform().is_sm100:
         raise ValueError("TRTLLM MLA needs a Blackwell GPU.")
     if cfg.attention_backend == "trtllm_mha" and not is_blackwell_supported():
@@ -375,6 +379,10 @@ def is_cuda() -> bool:
     return hasattr(torch, "cuda") and torch.cuda.is_available()
 
 
+def get_device_memory_capacity():
+    return torch.cuda.mem_get_info()[1] / (1 << 20)
+
+
 # As 0.5.18: a predicate made of a helper with its arguments bound, behind a cache.
 def _check_cuda_device_version(device_capability_majors, cuda_version):
     if not is_cuda():
@@ -387,6 +395,9 @@ def _check_cuda_device_version(device_capability_majors, cuda_version):
 
 is_blackwell_supported = lru_cache(maxsize=1)(
     partial(_check_cuda_device_version, device_capability_majors=[10, 12], cuda_version=(12, 8))
+)
+is_sm90_supported = lru_cache(maxsize=1)(
+    partial(_check_cuda_device_version, device_capability_majors=[9], cuda_version=(12, 3))
 )
 
 
@@ -428,6 +439,8 @@ current_platform = _resolve_platform()
 }
 
 BLACKWELL = "TRTLLM MLA needs a Blackwell GPU."
+FA3_HOPPER = "FA3 needs a Hopper GPU."
+BIG_PAGES = "Pages of 2048 need 90 GiB of device memory."
 TRTLLM_MHA = "TRTLLM MHA needs SM100 or SM120."
 ASCEND = "The ascend backend runs on NPUs only."
 NO_ACCELERATOR = "No accelerator is available."
@@ -451,6 +464,26 @@ CASES = [
     pytest.param(["--attention-backend", "trtllm_mha"], "H100", TRTLLM_MHA, id="partial helper, Hopper"),
     pytest.param(["--attention-backend", "trtllm_mha"], "B200", None, id="partial helper, Blackwell"),
     pytest.param(["--attention-backend", "trtllm_mha"], "cuda-sm120", None, id="partial helper, SM120"),
+    # What SGLang's own predicates answer on each GPU: `is_sm90_supported()` is Hopper's alone (major 9),
+    # false on Blackwell; a B300 (SM103) is an SM100 part; an A10G (SM86) and a T4 (SM75) are older.
+    pytest.param(["--attention-backend", "fa3"], "H100", None, id="a Hopper predicate on Hopper"),
+    pytest.param(["--attention-backend", "fa3"], "B200", FA3_HOPPER, id="a Hopper predicate on Blackwell"),
+    pytest.param(["--attention-backend", "fa3"], "RTX5090", FA3_HOPPER, id="a Hopper predicate on SM120"),
+    pytest.param(["--attention-backend", "fa3"], "B300", FA3_HOPPER, id="a Hopper predicate on SM103"),
+    pytest.param(["--attention-backend", "trtllm_mla"], "B300", None, id="SM103 is an SM100 part"),
+    pytest.param(["--attention-backend", "trtllm_mha"], "GB300", None, id="partial helper, SM103"),
+    pytest.param(["--attention-backend", "trtllm_mla"], "A10G", BLACKWELL, id="platform guard on SM86"),
+    pytest.param(["--kv-cache-dtype", "fp8_e4m3", "--sparse-decode-backend", "tilelang"], "A10G", TILELANG_SM89,
+                 id="capability compared on SM86"),
+    pytest.param(["--kv-cache-dtype", "fp8_e4m3", "--sparse-decode-backend", "tilelang"], "T4", TILELANG_SM89,
+                 id="capability compared on SM75"),
+    # Each GPU of a profile with its own memory, which SGLang sizes by: an H200 is an sm90 part of 140 GiB.
+    pytest.param(["--page-size", "2048"], "H100", BIG_PAGES, id="memory of an H100"),
+    pytest.param(["--page-size", "2048"], "H200", FA3_PAGE, id="memory of an H200"),
+    pytest.param(["--page-size", "2048"], "GH200", FA3_PAGE, id="memory of a GH200"),
+    pytest.param(["--page-size", "2048"], "cuda-sm120", BIG_PAGES, id="memory of the SM120 profile"),
+    pytest.param(["--page-size", "2048", "--attention-backend", "triton"], "RTXPRO6000", None,
+                 id="memory of an RTX PRO 6000"),
     pytest.param(["--attention-backend", "ascend"], "H100", ASCEND, id="derived device read by a later guard"),
     pytest.param(["--attention-backend", "ascend"], "ascend", None, id="derived npu"),
     pytest.param(["--attention-backend", "ascend", "--device", "npu:1"], "H100", None, id="typed device, index stripped"),
@@ -731,6 +764,17 @@ def test_typical_launches_stop_first_at_a_platform_guard_with_a_fix_there(rulese
     text = page(blackwell, Flags(ruleset.flags), {"label": "9.9.9"}, typical=found[blackwell.id])
     assert ("## Typical launches that hit it" in text and "**8 × H100, a Llama**" in text
             and "python -m sglang.launch_server --model-path org/llama --attention-backend trtllm_mla" in text)
+
+
+def test_each_gpu_a_profile_names_has_the_name_and_memory_torch_reports_there() -> None:
+    h200, h100 = find_platform("H200"), find_platform("h100")
+    assert h200.name == h100.name == "cuda-sm90" and h200.facts["is_sm90"] is True
+    assert (h200.facts["get_device_memory_capacity"], h100.facts["get_device_memory_capacity"]) == (143771, 81559)
+    assert h200.world.answers["torch.cuda.get_device_name()"] == "NVIDIA H200"
+    assert find_platform("cuda-sm90").facts == h100.facts  # the profile is sized as its first GPU
+    grace = find_platform("GB200")
+    assert grace.facts["is_host_cpu_arm64"] is True and grace.world.answers["platform.machine()"] == "aarch64"
+    assert find_platform("B200").facts["is_host_cpu_arm64"] is False
 
 
 def test_the_shipped_setups_name_known_gpus_and_whole_configs() -> None:

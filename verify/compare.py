@@ -177,10 +177,10 @@ def snapshot_extractor(dest: Path) -> Path:
 WORKDIR = ROOT  # where check runs: the snapshot, unless --live
 
 
-# GPU memory (MiB) of a simulated profile whose `check --platform` profile assumes another size
-# (extractor/data/platforms.json gives H200 the sm90 profile, sized as an H100): passed as
-# --device-memory so that both sides size their defaults by the same memory.
-DEVICE_MEMORY_OVERRIDES = {"H200": 143771}
+# GPU memory (MiB) of a simulated profile whose `check --platform` profile assumes another size: passed
+# as --device-memory so that both sides size their defaults by the same memory (none now: each GPU of
+# extractor/data/platforms.json has its own size, an H200's 143771 MiB as the oracle simulates it).
+DEVICE_MEMORY_OVERRIDES: dict[str, int] = {}
 
 
 # The cpu profile with the user cases run as typed: no `--device cpu` put first (a GPU launch line

@@ -58,10 +58,9 @@ OUTPUT_TAIL = 3000
 
 # ---------------------------------------------------------------- simulated GPU machines
 #
-# Each profile is an 8-GPU node. The memory in MiB is what `nvidia-smi --query-gpu=memory.total`
-# (or rocminfo's pool size) reports on that machine; it matches the profile of the same name in
-# extractor/data/platforms.json where that file has one (H200 shares the sm90 profile there, whose
-# memory is the H100's: compare.py passes `--device-memory` when they differ).
+# Each profile is an 8-GPU node. The name and memory in MiB are what torch and `nvidia-smi
+# --query-gpu=name,memory.total` (or rocminfo's pool size) report on that machine: those of the GPU of
+# the same name in extractor/data/platforms.json (`check --platform NAME` takes both from there).
 PROFILES: dict[str, dict[str, Any]] = {
     "cpu": {},  # no simulation: this machine as it is
     "H100": {"vendor": "nvidia", "name": "NVIDIA H100 80GB HBM3", "capability": (9, 0), "memory_mib": 81559,
@@ -74,6 +73,14 @@ PROFILES: dict[str, dict[str, Any]] = {
              "sms": 108, "driver": "575.57.08"},
     "L40S": {"vendor": "nvidia", "name": "NVIDIA L40S", "capability": (8, 9), "memory_mib": 46068,
              "sms": 142, "driver": "575.57.08"},
+    "B300": {"vendor": "nvidia", "name": "NVIDIA B300 SXM6 AC", "capability": (10, 3), "memory_mib": 275040,
+             "sms": 148, "driver": "580.95.05"},
+    "A10G": {"vendor": "nvidia", "name": "NVIDIA A10G", "capability": (8, 6), "memory_mib": 23028,
+             "sms": 80, "driver": "575.57.08"},
+    "RTX5090": {"vendor": "nvidia", "name": "NVIDIA GeForce RTX 5090", "capability": (12, 0), "memory_mib": 32607,
+                "sms": 170, "driver": "575.57.08"},
+    "T4": {"vendor": "nvidia", "name": "Tesla T4", "capability": (7, 5), "memory_mib": 15360,
+           "sms": 40, "driver": "575.57.08"},
     "MI300X": {"vendor": "amd", "name": "AMD Instinct MI300X", "capability": (9, 4), "memory_mib": 196592,
                "sms": 304, "gcn_arch": "gfx942:sramecc+:xnack-", "hip": "6.3.42131-fa1d09cbd"},
 }
@@ -265,8 +272,9 @@ def simulate(profile: str) -> dict[str, Any]:
     cuda.get_device_name = lambda device=None: spec["name"]
     cuda.get_device_properties = lambda device=None: props
     cuda.mem_get_info = lambda device=None: (total, total)
-    cuda.get_arch_list = lambda: (["gfx942"] if amd else ["sm_80", "sm_90", "sm_100", "sm_120"])
-    cuda.is_bf16_supported = lambda *a, **k: True
+    cuda.get_arch_list = lambda: (["gfx942"] if amd else ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"])
+    # What torch answers: bf16 from Ampere (compute capability 8) on; a Turing T4 has none.
+    cuda.is_bf16_supported = lambda *a, **k: amd or spec["capability"] >= (8, 0)
     if amd:
         torch.version.cuda = None
         torch.version.hip = spec["hip"]

@@ -39,8 +39,9 @@ def add_parser(commands) -> None:
                         help="decide a platform, model or opaque condition, e.g. 'get_platform().is_npu=false'")
     facts = parser.add_argument_group("platform and model facts")
     facts.add_argument("--platform", "--gpu", metavar="NAME",
-                       help="a platform profile: cpu, cuda-sm80/89/90/100/120, rocm-mi300/325/355, npu, xpu, mps, "
-                            "cpu-engine, or a GPU name such as H100, A100, B200, MI300X")
+                       help="a platform profile: cpu, cuda-sm75/80/86/89/90/100/103/120, rocm-mi300/325/355, npu, xpu, "
+                            "mps, cpu-engine, or a GPU name such as H100, H200, A100, A10G, L4, B200, B300, MI300X "
+                            "(with its own memory)")
     facts.add_argument("--device-memory", metavar="SIZE",
                        help="the device's memory (on the CPU, the host's per NUMA node), e.g. 80GiB or 81559 "
                             "(MiB): SGLang sizes chunked prefill, CUDA graphs and other defaults by it")

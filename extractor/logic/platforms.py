@@ -64,14 +64,39 @@ def _json_value(value: object) -> object:
     return tuple(value) if isinstance(value, list) else value
 
 
+@lru_cache(maxsize=1)
+def gpu_platforms() -> dict[str, Platform]:
+    """The profile of each GPU a profile names (`gpus`), by the GPU's name: the profile with the name
+    torch reports for it and its memory, which SGLang sizes its defaults by (an H200 is an sm90 part
+    with 140 GiB where an H100 has 80)."""
+    data = json.loads(DATA.joinpath("platforms.json").read_text(encoding="utf-8"))
+    found = {}
+    for name, entry in data["platforms"].items():
+        base = platforms()[name]
+        for gpu, (device, mib, *host) in entry.get("gpus", {}).items():
+            answers = {**base.world.answers, "torch.cuda.get_device_name()": device}
+            facts = {**base.facts, "get_device_memory_capacity": mib}
+            if host == ["aarch64"]:  # a Grace CPU beside the GPU
+                answers["platform.machine()"] = "aarch64"
+                facts.update(is_host_cpu_x86=False, is_host_cpu_arm64=True)
+            found[gpu] = Platform(base.name, f"{device}: {base.description}", (gpu,), facts,
+                                  World(answers, base.world.absent, base.world.packages))
+    return found
+
+
 def find_platform(name: str) -> Platform:
-    """A profile by its name or an alias (`H100`, `mi300x`), case and punctuation ignored."""
+    """A profile by its name, an alias (`sm90`, `mi300x`) or a GPU it names (`H200`), case and
+    punctuation ignored."""
     wanted = _simple(name)
     for platform in platforms().values():
         if wanted == _simple(platform.name) or wanted in (_simple(a) for a in platform.aliases):
             return platform
+    for gpu, platform in gpu_platforms().items():
+        if wanted == _simple(gpu):
+            return platform
     names = ", ".join(sorted(platforms()))
-    raise UsageError(f"unknown platform {name!r}; known: {names} (or a GPU name such as H100, A100, B200, MI300X)")
+    raise UsageError(f"unknown platform {name!r}; known: {names} (or a GPU name such as H100, H200, A100, A10G, L4, "
+                     f"B200, B300, MI300X)")
 
 
 _MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(mib|mb|gib|gb|tib|tb)?\s*$", re.IGNORECASE)

@@ -663,12 +663,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.source in ("generated", "all"):
         cases = list(read_jsonl(args.cases if args.cases and args.source == "generated" else CASES_FILE))
         if not cases:
-            raise SystemExit(f"compare: no generated cases: run verify/cases.py first")
+            raise SystemExit("compare: no generated cases: run verify/cases.py first")
         runs.append(("cpu", "generated", cases))
     if args.source in ("user", "all"):
         user = list(read_jsonl(args.cases if args.cases and args.source == "user" else USER_CASES_FILE))
         if not user:
-            raise SystemExit(f"compare: no user cases: run verify/cases.py --source user first")
+            raise SystemExit("compare: no user cases: run verify/cases.py --source user first")
         user = budget_sample(user, args.budget)
         for profile in profiles:
             runs.append((profile, "user", user))

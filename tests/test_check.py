@@ -695,6 +695,9 @@ def test_a_config_file_not_on_this_machine_leaves_what_it_may_set_unknown(rulese
     assert report_json(elsewhere, lambda rule: [])["unread_config"] == gone
     # What the line gives itself is read as it is: the command line wins over the file.
     assert OFFLOAD not in outcome(ruleset, ["--config", gone, "--offload-kvcache", "--disaggregation-mode", "decode"])
+    # SGLang's other words on a --config are its errors wherever the launch runs.
+    assert [e.message for e in check(ruleset, ["--model-path", "m", "--config"]).argument_errors] == [
+        "No config file specified after --config flag!"]
 
 
 def test_config_file_keys_as_sglang_merges_them(ruleset, tmp_path) -> None:

@@ -260,10 +260,12 @@ def config_arguments(tokens: list[str], catalog: Catalog, read: Callable[[str], 
     at = [i for i, t in enumerate(tokens) if t == "--config"]
     if not at:
         return tokens, None
+    # SGLang stops at these before argparse reads a word: the rest is read without `--config FILE`.
     if len(at) > 1:
-        return tokens, "Multiple config files specified! Only one allowed."
+        return [t for i, t in enumerate(tokens) if i not in at and i - 1 not in at], \
+            "Multiple config files specified! Only one allowed."
     if at[0] == len(tokens) - 1:
-        return tokens, "No config file specified after --config flag!"
+        return tokens[:-1], "No config file specified after --config flag!"
     path = tokens[at[0] + 1]
     rest = tokens[:at[0]] + tokens[at[0] + 2:]
     if not path.lower().endswith((".yaml", ".yml")):
@@ -273,7 +275,7 @@ def config_arguments(tokens: list[str], catalog: Catalog, read: Callable[[str], 
     try:
         data = yaml.safe_load(read(path))
     except OSError:
-        return rest, CONFIG_NOT_FOUND.format(path=path)
+        return rest, CONFIG_NOT_FOUND + path
     except yaml.YAMLError as error:
         return rest, f"Failed to read config file {path}: {str(error).splitlines()[0]}"
     data = {} if data is None else data
@@ -288,7 +290,7 @@ def config_arguments(tokens: list[str], catalog: Catalog, read: Callable[[str], 
     return merged + rest, None
 
 
-CONFIG_NOT_FOUND = "Config file not found: {path}"
+CONFIG_NOT_FOUND = "Config file not found: "  # then the path
 
 
 # Actions SGLang's config merger refuses, as it names them (argparse's class names).
@@ -342,10 +344,9 @@ def parse_command(argv: Sequence[str], catalog: Catalog, read: Callable[[str], s
     tokens, env = split_command(argv)
     result = CommandLine(env=env)
     if "--config" in tokens:
-        given_tokens = tokens
         tokens, problem = config_arguments(tokens, catalog, read)
-        if problem and not config_here and problem == CONFIG_NOT_FOUND.format(path=_config_path(given_tokens)):
-            result.unread_config = _config_path(given_tokens)
+        if problem and not config_here and problem.startswith(CONFIG_NOT_FOUND):
+            result.unread_config = problem[len(CONFIG_NOT_FOUND):]
         elif problem:
             result.errors.append(ArgError("--config", problem))
     i = 0
@@ -413,10 +414,6 @@ def parse_command(argv: Sequence[str], catalog: Catalog, read: Callable[[str], s
     # the required options too: so a launch shows them last.
     result.errors.sort(key=lambda error: error.message.startswith("unrecognized arguments"))
     return result
-
-
-def _config_path(tokens: list[str]) -> str:
-    return tokens[tokens.index("--config") + 1]
 
 
 def _is_option(token: str) -> bool:

@@ -79,6 +79,14 @@ def test_a_launch_reads_the_config_its_deployment_mounts(rules_file, tmp_path, c
     assert "note: the --config file read from the ConfigMap the deployment mounts at its path" in out
     assert main(["check", "--rules", str(rules_file), "--format", "json", "--file", str(tmp_path)]) == 1
     assert json.loads(capsys.readouterr().out)["commands"][0]["config_mounted"] is True
+    # A mounted file SGLang's merger refuses: its error, as SGLang words it.
+    (tmp_path / "configmap.yaml").write_text(CONFIG_MAP.replace("model-path: m", "model_path: m"), encoding="utf-8")
+    assert main(["check", "--rules", str(rules_file), "--file", str(tmp_path)]) == 1
+    assert "error[argument] the following arguments are required: --model-path" in capsys.readouterr().out
+    (tmp_path / "configmap.yaml").write_text(CONFIG_MAP.replace("    model-path: m\n    disaggregation-mode: prefill\n", "    - m\n"), encoding="utf-8")
+    assert main(["check", "--rules", str(rules_file), "--file", str(tmp_path)]) == 1
+    assert "error[argument] Config file must contain a dictionary at root level" in capsys.readouterr().out
+    (tmp_path / "configmap.yaml").write_text(CONFIG_MAP, encoding="utf-8")
     # The line's own words win over the file's, as in SGLang.
     (tmp_path / "deployment.yaml").write_text(
         DEPLOYMENT.replace('"--offload-kvcache"]', '"--offload-kvcache", "--disaggregation-mode", "decode"]'),

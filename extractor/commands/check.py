@@ -327,7 +327,7 @@ def _evaluated(args: argparse.Namespace, ruleset: RuleSet, lines: list[tuple[str
                own_words: set[tuple[str, ...]], mounted: dict[str, str]) -> dict[tuple[str, ...], tuple]:
     """Each launch line checked, its answer kept in `book` when it depends on its words alone (those of
     `own_words`): by line, its answer and what a SARIF log is made from (the report, its fixes, what no
-    fix decides). `mounted`: the files the deployment puts where the launch runs (`check(files=...)`)."""
+    fix decides). `mounted`: the files the deployment puts where the launch runs, by path."""
     from ..products.check.linter import check, report_json, report_text
     from ..products.check.words import Flags, by_function
     from ..products.reuse.answers import Answer
@@ -357,7 +357,7 @@ def _evaluated(args: argparse.Namespace, ruleset: RuleSet, lines: list[tuple[str
     found: dict[tuple[str, ...], tuple] = {}
     for argv in lines:
         report = check(ruleset, list(words[argv]), env=env, use_env=args.use_env, assume=assume,  # type: ignore[arg-type]
-                       platform=platform, model=models[argv], host=host)
+                       platform=platform, model=models[argv], host=host, files=mounted)
         fixes, beyond = _fixes(ruleset, report, list(words[argv]), flags, groups,
                                {**(os.environ if args.use_env else {}), **env}, platform, models[argv], host)
         change = None
@@ -483,7 +483,7 @@ def _config_beside(argv: tuple[str, ...], folder: Path) -> tuple[str, ...]:
 def _with_mounted_config(argv: tuple[str, ...], mounted: dict[str, str], ruleset: RuleSet) -> tuple[str, ...]:
     """The launch line with its `--config FILE` merged, when the deployment mounts that file (a
     ConfigMap's key at the path the line names); else the line as written. A file SGLang's merger
-    refuses stays named, for its error to be told as SGLang tells it."""
+    refuses stays named, for `check` to read it there (`files`) and tell its error as SGLang tells it."""
     from ..logic.launch import config_arguments
     from ..logic.launch_words import split_command
 

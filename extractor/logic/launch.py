@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..core.formula import Spellings, flag_name
@@ -333,6 +333,12 @@ def config_words(key: str, value: object, catalog: Catalog) -> list[str]:
 def _read_file(path: str) -> str:
     with open(path, encoding="utf-8") as stream:
         return stream.read()
+
+
+def config_reader(files: Mapping[str, str]) -> Callable[[str], str]:
+    """What reads a `--config` file: one of `files` (a deployment's, by the path the launch sees) by its
+    text, else this machine's file."""
+    return lambda path: files[path] if path in files else _read_file(path)
 
 
 def parse_command(argv: Sequence[str], catalog: Catalog, read: Callable[[str], str] = _read_file,

@@ -29,7 +29,7 @@ from ...logic.model_config import ModelFacts, local_model
 from ...logic.platforms import Platform
 from ...logic.reads import FormulaReads
 from ...logic.helpers import Helpers
-from ...logic.launch import ArgError, Catalog, CommandLine, parse_command
+from ...logic.launch import ArgError, Catalog, CommandLine, config_reader, parse_command
 from ...logic.releases import FlagHistory, shipped_flag_history
 
 
@@ -210,15 +210,17 @@ def check(
     host: LaunchHost | None = None,
     baseline: bool = True,
     without_facts: bool = False,
+    files: Mapping[str, str] | None = None,
 ) -> Report:
     """Findings for a launch command: argparse errors, then every reachable guard that may fire.
 
     `platform` and `model` decide platform and model atoms; without `model`, a `--model-path` that
     names a local folder with a config.json is read. `without_facts`: none of those, nor the source's
-    helpers (as `launch_evaluator` evaluates a page's short command line).
+    helpers (as `launch_evaluator` evaluates a page's short command line). `files`: what the deployment
+    puts where the launch runs (a mounted ConfigMap's keys), by path: a `--config` is read there first.
     """
     # A `--config` file not found here is SGLang's error only where the launch runs (`--local`).
-    command = parse_command(argv, ruleset.catalog, config_here=host is not None)
+    command = parse_command(argv, ruleset.catalog, config_reader(files or {}), config_here=host is not None)
     assumed = {assumption_key(k): v for k, v in (assume or {}).items()}
     environment = {**(os.environ if use_env else {}), **command.env, **(env or {})}
     facts = None if without_facts else launch_facts(command, platform, model, host, ruleset.library, environment,

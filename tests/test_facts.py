@@ -95,6 +95,10 @@ def test_files_of_the_checkpoints_own_folder(tmp_path: Path) -> None:
 def test_symmetric_kv_only_where_the_config_and_architecture_say_so(tmp_path: Path) -> None:
     term = "model_config_of(server_args).has_asymmetric_kv"
     assert Facts(model=ModelFacts.from_folder(_folder(tmp_path / "a", LLAMA))).value(term) is False
+    # A hybrid Qwen3.5: the text config's head_dim for the full-attention layers, no v_head_dim.
+    qwen35 = {"architectures": ["Qwen3_5MoeForConditionalGeneration"], "model_type": "qwen3_5_moe",
+              "text_config": {"head_dim": 256, "linear_key_head_dim": 128, "linear_value_head_dim": 128}}
+    assert Facts(model=ModelFacts.from_folder(_folder(tmp_path / "q", qwen35))).value(term) is False
     # A config that sets v_head_dim, or an architecture model_config.py special-cases: not decided here.
     for name, config in (("b", {**LLAMA, "v_head_dim": 64}), ("c", DEEPSEEK)):
         with pytest.raises(Unknown):

@@ -50,6 +50,9 @@ MLA_ARCHITECTURES = frozenset({
 SYMMETRIC_KV_ARCHITECTURES = frozenset({
     "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM",
     "Phi3ForCausalLM",
+    # The hybrid linear-attention Qwens: their full-attention layers take the text config's head_dim,
+    # which 0.5.18 to 0.5.23 special-case nowhere (the linear layers' key and value widths are others).
+    "Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
 })
 
 

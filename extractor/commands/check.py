@@ -465,14 +465,10 @@ def _config_beside(argv: tuple[str, ...], folder: Path) -> tuple[str, ...]:
     (a script run from its own folder): read from there, as the words of the line. SGLang reads it
     from where the launch runs, which a file does not say; from here, a missing file would be a false
     "Config file not found"."""
-    from ..logic.launch_words import split_command
-
-    if not any("--config" in word for word in argv):
+    found = _config_word(argv)
+    if found is None:
         return argv  # most lines: not read again
-    tokens, assigned = split_command(list(argv))
-    at = tokens.index("--config") + 1 if "--config" in tokens else len(tokens)
-    if at >= len(tokens):
-        return argv
+    tokens, assigned, at = found
     given = Path(tokens[at]).expanduser()
     if given.is_absolute() or given.exists() or not (folder / given).is_file():
         return argv
@@ -485,18 +481,27 @@ def _with_mounted_config(argv: tuple[str, ...], mounted: dict[str, str], ruleset
     ConfigMap's key at the path the line names); else the line as written. A file SGLang's merger
     refuses stays named, for `check` to read it there (`files`) and tell its error as SGLang tells it."""
     from ..logic.launch import config_arguments
-    from ..logic.launch_words import split_command
 
-    if not mounted or not any("--config" in word for word in argv):
+    found = _config_word(argv) if mounted else None
+    if found is None or found[0][found[2]] not in mounted:
         return argv
-    tokens, assigned = split_command(list(argv))
-    at = tokens.index("--config") + 1 if "--config" in tokens else len(tokens)
-    if at >= len(tokens) or tokens[at] not in mounted:
-        return argv
+    tokens, assigned, _ = found
     merged, problem = config_arguments(tokens, ruleset.catalog, mounted.__getitem__)
     if problem:
         return argv
     return (*(f"{name}={value}" for name, value in assigned.items()), *merged)
+
+
+def _config_word(argv: tuple[str, ...]) -> tuple[list[str], dict[str, str], int] | None:
+    """A launch line's words, its assignments and the place of its `--config` file's word; None when
+    it names none (a line without `--config` is not split again)."""
+    from ..logic.launch_words import split_command
+
+    if not any("--config" in word for word in argv):
+        return None
+    tokens, assigned = split_command(list(argv))
+    at = tokens.index("--config") + 1 if "--config" in tokens else len(tokens)
+    return (tokens, assigned, at) if at < len(tokens) else None
 
 
 def _worth_reading(path: Path) -> bool:

@@ -28,9 +28,14 @@ class Platform:
 
 
 @lru_cache(maxsize=1)
+def _data() -> dict:
+    return json.loads(DATA.joinpath("platforms.json").read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
 def platforms() -> dict[str, Platform]:
     """Every profile of the data file, by name."""
-    data = json.loads(DATA.joinpath("platforms.json").read_text(encoding="utf-8"))
+    data = _data()
     common = data.get("defaults", {})
     worlds = data.get("worlds", {})
     found = {}
@@ -69,9 +74,8 @@ def gpu_platforms() -> dict[str, Platform]:
     """The profile of each GPU a profile names (`gpus`), by the GPU's name: the profile with the name
     torch reports for it and its memory, which SGLang sizes its defaults by (an H200 is an sm90 part
     with 140 GiB where an H100 has 80)."""
-    data = json.loads(DATA.joinpath("platforms.json").read_text(encoding="utf-8"))
     found = {}
-    for name, entry in data["platforms"].items():
+    for name, entry in _data()["platforms"].items():
         base = platforms()[name]
         for gpu, (device, mib, *host) in entry.get("gpus", {}).items():
             answers = {**base.world.answers, "torch.cuda.get_device_name()": device}

@@ -24,6 +24,7 @@ from .modules import ModuleSummary, module_statements
 MAX_HELPER_LINES = 60  # a function longer than this is no helper to read over facts
 MAX_METHOD_LINES = 250  # ... and a method of a class a run term reads (`ModelConfig._verify_quantization`)
 RUN_PREFIX = RUN_FUNCTION + ":"  # how `called_names` names the method a run term runs
+METHOD_PREFIX = "method:"  # ... and a method a term calls by name on anything (`x.get_platform_worker_cls()`)
 MAX_HELPERS = 400  # definitions kept per extraction, at most
 MAX_DEPTH = 6  # helpers calling helpers, at most this deep from a term
 
@@ -34,7 +35,9 @@ _TERM_KINDS = (TermKind.PLATFORM, TermKind.MODEL, TermKind.OPAQUE)
 
 def called_names(text: str) -> frozenset[str]:
     """The bare names a term's source calls (`get_device` of `get_device()`), or whose attributes it reads
-    (`_MODEL_CONFIG_FACTORIES.get(t)`): functions and module constants; builtins left out."""
+    (`_MODEL_CONFIG_FACTORIES.get(t)`) or calls (`SpeculativeAlgorithm.from_string(a)`): functions,
+    module constants and classes; builtins left out. And each method it calls by name, prefixed
+    `METHOD_PREFIX` (`get_platform_worker_cls`): kept for the classes kept code names."""
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -46,6 +49,10 @@ def called_names(text: str) -> frozenset[str]:
             found.add(RUN_PREFIX + node.args[0].value)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             found.add(node.func.id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            found.add(METHOD_PREFIX + node.func.attr)
+            if isinstance(node.func.value, ast.Name):
+                found.add(node.func.value.id)  # `SpeculativeAlgorithm.from_string(a)`: a class, when one
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id.isupper():
             found.add(node.value.id)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id.isupper():
@@ -109,7 +116,8 @@ class _Finder:
     """Definitions found through a program's modules (`resolve(module, name)` -> key of a function or
     constant, `module(dotted)` -> its summary)."""
 
-    def __init__(self, denotes, module, mutated, changed_by_functions, registrations) -> None:
+    def __init__(self, denotes, module, mutated, changed_by_functions, registrations,
+                 term_methods: frozenset[str] = frozenset()) -> None:
         self.denotes = denotes
         self.module = module
         self.mutated = mutated  # (module summary, name) -> changed in place (a registry is no constant)
@@ -118,6 +126,8 @@ class _Finder:
         self.kept: dict[str, Helper | None] = {}  # key -> definition, None when it cannot be read
         self.called: dict[str, frozenset[str]] = {}  # key -> the names it calls as attributes (`cls.get_name()`)
         self.lineages: dict[str, list[str]] = {}  # a class's import path -> it and its bases, where defined
+        self.term_methods = term_methods  # the methods the terms themselves call by name
+        self.term_classes: set[str] = set()  # the classes the terms name (import paths)
 
     def resolve(self, dotted: str, name: str) -> str | None:
         """What a top-level name of a module denotes: a function, an import, or a constant it binds once."""
@@ -192,7 +202,8 @@ class _Finder:
         done: set[tuple[str, str]] = set()
         while True:
             paths = self._named_classes()
-            called = set().union(*(self.called.get(key, ()) for key, helper in self.kept.items() if helper is not None))
+            called = set(self.term_methods).union(
+                *(self.called.get(key, ()) for key, helper in self.kept.items() if helper is not None))
             todo = [(path, attr) for path in sorted(paths) for attr in sorted(called) if (path, attr) not in done]
             if not todo:
                 return
@@ -207,7 +218,7 @@ class _Finder:
 
     def _named_classes(self) -> set[str]:
         """The import paths of the classes kept code names, and of those whose methods were kept."""
-        paths = set()
+        paths = set(self.term_classes)
         for key, helper in self.kept.items():
             if helper is None:
                 continue
@@ -279,8 +290,9 @@ class _Finder:
 def _declared(node: ast.ClassDef) -> dict[str, object]:
     """What `check` reads of a class's own body: a dataclass's fields in order, each with the source of
     its default (None: none, "": one that is not a literal, read as unknown), for
-    an instance its registrations make (`LinearAttnModelSpec(config_class=..., arch_names=[...])`); and
-    the `model_type` a config class declares, which an `isinstance` of a model's config tests."""
+    an instance its registrations make (`LinearAttnModelSpec(config_class=..., arch_names=[...])`); a
+    plain enum's member names; and the `model_type` a config class declares, which an `isinstance` of a
+    model's config tests."""
     found: dict[str, object] = {}
     if any(_dotted_end(d.func if isinstance(d, ast.Call) else d) == "dataclass" for d in node.decorator_list):
         fields: list[tuple[str, str | None]] = []
@@ -289,6 +301,11 @@ def _declared(node: ast.ClassDef) -> dict[str, object]:
                     and "ClassVar" not in ast.unparse(stmt.annotation):
                 fields.append((stmt.target.id, _field_default(stmt.value) or ("" if stmt.value is not None else None)))
         found["fields"] = fields
+    if [_dotted_end(base) for base in node.bases] == ["Enum"]:
+        # `EAGLE = auto()`: `SpeculativeAlgorithm.from_string(name)` looks a member up by its name. A
+        # member of an enum with `str` or `int` mixed in equals its value: left unknown.
+        found["members"] = [t.id for stmt in node.body if isinstance(stmt, ast.Assign)
+                            for t in stmt.targets if isinstance(t, ast.Name) and not t.id.startswith("_")]
     for stmt in node.body:
         if isinstance(stmt, ast.Assign) and [ast.unparse(t) for t in stmt.targets] == ["model_type"] \
                 and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
@@ -461,9 +478,14 @@ def helper_library(places: Mapping[str, Iterable[str]], denotes, module, mutated
     `changed_by_functions(summary, name)`: by a used function, not only at import time;
     `registrations(summary, name)`: what such a registry's functions append at import, or None.
     """
-    finder = _Finder(denotes, module, mutated, changed_by_functions, registrations)
+    # A method a term calls on a class kept code names (`SpeculativeAlgorithm.from_string(a)
+    # .get_platform_worker_cls()`) is kept as one kept code calls.
+    term_methods = frozenset(name[len(METHOD_PREFIX):] for name in places if name.startswith(METHOD_PREFIX))
+    finder = _Finder(denotes, module, mutated, changed_by_functions, registrations, term_methods)
     entries = []
     for name in sorted(places):
+        if name.startswith(METHOD_PREFIX):
+            continue
         if name.startswith(RUN_PREFIX):
             finder.define(name[len(RUN_PREFIX):], 0)  # read by its key, no name binds it
             continue
@@ -471,13 +493,17 @@ def helper_library(places: Mapping[str, Iterable[str]], denotes, module, mutated
         if len(keys) != 1:
             continue  # nowhere, or different functions in different modules: left unknown
         key = keys.pop()
-        if not key.startswith(_NOT_KEPT) and finder.define(key, 0):
+        if key.startswith("class:"):  # a class the term reads a method of: kept with its methods
+            finder.term_classes.add(key[len("class:"):])
+            entries.append((name, key))
+        elif not key.startswith(_NOT_KEPT) and finder.define(key, 0):
             entries.append((name, key))
     finder.classes()
     helpers = tuple(sorted([*(h for h in finder.kept.values() if h is not None), *finder.class_entries()],
                            key=lambda h: h.key))
     kept = {h.key for h in helpers}
-    return HelperLibrary(tuple(e for e in entries if e[1] in kept), tuple(_bound_to(helpers, kept)))
+    return HelperLibrary(tuple(e for e in entries if e[1] in kept or e[1].startswith("class:")
+                               and CLASS_PREFIX + e[1][len("class:"):] in kept), tuple(_bound_to(helpers, kept)))
 
 
 def _bound_to(helpers: tuple[Helper, ...], kept: set[str]) -> Iterator[Helper]:

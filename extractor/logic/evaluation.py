@@ -8,6 +8,8 @@ Triggers already read each field as the run resolved it.
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -228,7 +230,7 @@ class Context:
             if term.kind in (TermKind.PLATFORM, TermKind.MODEL):
                 if self.facts is None or (term.kind is TermKind.PLATFORM and self.facts.platform is None):
                     raise Unknown(term.text)  # what the machine answers, without a profile: unknown
-                return self.facts.value(term.text, self._fields_of(term))
+                return self._facts_value(term)
             if term.text.isidentifier():
                 if self.facts is None or self.facts.helpers is None or term.text not in self.facts.helpers.names:
                     raise Unknown(term.text)  # a local of SGLang's whose value the walk lost, never the flag of that name
@@ -239,17 +241,34 @@ class Context:
                 if self.facts is None or term.kind is not TermKind.OPAQUE:
                     raise
             # Out of the handler: what the facts raise does not chain onto it.
-            return self.facts.value(term.text, self._fields_of(term))
+            return self._facts_value(term)
         except LookupError:
             raise
         except Exception as error:  # Unknown, or the expression fails on these values
             raise LookupError(term.text) from error
 
-    def _fields_of(self, term: Term) -> dict[str, object]:
+    def _facts_value(self, term: Term) -> object:
+        """A term read over the facts. Where a field it names as the run resolved it (`x__v3`) is
+        one of a few values, the term is read on each: one value when they all agree."""
+        assert self.facts is not None
+        fields, choices = self._fields_of(term)
+        if not choices:
+            return self.facts.value(term.text, fields)
+        found = []
+        for chosen in itertools.product(*(((name, value) for value in values) for name, values in choices.items())):
+            value = self.facts.value_on(term.text, {**fields, **dict(chosen)})
+            if value not in found:
+                found.append(value)
+        return found[0] if len(found) == 1 else OneOf(found)
+
+    def _fields_of(self, term: Term) -> tuple[dict[str, object], dict[str, tuple[object, ...]]]:
+        """The values of the fields a term reads, and of those it reads as the run resolved them
+        (`model_path__v2`) when one; those that are one of a few (at most `MAX_CHOICES` readings in all)."""
         # With the fields `model_config_of(...)` is built from (`--is-embedding`), which the term's
         # text does not name.
         names = (*term.fields, *MODEL_CONFIG_FIELDS)
         found = {name: self.values[name] for name in names if self.values.get(name, UNKNOWN) is not UNKNOWN}
+        choices: dict[str, tuple[object, ...]] = {}
         for name, version in pinned_in(term.text):  # `model_path__v2`: the field as the run resolved it
             try:
                 values = self.resolved(name, version)
@@ -257,7 +276,9 @@ class Context:
                 continue
             if len(values) == 1:
                 found[pinned_name(name, version)] = values[0]
-        return found
+            elif math.prod(len(v) for v in choices.values()) * len(values) <= MAX_CHOICES:
+                choices[pinned_name(name, version)] = values
+        return found, choices
 
     def resolved(self, name: str, version: int) -> tuple[object, ...]:
         """The values a field may hold after its first `version` writes of the run; Unknown when one of
@@ -410,6 +431,7 @@ class _Unresolved:
 
 
 _UNDECIDED: tuple = _Unresolved()  # type: ignore[assignment]
+MAX_CHOICES = 8  # readings of a term over the values a resolved field it names may have, at most
 MAX_ENUMERATED_ATOMS = 8  # unknown atoms left after folding whose every truth is tried
 
 

@@ -35,13 +35,34 @@ class Partial:
 
 
 class CacheDecorator:
-    """What `functools.lru_cache(maxsize=...)` returns: applied to a function, the function (`_cached`)."""
+    """What `functools.lru_cache(maxsize=...)` returns: applied to a function, the function (`cached`)."""
 
     __slots__ = ()
 
 
 CACHE_DECORATOR = CacheDecorator()
 CACHE_DECORATORS = frozenset({"functools.lru_cache", "functools.cache"})
+
+
+def cached(args: list[object], keywords: dict[str, object]) -> object:
+    """`functools.lru_cache(maxsize=1)`, `functools.cache(f)` over what the reader evaluated: a cache
+    does not change what a call answers, so the function itself (or, given no function yet, a
+    decorator that returns it)."""
+    if len(args) == 1 and not keywords and isinstance(args[0], (Definition, Partial)):
+        return args[0]
+    return CACHE_DECORATOR
+
+
+def partial(args: list[object], keywords: dict[str, object]) -> Partial:
+    """`functools.partial(helper, ...)`: the helper with those arguments bound first."""
+    if not args:
+        raise Unknown("functools.partial")
+    function, *bound = args
+    if isinstance(function, Partial):
+        return Partial(function.definition, (*function.args, *bound), {**function.keywords, **keywords})
+    if not isinstance(function, Definition) or not function.is_function:
+        raise Unknown("functools.partial")
+    return Partial(function, tuple(bound), keywords)
 
 
 class PathValue:

@@ -22,12 +22,12 @@ from pathlib import Path
 from ..core.model import RUN_FUNCTION
 from .environment import EnvVar, env_default, parse_env
 from .expressions import BINARY_OPERATORS, Unknown, boolean_operation, comparison_chain, parsed_expression
-from .helpers import (MAX_STEPS, BoundMethod, Definition, Helpers, Instance, Outside, PackageClass, Raised, Reader,
-                      World, bind_arguments, catches, closing_statements, guard_statements)
+from .helpers import (MAX_STEPS, BoundMethod, Definition, EnumMember, Helpers, Instance, Outside, PackageClass, Raised,
+                      Reader, World, bind_arguments, catches, closing_statements, guard_statements)
 from .model_config import (CLASS_DEFAULTED, CONFIG_LOADERS, Config, ModelConfig, ModelFacts, PlainDecoderSpec,
                            local_model, overridden, text_config)
-from .fact_values import (CACHE_DECORATOR, CACHE_DECORATORS, OPAQUE_VALUES, Method, Partial, PathValue, compare,
-                          plain_value)
+from .fact_values import (CACHE_DECORATOR, CACHE_DECORATORS, OPAQUE_VALUES, Method, Partial, PathValue, cached, compare,
+                          partial, plain_value)
 from .launch_host import PATH_METHODS, PATH_TESTS, LaunchHost
 from .platforms import Platform, PlatformView, platform_key
 
@@ -117,6 +117,11 @@ class Facts:
         self._cache[text] = found
         return found
 
+    def value_on(self, text: str, fields: Mapping[str, object]) -> object:
+        """`value` on fields given for this reading alone (one of the values a resolved field may
+        have): not kept, nor read from what a reading on the launch's own fields kept."""
+        return self._value(text, fields)
+
     def _value(self, text: str, fields: Mapping[str, object]) -> object:
         if self.platform is not None:
             key = platform_key(text)
@@ -199,6 +204,11 @@ class _Evaluator:
             if isinstance(container, Config):
                 raise Unknown("subscript of a config")
             index = ev(node.slice)
+            if isinstance(container, PackageClass):  # `cls[name]` of an enum: a member, else unknown
+                member = self.facts.helpers.member(container.path, index) if self.facts.helpers is not None else None
+                if member is None:
+                    raise Unknown("subscript of a class")
+                return member
             try:
                 return container[index]  # type: ignore[index]
             except (KeyError, IndexError, TypeError):
@@ -248,6 +258,8 @@ class _Evaluator:
             if name not in self.names:
                 if name in _BUILTINS:
                     return _BUILTINS[name]  # passed as a value: `map(int, version.split("."))`
+                if name == "current_platform" and self.facts.platform is not None:
+                    return PlatformView(self.facts.platform)  # imported where it is read: the profile's
                 raise Unknown(name)
             return self._bound(self.names[name])
         model = self.facts.model
@@ -429,9 +441,9 @@ class _Evaluator:
         """A call into a module outside the package (`torch.cuda.is_available()`, `os.getenv(...)`): the
         environment's or the world's answer, else unknown."""
         if path in CACHE_DECORATORS:
-            return self._cached(node)
+            return cached(*self._arguments(node))
         if path == "functools.partial":
-            return self._partial(node)
+            return partial(*self._arguments(node))
         if any(isinstance(a, ast.Starred) for a in node.args) or node.keywords:
             raise Unknown(path)
         args = [self.eval(a) for a in node.args]
@@ -466,26 +478,6 @@ class _Evaluator:
             return world.answers[f"{path}()"]  # device 0, or the current one: the profile's devices are alike
         raise Unknown(path)
 
-    def _cached(self, node: ast.Call) -> object:
-        """`functools.lru_cache(maxsize=1)`, `functools.cache(f)`: a cache does not change what a call
-        answers, so the function itself (or, given no function yet, a decorator that returns it)."""
-        args, keywords = self._arguments(node)
-        if len(args) == 1 and not keywords and isinstance(args[0], (Definition, Partial)):
-            return args[0]
-        return CACHE_DECORATOR
-
-    def _partial(self, node: ast.Call) -> Partial:
-        """`functools.partial(helper, ...)`: the helper with those arguments bound first."""
-        args, keywords = self._arguments(node)
-        if not args:
-            raise Unknown("functools.partial")
-        function, *bound = args
-        if isinstance(function, Partial):
-            return Partial(function.definition, (*function.args, *bound), {**function.keywords, **keywords})
-        if not isinstance(function, Definition) or not function.is_function:
-            raise Unknown("functools.partial")
-        return Partial(function, tuple(bound), keywords)
-
     def attribute(self, value: object, name: str) -> object:
         if isinstance(value, Outside):
             if value.path == "os" and name == "environ":
@@ -515,7 +507,12 @@ class _Evaluator:
                 return value.attribute(name)
             except AttributeError:
                 pass
-        if isinstance(value, (Instance, PackageClass)) and self.facts.helpers is not None:
+        if isinstance(value, PackageClass) and self.facts.helpers is not None \
+                and (member := self.facts.helpers.member(value.path, name)) is not None:
+            return member  # `SpeculativeAlgorithm.NONE`
+        if isinstance(value, EnumMember) and name == "name":
+            return value.name
+        if isinstance(value, (Instance, PackageClass, EnumMember)) and self.facts.helpers is not None:
             method = self.facts.helpers.method(value.path, name)
             if method is not None and method.is_function:
                 first = method.node.args.args[:1]  # type: ignore[union-attr]

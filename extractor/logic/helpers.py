@@ -136,6 +136,16 @@ class PackageClass:
         return f"PackageClass({self.path})"
 
 
+@dataclass(frozen=True)
+class EnumMember:
+    """A member of a plain enum of the analysed package (`SpeculativeAlgorithm.EAGLE`), no int or str
+    mixed in: equal to itself only; its methods are looked up on its class (`is_eagle()`), its `name`
+    is known."""
+
+    path: str  # the enum's import path
+    name: str
+
+
 class Instance:
     """An instance of a class of the analysed package a run term runs a method of: the attributes
     given, each read when first asked for (`pending`, by the term's own reader), and those the
@@ -234,6 +244,7 @@ class Helpers:
         self.names: dict[str, str] = dict(library.names)
         self._sources = {h.key: (h.source, dict(h.names)) for h in library.helpers}
         self._parsed: dict[str, Definition | None] = {}
+        self._members: dict[tuple[str, str], EnumMember] = {}
         self._by_model_type: dict[str, tuple[str, ...]] | None = None  # model_type -> the class and its bases
 
     def __bool__(self) -> bool:
@@ -242,7 +253,7 @@ class Helpers:
     def __getstate__(self) -> dict:
         # A rule set's index is pickled with its helpers: parsed trees read back slower than they
         # parse (a pickled `ast` node is a dict per node), so each process parses what it calls.
-        return {**self.__dict__, "_parsed": {}}
+        return {**self.__dict__, "_parsed": {}, "_members": {}}
 
     def definition(self, key: str) -> Definition | None:
         if key not in self._parsed:
@@ -260,6 +271,14 @@ class Helpers:
             if found is not None:
                 return self.definition(found)
         return None
+
+    def member(self, path: str, name: object) -> EnumMember | None:
+        """The member `name` of the enum at import path `path` (`cls[name]`, `cls.NAME`), or None; one
+        object per member, as Python's (`algo is SpeculativeAlgorithm.NONE`)."""
+        members = (self._class(path) or {}).get("members")
+        if not isinstance(members, list) or not isinstance(name, str) or name not in members:
+            return None
+        return self._members.setdefault((path, name), EnumMember(path, name))
 
     def made(self, path: str, call: ast.Call, read: Callable[[ast.expr], object]) -> Instance:
         """A dataclass of the package made by `call` (a registry's entry): its fields as the call gives

@@ -68,7 +68,8 @@ def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
     given = set(typed)
     # The ways read off the rule, without removals of what the command does not have (a way left
     # empty is no way out here).
-    ways = [w for w in (_on_the_command(w, given, ruleset) for w in
+    environment = {**(env or {}), **command.env}
+    ways = [w for w in (_on_the_command(w, given, ruleset, environment) for w in
                         solutions(rule, flags, siblings.get((rule.location.file, rule.function), ()))) if w]
     searched: list[Way] = []
     # The command's own evaluation: each fixed command a few values away takes what those leave as is.
@@ -329,13 +330,16 @@ def _completed(ruleset: RuleSet, rule: Rule, argv: list[str], way: Way, flags: F
     return fallback
 
 
-def _on_the_command(way: Way, given: set[str], ruleset: RuleSet) -> Way:
+def _on_the_command(way: Way, given: set[str], ruleset: RuleSet, environment: Mapping[str, str]) -> Way:
     """The way without removals of flags the command does not pass (`remove --decode-attention-backend`
-    when only `--attention-backend` was typed: nothing to remove, and nothing to say)."""
+    when only `--attention-backend` was typed: nothing to remove, and nothing to say), nor unsets of
+    variables its environment does not set."""
     kept = []
     for edit in way:
         option = ruleset.catalog.option(edit.name) if edit.action == "remove" else None
         if option is not None and option.flag.name not in given:
+            continue
+        if edit.action == "env" and edit.value is None and edit.name not in environment:
             continue
         kept.append(edit)
     return tuple(kept)

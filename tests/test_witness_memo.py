@@ -114,6 +114,7 @@ def _mutations(rules: tuple[Rule, ...], index: int) -> dict[str, Rule]:
         "affected_by": replace(rule, affected_by=(*rule.affected_by, other.id)),
         "snippet": replace(rule, snippet=replace(rule.snippet, text="if other_name:\n" + rule.snippet.text)),
         "enclosing": replace(rule, enclosing=()),
+        "places": replace(rule, places=((rule.order or 1, rule.condition), ((rule.order or 1) + 1000, TRUE))),
     }
 
 

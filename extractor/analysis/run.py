@@ -452,7 +452,8 @@ class Run:
             first = min(found, key=lambda o: o.order)
             assigns = first.cases if rule.kind is RuleKind.ADJUSTMENT else ()
             updated.append(replace(rule, trigger=trigger, reachable=True, call_path=first.path,
-                                   order=rank[first.order], assigns=assigns))
+                                   order=rank[first.order], assigns=assigns,
+                                   places=() if rule.kind is RuleKind.ADJUSTMENT else _places(found, rank)))
         return _affected_by(updated)
 
 
@@ -552,8 +553,20 @@ def _resolved_versions(run: Run, formulas: Iterable[Formula]) -> dict[str, int]:
     return wanted
 
 
+def _places(found: list[Occurrence], rank: dict[int, int]) -> tuple[tuple[int, Formula], ...]:
+    """A guard's places in the run, each with when it fires there, when there are several: a launch
+    stops at the first place whose condition holds, not always the first place of all."""
+    by_place: dict[int, list[Formula]] = {}
+    for occurrence in found:
+        by_place.setdefault(rank[occurrence.order], []).append(occurrence.condition)
+    if len(by_place) < 2:
+        return ()
+    return tuple((place, disj(*conditions)) for place, conditions in sorted(by_place.items()))
+
+
 def _affected_by(rules: list[Rule]) -> list[Rule]:
-    """For each rule: the adjustments that run before it and write a field its own condition reads."""
+    """For each rule: the adjustments that run before it (before its last place) and write a field its
+    own condition reads."""
     writes: dict[str, list[tuple[int, str]]] = {}
     for rule in rules:
         if rule.kind is RuleKind.ADJUSTMENT and rule.target and rule.order is not None:
@@ -563,9 +576,10 @@ def _affected_by(rules: list[Rule]) -> list[Rule]:
         if rule.order is None:
             result.append(rule)
             continue
+        last = rule.places[-1][0] if rule.places else rule.order
         ids = sorted({
             rid for name in fields_read(rule.condition) for at, rid in writes.get(name, ())
-            if at < rule.order and rid != rule.id
+            if at < last and rid != rule.id
         })
         result.append(replace(rule, affected_by=tuple(ids)) if ids else rule)
     return result

@@ -244,6 +244,9 @@ class Rule:
     # walk knows (`{ib_sysfs_path}` -> "/sys/class/infiniband", `{backend}` -> the field it was read from)
     placeholders: tuple[tuple[str, Lit | Term], ...] = ()
     doc: str | None = None  # the first paragraph of the docstring of the function it is in
+    # guards the run reaches at more than one place (a helper two steps call): each place (as `order`,
+    # the first one's) with when the guard runs and fires there; () when at one place
+    places: tuple[tuple[int, Formula], ...] = ()
 
     @property
     def effective(self) -> Formula:

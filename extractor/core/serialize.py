@@ -36,7 +36,7 @@ from .model import (
     Write,
 )
 
-SCHEMA_VERSION = "1.4.0"  # 1.1.0: rules carry `order`, adjustments `assigns`; unmessaged asserts are rules; 1.2.0: `helpers`, `environment`; 1.3.0: guards carry `placeholders`, messages keep `!r` and format specs; 1.4.0: `doc`, the function's docstring
+SCHEMA_VERSION = "1.5.0"  # 1.1.0: rules carry `order`, adjustments `assigns`; unmessaged asserts are rules; 1.2.0: `helpers`, `environment`; 1.3.0: guards carry `placeholders`, messages keep `!r` and format specs; 1.4.0: `doc`, the function's docstring; 1.5.0: `places` of a guard the run reaches at several
 RULES_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/rules.schema.json"
 FLAGS_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/flags.schema.json"
 
@@ -286,6 +286,8 @@ def rule_json(rule: Rule, cache: dict | None = None, spellings: Spellings = CONV
         data["trigger_flags"] = spellings.flags(fields_read(rule.trigger))
     if rule.order is not None:
         data["order"] = rule.order
+    if rule.places:
+        data["places"] = [{"order": order, "when": formula_json(when, cache, spellings)} for order, when in rule.places]
     if rule.kind is RuleKind.ADJUSTMENT:
         data["target"] = rule.target
         data["target_flag"] = spellings.text(rule.target or "")
@@ -335,6 +337,7 @@ def rule_from_json(data: dict, intern: dict | None = None) -> Rule:
                       for a in data.get("assigns", ())),
         placeholders=tuple((p["name"], _operand_from_json(p["value"])) for p in data.get("placeholders", ())),
         doc=data.get("doc"),
+        places=tuple((p["order"], formula_from_json(p["when"], intern)) for p in data.get("places", ())),
     )
 
 

@@ -145,6 +145,9 @@ class Finding:
     needs: tuple[str, ...] = ()  # what would decide it: platform, model, environment, code (`MISSING_KINDS`)
     # The exception SGLang raises evaluating the check itself, instead of its message (`x % 0`).
     fails_with: str | None = None
+    # Where the launch meets it, for a guard the run reaches at several places (`Rule.places`): the
+    # first place whose condition holds (may hold, for a possible one); None: the rule's own place.
+    place: int | None = None
     # Fills the rule's message with the launch's values, where it decides them: asked only of the
     # findings shown (a text report shows the definite ones).
     fill: Callable[[], str] | None = field(default=None, compare=False, repr=False)
@@ -236,7 +239,9 @@ def check(
         for rule in rules:
             trigger, hit = substitute_assumptions(rule.effective, assumed, ruleset.catalog.spellings)
             used |= hit
-            substituted.append(replace(rule, trigger=trigger) if hit else rule)
+            places = tuple((order, substitute_assumptions(when, assumed, ruleset.catalog.spellings)[0])
+                           for order, when in rule.places) if hit else rule.places
+            substituted.append(replace(rule, trigger=trigger, places=places) if hit else rule)
         rules = substituted
     evaluator = Evaluator(rules if assumed else ruleset.by_id, context)
     moved = base.moved(carried) if base is not None else frozenset()  # `carried` is set with it
@@ -261,14 +266,25 @@ def check(
         undecided = () if truth else evaluator.undecided(rule)
         needs = tuple(k for k in MISSING_KINDS if any(kind == k for _, kind in undecided))
         findings.append(Finding(rule, certainty, tuple(text for text, _ in undecided), adjusted, needs,
-                                context.failing.get(rule.effective), _filler(rule, evaluator)))
+                                context.failing.get(rule.effective), _place(rule, evaluator, truth),
+                                _filler(rule, evaluator)))
     # In execution order: the first definite error is where the launch stops.
-    findings.sort(key=lambda f: (f.certainty != "definite", _position(f.rule), f.rule.location.file,
-                                 f.rule.location.line, f.rule.id))
+    findings.sort(key=lambda f: (f.certainty != "definite", f.place if f.place is not None else _position(f.rule),
+                                 f.rule.location.file, f.rule.location.line, f.rule.id))
     adjustments = [] if wanted is not None else [
         r for r in rules if r.kind is RuleKind.ADJUSTMENT and r.reachable and evaluator.fires(r.id)]
     return Report(findings, told_errors(command.errors, ruleset.label), adjustments, sorted(set(assumed) - used), checked,
                   ruleset.label, list(command.placeholders), command.unread_config, evaluator)
+
+
+def _place(rule: Rule, evaluator: Evaluator, truth: bool | None) -> int | None:
+    """The place a guard the run reaches at several places fires first on this launch: the first whose
+    condition holds for a definite finding, may hold for a possible one; None for a guard of one place."""
+    if not rule.places:
+        return None
+    states = [(order, evaluator.context.truth(when)) for order, when in rule.places]
+    held = [order for order, state in states if state is True] if truth is True else []
+    return (held or [order for order, state in states if state is not False] or [rule.order])[0]
 
 
 def _filler(rule: Rule, evaluator: Evaluator) -> Callable[[], str] | None:
@@ -327,7 +343,8 @@ def bare_baseline(ruleset: RuleSet, platform: Platform | None = None, model: Mod
     report = check(ruleset, BARE_LAUNCH, platform=platform, model=model, baseline=False, without_facts=without_facts)
     evaluator = report.evaluator
     assert evaluator is not None
-    outcomes = {f.rule.id: (f.certainty, f.unknown, f.changed_by, f.needs, f.fails_with) for f in report.findings}
+    outcomes = {f.rule.id: (f.certainty, f.unknown, f.changed_by, f.needs, f.fails_with, f.place)
+                for f in report.findings}
     reads = ruleset.read_sets
     atoms: dict[str, tuple[int, tuple[Atom, ...]]] = {}
     masks: dict[Atom, int] = {}
@@ -491,7 +508,7 @@ def report_json(report: Report, fixes: Callable[[Rule], list[str]],
                 **({"template": f.rule.message} if f.text != f.rule.message else {}),
                 "certainty": f.certainty,
                 "first": index == 0 and f.certainty == "definite",
-                "order": f.rule.order,
+                "order": f.place if f.place is not None else f.rule.order,
                 "location": {"file": f.rule.location.file, "line": f.rule.location.line},
                 "fix": fixes(f.rule),
                 **(found.record() if f.certainty == "definite" and (found := beyond(f.rule)) else {}),

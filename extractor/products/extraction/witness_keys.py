@@ -24,7 +24,7 @@ FORMAT = 1  # of the keys and of what the memo holds: raised when either changes
 # `words.own_lines` takes from them), and those it never reads. tests/test_witness_memo.py checks
 # that they cover `Rule` and that changing an unread field changes no outcome.
 RULE_READ = frozenset({"id", "kind", "reachable", "trigger", "condition", "order", "location", "function",
-                       "affected_by", "snippet", "enclosing"})
+                       "affected_by", "snippet", "enclosing", "places"})
 RULE_UNREAD = frozenset({"exception", "message", "message_static", "call_path", "related", "example", "target",
                          "value", "assigns", "placeholders", "doc"})
 # Where a flag is declared and its help: parsing, defaults, domains and words never read them.
@@ -123,9 +123,11 @@ class Digests:
             parts.append(digest(repr((write.field, write.version, write.order, ids([write.rule]))), self.write(write)))
         for rule in rules:
             shape = (first[rule.id], rule.kind.value, rule.reachable, rule.order, rule.location, rule.function,
-                     ids(rule.affected_by), sorted(own_lines(rule)), rule.trigger is None)
+                     ids(rule.affected_by), sorted(own_lines(rule)), rule.trigger is None,
+                     tuple(order for order, _ in rule.places))
             trigger = self.formula(rule.trigger) if rule.trigger is not None else b""
-            parts.append(digest(repr(shape), trigger, self.formula(rule.condition)))
+            parts.append(digest(repr(shape), trigger, self.formula(rule.condition),
+                                *(self.formula(when) for _, when in rule.places)))
         return digest(b"stage", *parts)
 
 

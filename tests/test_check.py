@@ -905,18 +905,25 @@ def test_placeholders_of_locals_show_what_they_hold(tmp_path: Path) -> None:
     assert template == "page_size > 1 needs one of {allowed}; got {backend} ({backend!r})."  # as the source writes it
 
 
-def test_a_placeholder_each_item_of_an_unrolled_loop_fills_otherwise_stays(tmp_path: Path) -> None:
+def test_a_placeholder_of_an_unrolled_loop_shows_the_item_that_raises(tmp_path: Path) -> None:
     """`for is_unsupported, reason in unsupported: if is_unsupported: raise ValueError(f"... {reason}.")`
-    is one guard over every item; `{reason}` holds each item's own text, so no item's is the message
-    (the first item's was shown for all: 0.5.23's LoRA with speculative decoding named the ragged
-    verify mode for `--speculative-adaptive`); `{owner}`, the same for every item, is filled."""
+    is one guard over every item; `{reason}` holds the first raising item's own text, as Python
+    raises it (0.5.23's LoRA with speculative decoding names `--speculative-adaptive` for that flag,
+    the ragged verify mode for its own); `{owner}`, the same for every item, is one value."""
+    from extractor.core.model import Choices
     from tests.packages import package_ruleset
 
     ruleset = package_ruleset(tmp_path, PLACEHOLDER_PACKAGE)
     [rule] = [r for r in ruleset.rules if r.message == "{owner} {reason}."]
-    assert [name for name, _ in rule.placeholders] == ["owner"]
-    for argv in (["--transport", "ipc"], ["--page-size", "128", "--attention-backend", "fa3"]):
-        assert [f.text for f in check(ruleset, argv).definite] == ["this server {reason}."], argv
+    values = dict(rule.placeholders)
+    assert isinstance(values["reason"], Choices) and len(values["reason"].cases) == 2
+    assert values["owner"].value == "this server"
+    for argv, said in ((["--transport", "ipc"], "this server does not support --transport ipc."),
+                       (["--page-size", "128", "--attention-backend", "fa3"], "this server does not support pages over 64."),
+                       # both items hold: the loop raises at the first
+                       (["--transport", "ipc", "--page-size", "128", "--attention-backend", "fa3"],
+                        "this server does not support --transport ipc.")):
+        assert [f.text for f in check(ruleset, argv).definite] == [said], argv
 
 
 def test_a_page_shows_what_a_literal_placeholder_holds(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -486,6 +487,8 @@ def classify(real: dict[str, Any], check: dict[str, Any], index: RuleIndex) -> d
         out["class"] = "check-argparse"
     elif first in ids:
         out["class"] = "agree-first"
+        said = next((e.get("message", "") for e in errors if e["id"] == first), "")
+        out["message"] = message_agreement(real.get("message") or "", said)
     elif set(ids) & set(definite):
         out["class"] = "definite-not-first"
     elif definite:
@@ -496,6 +499,14 @@ def classify(real: dict[str, Any], check: dict[str, Any], index: RuleIndex) -> d
     else:
         out["class"] = "missed-rule" if ids else "missed-no-rule"
     return out
+
+
+def message_agreement(real: str, said: str) -> str:
+    """Does check's message of the real first error read as SGLang printed it: `same` (spaces aside),
+    `template` (a placeholder left as written), or `differs` (a wrong value filled in)?"""
+    if " ".join(real.split()) == " ".join(said.split()) or not real and said.startswith("AssertionError without a message"):
+        return "same"  # (a bare assert: SGLang prints no message, check says which assert)
+    return "template" if re.search(r"\{[^{}]+\}", said) and not re.search(r"\{[^{}]+\}", real) else "differs"
 
 
 def crash_foreseen(real: dict[str, Any], doc: dict[str, Any], first: str | None, index: RuleIndex) -> bool:
@@ -549,13 +560,15 @@ def md_cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def write_disagreements(rows: list[dict[str, Any]], path: Path, lines: list[str], release: str = RELEASE) -> None:
+def write_disagreements(rows: list[dict[str, Any]], path: Path, lines: list[str], release: str = RELEASE,
+                        unlike: list[dict[str, Any]] = ()) -> None:  # type: ignore[assignment]
+    """`unlike`: the agree-first rows whose message is not as SGLang printed it."""
     order = {c: i for i, c in enumerate(RAISED + OK + ARGPARSE + OTHER + [UNREPLAYABLE])}
     rows = sorted(rows, key=lambda r: (r.get("profile", ""), order.get(r["class"], 99), r.get("real_place") or "", r["id"]))
     out = [f"# Disagreements of the differential test ({release})", ""] + [f"    {line}" for line in lines] + ["",
            "Classes: see verify/README.md. `real` is the real SGLang's first raise (file:line of the innermost",
            "sglang frame, exception, message); `check` is what `check --format json` said (its first definite error).", ""]
-    for profile in sorted({r.get("profile", "cpu") for r in rows}):
+    for profile in sorted({r.get("profile", "cpu") for r in [*rows, *unlike]}):
         mine_all = [r for r in rows if r.get("profile", "cpu") == profile]
         out += [f"## {profile}", ""]
         places = Counter(r["real_place"] for r in mine_all if r.get("real_place") and r["class"] in RAISED)
@@ -579,6 +592,17 @@ def write_disagreements(rows: list[dict[str, Any]], path: Path, lines: list[str]
                 sample = min((r for r in mine_all if r["class"] == "false-definite" and r["check_said"].split(":", 1)[0] == said),
                              key=lambda r: (len(r["args"]), r["id"]))
                 out.append(f"| {md_cell(sample['check_said'][:200])} | {count} | `{md_cell(' '.join(sample['args']) or '(plain)')}` ({sample['model']}) |")
+            out.append("")
+        worded = Counter(r["real_place"] for r in unlike if r.get("profile", "cpu") == profile)
+        if worded:
+            out += ["### The first error named, its message not as SGLang printed it", "",
+                    "| place | count | how | real message | check said | sample argv |", "|---|---|---|---|---|---|"]
+            for place, count in worded.most_common(25):
+                sample = min((r for r in unlike if r.get("profile", "cpu") == profile and r["real_place"] == place),
+                             key=lambda r: (len(r["args"]), r["id"]))
+                out.append(f"| {place} | {count} | {sample['verdict']['message']} | "
+                           f"{md_cell(sample['real'].get('message', '')[:160])} | {md_cell(sample['check_said'][:200])} | "
+                           f"`{md_cell(' '.join(sample['args']) or '(plain)')}` ({sample['model']}) |")
             out.append("")
         out += ["### Every disagreement", "", "| class | case | argv | real | check |", "|---|---|---|---|---|"]
         for row in mine_all:
@@ -752,6 +776,7 @@ def main(argv: list[str] | None = None) -> int:
         first_how: Counter = Counter()
         no_rule: Counter = Counter()
         unreplayable: Counter = Counter()
+        messages: Counter = Counter()
         for case in cases:
             real = oracle_cache.get(oracle_keys[case["id"]])
             check = check_cache.get(check_keys[case["id"]]) or failures.get(check_keys[case["id"]])
@@ -765,6 +790,8 @@ def main(argv: list[str] | None = None) -> int:
                 first_how[verdict["first_how"]] += 1
             if verdict["class"] == "missed-no-rule":
                 no_rule[verdict["no_rule"]] += 1
+            if "message" in verdict:
+                messages[verdict["message"]] += 1
             if verdict["class"] == UNREPLAYABLE:
                 unreplayable[(real.get("unreplayable_reason") or "")[:120]] += 1
             rows.append({
@@ -781,13 +808,15 @@ def main(argv: list[str] | None = None) -> int:
                 "check_seconds": check.get("seconds"),
             })
         line = summary_line(counts, len(cases), label, release)
+        if counts["agree-first"]:  # the message as SGLang printed it, of the first errors named
+            line += "; messages of agree-first: " + ", ".join(f"{k} {messages[k]}" for k in ("same", "template", "differs"))
         lines.append(line)
         per_run.append({
             "profile": profile, "source": source, "summary": line, "cases": len(cases), "classes": dict(counts),
             "oracle_statuses": dict(statuses), "check_options": options, "check_fingerprint": fingerprint,
             "check_changed_during_run": changed,
             "match_modes": {k: v for k, v in matches.items() if k != "-"}, "first_definite_known_by": dict(first_how),
-            "missed_no_rule_by_reason": dict(no_rule), "unreplayable_by_reason": dict(unreplayable.most_common(20)),
+            "missed_no_rule_by_reason": dict(no_rule), "messages_of_agree_first": dict(messages), "unreplayable_by_reason": dict(unreplayable.most_common(20)),
             "seconds": {"oracle": round(oracle_seconds, 1), "check": round(check_seconds, 1)},
         })
         print(f"compare: {label}: oracle statuses {json.dumps(dict(statuses), sort_keys=True)}; real raise matched by "
@@ -801,7 +830,8 @@ def main(argv: list[str] | None = None) -> int:
         "check_changed_during_run": changed_any, "summary": lines, "runs": per_run, "rows": rows,
     }
     report_path.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    write_disagreements(disagreements, disagreements_path, lines, release)
+    unlike = [r for r in rows if r["verdict"].get("message", "same") != "same"]
+    write_disagreements(disagreements, disagreements_path, lines, release, unlike)
     print(f"compare: {report_path}, {disagreements_path} ({len(disagreements)} disagreements)")
     for line in lines:
         print(line)

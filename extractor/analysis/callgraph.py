@@ -552,6 +552,8 @@ class Program(NameQueries, CallQueries):
             return canonical(self.enum_members(info, args[1]))
         if kind == "imported":
             return canonical(self.imported_constant(info, args[1]))
+        if kind == "display":
+            return self.constant_display(info, args[1])
         if kind == "constant":
             with self._loading(args[2]):
                 return canonical(self.module_constant(info, args[1]))

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..core.model import Formula, Lit, RuleKind, Term
+from ..core.model import Choices, Formula, Lit, RuleKind, Term
 from .scope import (
     Env,
     Scope,
@@ -33,7 +33,7 @@ class GuardEvent:
     # When it fires, as `check` reads it by running the method over the launch's values (`RunSites`),
     # where the walk lost a value its test reads; None: the condition says it.
     run: Formula | None = None
-    placeholders: tuple[tuple[str, Lit | Term], ...] = ()  # `Rule.placeholders`
+    placeholders: tuple[tuple[str, Lit | Term | Choices], ...] = ()  # `Rule.placeholders`, over the function's locals
 
 
 @dataclass(frozen=True, slots=True)

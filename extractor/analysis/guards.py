@@ -9,7 +9,7 @@ from dataclasses import replace
 import libcst as cst
 
 from ..core.formula import atoms, conj, disj, fields_read, literal_source, neg, replaced
-from ..core.model import FALSE, TRUE, Atom, Formula, Lit, RuleKind, Term, TermKind
+from ..core.model import FALSE, TRUE, Atom, Choices, Formula, Lit, RuleKind, Term, TermKind
 from .conditions import tested_choice, to_formula
 from .lines import Span, iter_statements
 from .normalize import classify, normalize, term_source, value_fields
@@ -373,7 +373,7 @@ class _Walker:
             return TRUE, FALSE, env
         if type(node) is cst.Assert:
             failed = neg(to_formula(node.test, self.scope, env))
-            placeholders: tuple[tuple[str, Lit | Term], ...] = ()
+            placeholders: tuple[tuple[str, Lit | Term | Choices], ...] = ()
             if node.msg is not None:
                 message, static = message_of(node.msg, self.scope, env)
                 placeholders = placeholder_values(node.msg, self.scope, env)
@@ -418,7 +418,7 @@ class _Walker:
         exc = node.exc
         exception: str | None = None
         message, static = "", True
-        placeholders: tuple[tuple[str, Lit | Term], ...] = ()
+        placeholders: tuple[tuple[str, Lit | Term | Choices], ...] = ()
         if type(exc) is cst.Call:
             exception = dotted_name(exc.func) or code(exc.func)
             arg = message_arg(exc)

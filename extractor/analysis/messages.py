@@ -10,13 +10,15 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ..core.model import Lit, Term, TermKind
-from .conditions import to_term
+from ..core.model import FALSE, TRUE, Choices, Lit, Term, TermKind
+from .conditions import operand_cases, to_term
 from .pyast import message_text
 from .scope import (
+    FIELD_KEY,
     Bound,
     Choice,
     Env,
+    Original,
     Scope,
     code,
     field_of,
@@ -62,30 +64,103 @@ def message_of(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[str, b
     return message_text(tree, lambda n: ast.get_source_segment(wrapped, n) or ast.unparse(n))
 
 
-def placeholder_values(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[tuple[str, Lit | Term], ...]:
+def placeholder_values(node: cst.BaseExpression, scope: Scope, env: Env,
+                       depth: int = 0) -> tuple[tuple[str, Lit | Term | Choices], ...]:
     """What the message's placeholders of a bare name hold where it is raised, when the walk knows: a
     plain literal (`ib_sysfs_path = "/sys/class/infiniband"`), the field a local was read from
     (`backend = cfg.attention_backend`: the field's value there), or a term over no field that a
-    checker evaluates over the platform and the model. A tuple literal only where the local's display
-    says how it prints (a module constant's Lit does not); placeholders with a format spec stay."""
+    checker evaluates over the platform and the model; one of a few by the way there (`reason =
+    "Target model's" if is_draft_model else "User-specified"`: `Choices`). A local bound to an
+    f-string (`raise ValueError(f"{msg} ...")`) brings its own placeholders' values. A tuple literal
+    only where the local's display says how it prints (a module constant's Lit does not);
+    placeholders with a format spec stay."""
     while type(node) is cst.Name and isinstance(env.get(node.value), Bound):  # `raise ValueError(msg)`
         bound = env[node.value]
         node, env, scope = bound.node, bound.env, bound.scope or scope  # type: ignore[union-attr]
-    parts = [p for string in _formatted_strings(node) for p in string.parts
+    strings = list(_formatted_strings(node))
+    parts = [p for string in strings for p in string.parts
              if type(p) is cst.FormattedStringExpression and type(p.expression) is cst.Name]
     # `{x!r}` is filled as `repr(x)` (the message keeps the conversion); a format spec is left as written.
     converted = {p.expression.value for p in parts if p.format_spec is not None or p.conversion not in (None, "r", "s")}
-    found: dict[str, Lit | Term] = {}
+    found: dict[str, Lit | Term | Choices] = {}
+    inner: list[tuple[str, Lit | Term | Choices]] = []
     for part in parts:
         name = part.expression.value
         if name in converted or name in found or field_of(part.expression, scope, env) is not None:
             continue  # a server argument's own placeholder: `check` fills those already
-        value: Lit | Term | None = to_term(part.expression, scope, env)
-        if isinstance(value, Lit) and isinstance(value.value, tuple):
-            value = _displayed(value, env.get(name))
-        if value is not None and _showable(value, name):
+        value = _placeholder_value(part.expression, scope, env, name)
+        if value is not None:
             found[name] = value
+        bound = env.get(name)
+        if depth < _MAX_NESTED and isinstance(bound, Bound) and type(bound.node) in (cst.FormattedString,
+                                                                                  cst.ConcatenatedString):
+            # `msg = f"Warning: {reason} context_length ..."`: the message shows msg's own placeholders.
+            inner += placeholder_values(bound.node, bound.scope or scope, bound.env, depth + 1)
+    for name, value in inner:
+        found.setdefault(name, value)
+    found.update(_reassigned_fields(strings, scope, env))
     return tuple(sorted(found.items(), key=lambda item: item[0]))
+
+
+def _reassigned_fields(strings: list[cst.FormattedString], scope: Scope, env: Env) -> dict[str, Lit | Term]:
+    """Placeholders of a server argument (`{cfg.speculative_eagle_topk}`) the function itself assigned
+    before it raises (`declare_resolution(..., speculative_eagle_topk=cfg.speculative_ngram_max_bfs_breadth)`):
+    what it assigned, by the placeholder's text, so that no value the field held before is shown."""
+    found: dict[str, Lit | Term] = {}
+    for string in strings:
+        for part in string.parts:
+            if type(part) is not cst.FormattedStringExpression or type(part.expression) is not cst.Attribute \
+                    or part.format_spec is not None or part.conversion not in (None, "r", "s"):
+                continue
+            name = field_of(part.expression, scope, env)
+            assigned = env.get(FIELD_KEY + name) if name is not None else None
+            if assigned is None or isinstance(assigned, Original):
+                continue
+            value = to_term(part.expression, scope, env)
+            # (one the walk does not follow is left to the run's table, which may know the write)
+            if _showable(value, name) and not (isinstance(value, Term) and value.kind is TermKind.FIELD
+                                               and value.name == name):
+                found[code(part.expression)] = value
+    return found
+
+
+_MAX_NESTED = 2  # f-string locals inside f-string locals followed for their placeholders
+_MAX_CHOICES = 6  # values of a placeholder kept by the way to the guard
+
+
+def _placeholder_value(expression: cst.Name, scope: Scope, env: Env, name: str) -> Lit | Term | Choices | None:
+    """A placeholder's value where the guard raises (see `placeholder_values`), or None."""
+    value: Lit | Term | None = to_term(expression, scope, env)
+    if isinstance(value, Lit) and isinstance(value.value, tuple):
+        bound = env.get(name)
+        # A module constant's Lit keeps no display (list or tuple): its module says which it is.
+        display = getattr(scope.constants, "display", None) if bound is None else None
+        kind = display(name) if display is not None else None
+        value = _displayed(value, bound) if kind is None else Lit(str(list(value.value) if kind == "list" else value.value))
+    if value is not None and _showable(value, name) and not (isinstance(value, Term) and value.kind is TermKind.OPAQUE):
+        return value
+    # A local that holds one of a few values by the way there (`a if test else b`, set in branches).
+    if _chosen_by_way(env.get(name)):
+        cases = [(when, case) for when, case in operand_cases(expression, scope, env, False) if when != FALSE]
+        if len(cases) == 1 and cases[0][0] == TRUE and _showable(cases[0][1], name):
+            return cases[0][1]
+        if 2 <= len(cases) <= _MAX_CHOICES and all(isinstance(case, Lit) and _showable(case, name)
+                                                   or isinstance(case, Term) and case.kind is TermKind.FIELD
+                                                   and _showable(case, name) for _, case in cases):
+            return Choices(tuple(cases))
+    return value if value is not None and _showable(value, name) else None
+
+
+def _chosen_by_way(bound: object) -> bool:
+    """A local bound, maybe through other locals (`prefill_attn_backend, _ = attention_backends_of(cfg)`
+    binds it to the helper's `prefill`), to a value chosen by a test (`a if t else b`, `a or b`) or
+    set in branches (`Choice`)."""
+    for _ in range(_MAX_NESTED * 4):
+        if not (isinstance(bound, Bound) and type(bound.node) is cst.Name and bound.node.value in bound.env):
+            break
+        bound = bound.env[bound.node.value]
+    return isinstance(bound, Choice) or isinstance(bound, Bound) and type(bound.node) in (cst.IfExp,
+                                                                                          cst.BooleanOperation)
 
 
 def _showable(value: Lit | Term, name: str) -> bool:

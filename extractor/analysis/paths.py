@@ -13,7 +13,7 @@ from dataclasses import replace
 import libcst as cst
 
 from ..core.formula import conj, disj, neg
-from ..core.model import FALSE, TRUE, And, Formula
+from ..core.model import FALSE, TRUE, And, Choices, Formula
 from .lines import iter_statements
 from .scope import (
     ENV_KEY,
@@ -95,20 +95,50 @@ def within(event, ctx: Formula):
 
 def merged_events(events: list, key) -> list:
     """Events of one statement walked more than once (an unrolled loop), as one under either condition.
-    A guard's message placeholder is kept only where every walk found it the same: `for is_unsupported,
-    reason in unsupported: if is_unsupported: raise ValueError(f"... {reason}.")` raises each item's
-    reason, and the first item's is not the message of the others."""
-    merged: dict = {}
+    A guard's message placeholder that differs between the walks holds, as Python raises it, the value
+    of the first walk whose condition holds: `for is_unsupported, reason in unsupported: if
+    is_unsupported: raise ValueError(f"... {reason}.")` raises the first unsupported item's reason
+    (`Choices`, in walk order); one some walk does not know is left out."""
+    groups: dict = {}
     for event in events:
-        found = merged.get(key(event))
-        if found is None:
-            merged[key(event)] = event
+        groups.setdefault(key(event), []).append(event)
+    merged = []
+    for group in groups.values():
+        first = group[0]
+        if len(group) == 1:
+            merged.append(first)
             continue
-        common = {}
-        if getattr(found, "placeholders", ()) != getattr(event, "placeholders", ()):
-            common["placeholders"] = tuple(p for p in found.placeholders if p in event.placeholders)
-        merged[key(event)] = replace(found, condition=disj(found.condition, event.condition), **common)
-    return list(merged.values())
+        changes = {}
+        if any(getattr(e, "placeholders", ()) != getattr(first, "placeholders", ()) for e in group):
+            changes["placeholders"] = _walks_placeholders(group)
+        condition = first.condition
+        for event in group[1:]:
+            condition = disj(condition, event.condition)
+        merged.append(replace(first, condition=condition, **changes))
+    return merged
+
+
+_MAX_WALKS_CHOICES = 8  # walks of one statement whose placeholder values are kept apart
+
+
+def _walks_placeholders(group: list) -> tuple:
+    """The placeholders of a statement's walks: one value where all agree, else the first walk's
+    whose condition holds (`Choices`)."""
+    by_walk = [dict(e.placeholders) for e in group]
+    found = []
+    for name in by_walk[0]:
+        values = [walk.get(name) for walk in by_walk]
+        if any(value is None for value in values):
+            continue
+        if all(value == values[0] for value in values):
+            found.append((name, values[0]))
+            continue
+        cases = [(conj(e.condition, when), case) for e, value in zip(group, values)
+                 for when, case in (value.cases if isinstance(value, Choices) else ((TRUE, value),))]
+        cases = [(when, case) for when, case in cases if when != FALSE]
+        if 2 <= len(cases) <= _MAX_WALKS_CHOICES:
+            found.append((name, Choices(tuple(cases))))
+    return tuple(found)
 
 
 def string_key(target: cst.Subscript, env: Env) -> str | None:

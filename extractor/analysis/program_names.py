@@ -27,6 +27,9 @@ _CHANGED_IN_PLACE = re.compile(r"\s*(\.\s*(append|add|extend|update|insert|remov
                                r"\[[^\]]*\]\s*=[^=])")
 
 
+_MAX_REEXPORTS = 4  # modules a constant's name is imported through, followed to where it is written
+
+
 class NameQueries:
     """What the names of the program denote (mixed into `callgraph.Program`)."""
 
@@ -57,6 +60,33 @@ class NameQueries:
                         found = Lit(value) if value is not MISSING else None
             self._imported_constants[target] = found
         return self._imported_constants[target]
+
+    def constant_display(self, info: FunctionInfo, name: str) -> str | None:
+        """How the module that defines a constant the function reads writes it: "list" or "tuple" (its
+        Lit keeps neither), or None."""
+        return self._ask(("display", info.key, name), lambda: self._constant_display(info, name))
+
+    def _constant_display(self, info: FunctionInfo, name: str) -> str | None:
+        module = self.modules[info.module]
+        target = self.local_imports(info).get(name) or module.imports.get(name)
+        owner, attr = module, name
+        with self._loading(True):
+            if target is not None:
+                if "." not in target:
+                    return None
+                dotted, _, attr = target.rpartition(".")
+                owner = self.module(dotted)
+            for _ in range(_MAX_REEXPORTS):  # `server_args` imports what `choices` defines
+                if owner is None or "." in attr:
+                    return None
+                kind = self._static.display(owner, attr)
+                if kind is not None:
+                    return kind
+                place = self._static.resolve(owner, attr)
+                if place is None or place[0] is owner:
+                    return None
+                owner, attr = place
+        return None
 
     def module_constant(self, info: FunctionInfo, name: str) -> Lit | None:
         """The value of a name the function's own module binds to a collection built from literals
@@ -500,6 +530,10 @@ class ScopeConstants(Mapping):
             return False
         return name in self.own or self.program.imported_constant(self.info, name) is not None \
             or self.program.module_constant(self.info, name) is not None
+
+    def display(self, name: str) -> str | None:
+        """"list" or "tuple": how the constant's module writes it (`NameQueries.constant_display`)."""
+        return self.program.constant_display(self.info, name)
 
     def fixed(self, name: str) -> Lit | None:
         """The value, when the name is never changed in place (a registry filled by decorators is not)."""

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from ..core.formula import REFLEXIVE_TRUTH, conj, disj, fields_read, neg, pinned_in, replaced, terms_once
-from ..core.model import (FALSE, TRUE, And, Atom, Const, Formula, Lit, Not, Or, Rule, RuleKind, Term,
-                          TermKind, Write)
+from ..core.model import (FALSE, TRUE, And, Atom, Choices, Const, Formula, Lit, Not, Or, PlaceholderValue, PlaceValues,
+                          Rule, RuleKind, Term, TermKind, Write)
 from .callgraph import EnvSource, Program, label
 from .registry import (RegisteringCalls, Registries, predicate_registered, registry_condition, registry_name,
                        without_loop_items, without_variable_calls)
@@ -32,6 +32,8 @@ MAX_OCCURRENCES = 32  # times one function is entered; past it, its triggers adm
 # A read of a field is spelled out as "the latest write whose condition holds" when that stays
 # small; otherwise it reads `resolved(field)`, a term that rules.json's `resolution` table defines.
 MAX_INLINE_WRITES = 4
+# Atoms (with repeats) of the conditions a message placeholder's value is chosen by, at most.
+MAX_CHOICES_SIZE = 48
 MAX_INLINE_SIZE = 24  # atoms (with repeats) of a read spelled out, and of each condition (or case) of a write it reads
 _NO_MORE = "reached_by_other_calls"
 
@@ -55,6 +57,9 @@ class Occurrence:
     condition: Formula
     path: tuple[str, ...]
     cases: tuple[tuple[Formula, Value], ...] = ()  # writes: the value written
+    # guards: what the message's placeholders hold there (`Rule.placeholders`; a `Choices`' conditions
+    # over launch values, as `condition`)
+    placeholders: tuple[tuple[str, Lit | Term | Choices], ...] = ()
 
 
 RuleKey = tuple[str, int, str]  # (function key, line, "guard" or the field written)
@@ -212,7 +217,16 @@ class Run:
                path: tuple[str, ...]) -> None:
         self.counter += 1
         reached = conj(condition, self.resolve(g.condition if g.run is None else g.run, instance))
-        self.occurrences.setdefault((walk.key, g.line, "guard"), []).append(Occurrence(self.counter, reached, path))
+        placeholders = []
+        for name, value in g.placeholders:
+            if isinstance(value, Choices):
+                cases = tuple((self.resolve(when, instance), case) for when, case in value.cases)
+                if sum(self._size(when) for when, _ in cases) > MAX_CHOICES_SIZE:
+                    continue  # chosen by more than a message is worth carrying
+                value = Choices(cases)
+            placeholders.append((name, value))
+        self.occurrences.setdefault((walk.key, g.line, "guard"), []).append(
+            Occurrence(self.counter, reached, path, placeholders=tuple(placeholders)))
 
     def _write(self, walk: Walk, index: int, instance: _Instance, condition: Formula, path: tuple[str, ...]) -> None:
         self.counter += 1
@@ -451,9 +465,12 @@ class Run:
                 self.triggers[(key, rule.function)] = trigger
             first = min(found, key=lambda o: o.order)
             assigns = first.cases if rule.kind is RuleKind.ADJUSTMENT else ()
+            guard = rule.kind is not RuleKind.ADJUSTMENT
             updated.append(replace(rule, trigger=trigger, reachable=True, call_path=first.path,
                                    order=rank[first.order], assigns=assigns,
-                                   places=() if rule.kind is RuleKind.ADJUSTMENT else _places(found, rank)))
+                                   places=_places(found, rank) if guard else (),
+                                   placeholders=_placeholders(found, rank, rule.placeholders) if guard
+                                   else rule.placeholders))
         return _affected_by(updated)
 
 
@@ -562,6 +579,28 @@ def _places(found: list[Occurrence], rank: dict[int, int]) -> tuple[tuple[int, F
     if len(by_place) < 2:
         return ()
     return tuple((place, disj(*conditions)) for place, conditions in sorted(by_place.items()))
+
+
+def _placeholders(found: list[Occurrence], rank: dict[int, int], own: tuple[tuple[str, PlaceholderValue], ...]
+                  ) -> tuple[tuple[str, PlaceholderValue], ...]:
+    """What a guard's message placeholders hold where the run reaches it: one value where every place
+    agrees, else the value at each place (`PlaceValues`, as `_places` orders them: a helper two
+    callers call with other arguments); for one a place does not know, what the function's own walk
+    found (`own`), if anything."""
+    found = sorted(found, key=lambda o: o.order)
+    at = [dict(o.placeholders) for o in found]
+    kept: list[tuple[str, PlaceholderValue]] = []
+    for name in sorted({name for place in at for name in place} | {name for name, _ in own}):
+        values = [place.get(name) for place in at]
+        if any(value is None for value in values):
+            # (not one chosen by the function's own conditions: those do not read launch values)
+            kept += [(name, value) for known, value in own if known == name and not isinstance(value, Choices)]
+        elif all(value == values[0] for value in values):
+            kept.append((name, values[0]))  # type: ignore[arg-type]
+        else:
+            by_place = tuple((rank[o.order], value) for o, value in zip(found, values))
+            kept.append((name, PlaceValues(by_place)))  # type: ignore[arg-type]
+    return tuple(kept)
 
 
 def _affected_by(rules: list[Rule]) -> list[Rule]:

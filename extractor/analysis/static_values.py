@@ -247,6 +247,17 @@ class Index:
                 return found
         return _FALLS_THROUGH
 
+    def display(self, module: ModuleSummary, name: str) -> str | None:
+        """How a module-level name bound once is written: "list" or "tuple" for a display or a
+        `list(...)`/`tuple(...)`/`sorted(...)` call; None for anything else."""
+        scope = self._bindings_of(module)
+        node = scope.values.get(name) if scope.counts.get(name) == 1 else None
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return "list" if isinstance(node, ast.List) else "tuple"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("list", "tuple", "sorted"):
+            return "tuple" if node.func.id == "tuple" else "list"
+        return None
+
     def _bindings_of(self, module: ModuleSummary) -> Bindings:
         if module.dotted not in self._module_bindings:
             self._module_bindings[module.dotted] = Bindings.of(_statements(module.declarations.body))

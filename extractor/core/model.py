@@ -210,6 +210,45 @@ class Related(NamedTuple):
 
 
 @dataclass(frozen=True, slots=True)
+class Choices:
+    """A message placeholder whose value depends on the way to the guard: the value of the first case
+    whose condition holds (`reason = "Target model's" if is_draft_model else "User-specified"`; each
+    item of an unrolled loop, in loop order). Conditions over launch values once the run placed them."""
+
+    cases: tuple[tuple[Formula, Lit | Term], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceValues:
+    """A message placeholder's value at each place of the run (`Rule.places`, by order): a helper its
+    callers call with other arguments (`validate_buckets_rule("--prompt-tokens-buckets", ...)`)."""
+
+    values: tuple[tuple[int, Lit | Term | Choices], ...]
+
+
+# What a placeholder of a message holds where the guard raises (`Rule.placeholders`).
+PlaceholderValue = Union[Lit, Term, Choices, PlaceValues]
+
+
+def placeholder_operands(value: PlaceholderValue) -> list[Lit | Term]:
+    """The literals and terms a placeholder's value may be."""
+    if isinstance(value, PlaceValues):
+        return [leaf for _, inner in value.values for leaf in placeholder_operands(inner)]
+    if isinstance(value, Choices):
+        return [operand for _, operand in value.cases]
+    return [value]
+
+
+def placeholder_conditions(value: PlaceholderValue) -> list[Formula]:
+    """The conditions a placeholder's value is chosen by."""
+    if isinstance(value, PlaceValues):
+        return [when for _, inner in value.values for when in placeholder_conditions(inner)]
+    if isinstance(value, Choices):
+        return [when for when, _ in value.cases]
+    return []
+
+
+@dataclass(frozen=True, slots=True)
 class Example:
     """A command line that triggers the rule and one that does not (witnesses)."""
 
@@ -241,8 +280,9 @@ class Rule:
     # adjustments: the value written, over launch values: (when, literal or term) cases
     assigns: tuple[tuple[Formula, Lit | Term], ...] = ()
     # guards: what a message's placeholder of a local or a constant holds where it is raised, when the
-    # walk knows (`{ib_sysfs_path}` -> "/sys/class/infiniband", `{backend}` -> the field it was read from)
-    placeholders: tuple[tuple[str, Lit | Term], ...] = ()
+    # walk knows (`{ib_sysfs_path}` -> "/sys/class/infiniband", `{backend}` -> the field it was read from;
+    # one of several by the way there or the place of the run: `Choices`, `PlaceValues`)
+    placeholders: tuple[tuple[str, PlaceholderValue], ...] = ()
     doc: str | None = None  # the first paragraph of the docstring of the function it is in
     # guards the run reaches at more than one place (a helper two steps call): each place (as `order`,
     # the first one's) with when the guard runs and fires there; () when at one place

@@ -16,6 +16,7 @@ from .model import (
     And,
     EnvVar,
     Atom,
+    Choices,
     Const,
     Example,
     Flag,
@@ -26,6 +27,8 @@ from .model import (
     Location,
     Not,
     Or,
+    PlaceholderValue,
+    PlaceValues,
     Related,
     Rule,
     RuleKind,
@@ -36,7 +39,7 @@ from .model import (
     Write,
 )
 
-SCHEMA_VERSION = "1.5.0"  # 1.1.0: rules carry `order`, adjustments `assigns`; unmessaged asserts are rules; 1.2.0: `helpers`, `environment`; 1.3.0: guards carry `placeholders`, messages keep `!r` and format specs; 1.4.0: `doc`, the function's docstring; 1.5.0: `places` of a guard the run reaches at several
+SCHEMA_VERSION = "1.6.0"  # 1.1.0: rules carry `order`, adjustments `assigns`; unmessaged asserts are rules; 1.2.0: `helpers`, `environment`; 1.3.0: guards carry `placeholders`, messages keep `!r` and format specs; 1.4.0: `doc`, the function's docstring; 1.5.0: `places` of a guard the run reaches at several; 1.6.0: a placeholder's `cases` and `by_place`
 RULES_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/rules.schema.json"
 FLAGS_SCHEMA_ID = "https://github.com/sglang-constraints/schemas/flags.schema.json"
 
@@ -296,7 +299,8 @@ def rule_json(rule: Rule, cache: dict | None = None, spellings: Spellings = CONV
             data["assigns"] = [{"when": formula_json(when, cache, spellings), "value": _operand_json(value, spellings)}
                                for when, value in rule.assigns]
     if rule.placeholders:
-        data["placeholders"] = [{"name": name, "value": _operand_json(value, spellings)} for name, value in rule.placeholders]
+        data["placeholders"] = [{"name": name, **_placeholder_json(value, cache, spellings)}
+                                for name, value in rule.placeholders]
     if rule.example is not None:
         data["example"] = {"before": list(rule.example.before), "after": list(rule.example.after)}
     if rule.doc:
@@ -335,7 +339,7 @@ def rule_from_json(data: dict, intern: dict | None = None) -> Rule:
         order=data.get("order"),
         assigns=tuple((formula_from_json(a["when"], intern), _operand_from_json(a["value"]))
                       for a in data.get("assigns", ())),
-        placeholders=tuple((p["name"], _operand_from_json(p["value"])) for p in data.get("placeholders", ())),
+        placeholders=tuple((p["name"], _placeholder_from_json(p, intern)) for p in data.get("placeholders", ())),
         doc=data.get("doc"),
         places=tuple((p["order"], formula_from_json(p["when"], intern)) for p in data.get("places", ())),
     )
@@ -402,6 +406,28 @@ def _operand_json(value: Lit | Term, spellings: Spellings) -> dict:
     if isinstance(value, Term):
         return term_json(value, spellings)
     return {"type": "literal", "value": _literal_json(value.value)}
+
+
+def _placeholder_json(value: PlaceholderValue, cache: dict | None, spellings: Spellings) -> dict:
+    """A placeholder's value: `value` (one), `cases` (the first whose `when` holds) or `by_place` (the
+    value at each place of the run, by its order)."""
+    if isinstance(value, PlaceValues):
+        return {"by_place": [{"order": order, **_placeholder_json(inner, cache, spellings)}
+                             for order, inner in value.values]}
+    if isinstance(value, Choices):
+        return {"cases": [{"when": formula_json(when, cache, spellings), "value": _operand_json(operand, spellings)}
+                          for when, operand in value.cases]}
+    return {"value": _operand_json(value, spellings)}
+
+
+def _placeholder_from_json(data: dict, intern: dict | None) -> PlaceholderValue:
+    if "by_place" in data:
+        by_place = tuple((p["order"], _placeholder_from_json(p, intern)) for p in data["by_place"])
+        return PlaceValues(by_place)  # type: ignore[arg-type]
+    if "cases" in data:
+        return Choices(tuple((formula_from_json(c["when"], intern), _operand_from_json(c["value"]))
+                             for c in data["cases"]))
+    return _operand_from_json(data["value"])
 
 
 def _operand_from_json(data: dict) -> Lit | Term:

@@ -7,10 +7,11 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Callable, Container
+from collections.abc import Callable, Mapping
 
 from ..core.formula import OneOf, fields_read, readable_text, terms
-from ..core.model import Formula, Lit, Rule, Term, TermKind
+from ..core.model import (Choices, Formula, Lit, PlaceholderValue, PlaceValues, Rule, Term, TermKind,
+                          placeholder_operands)
 from ..core.formula import every_atom
 from .evaluation import Context
 from .expressions import UNKNOWN, Unknown
@@ -18,12 +19,16 @@ from .fact_values import plain_value
 from .facts import run_site
 
 
-def filled_message(rule: Rule, context: Context, rewritten: Container[str] = ()) -> str:
+def filled_message(rule: Rule, context: Context, written: Mapping[str, object] | None = None,
+                   place: int | None = None) -> str:
     """The rule's message with its placeholders filled with what the launch shows there, where it
     is decided (one value): a placeholder reading one server argument with the value the field holds
-    where the guard runs (not the fields in `rewritten`: an adjustment that may run may change them
-    first); a local's or a constant's with what the extraction found it holds (`Rule.placeholders`);
-    a check `check` runs with the method's own values where it stopped. Others as written."""
+    where the guard runs (`written`: what the adjustments that run first leave in the fields they
+    write, `UNKNOWN` where undecided, `IN_TABLE` where the run's table says it); a local's or a
+    constant's with what the extraction found it holds (`Rule.placeholders`:
+    one of a few by the first way there that the launch takes, or by `place`, the place of the run
+    where the launch meets the guard, when it is known); a check `check` runs with the method's own
+    values where it stopped. Others as written."""
     if "{" not in rule.message:
         return rule.message
     sites = _run_sites(rule.trigger)
@@ -40,27 +45,56 @@ def filled_message(rule: Rule, context: Context, rewritten: Container[str] = ())
             if held else known_message(rule)
 
     def field_value(name: str) -> object:
-        if name in rewritten:
-            return _NOT_SHOWN
+        found = (written or {}).get(name, IN_TABLE)
+        if found is not IN_TABLE:
+            return found if found is not UNKNOWN and plain_value(found) else _NOT_SHOWN
         before = sum(1 for w in context.writes.get(name, ()) if rule.order is not None and w.order < rule.order)
         try:
             values = context.resolved(name, before)
         except (LookupError, Unknown):
             return _NOT_SHOWN
-        # None is not shown: `make verify` met a None here where SGLang printed 10 (0.5.23's
-        # `{cfg.speculative_eagle_topk}` at speculative_hook.py:1361, a write the table lacks).
-        if len(values) != 1 or values[0] is UNKNOWN or values[0] is None or not plain_value(values[0]):
+        # None only of a field the guard's own test reads: every write before it is then in the run's
+        # table or among the adjustments `written` reads. Of another, a write the table lacks may set
+        # it first (`make verify` met a None where SGLang printed 10: 0.5.23's
+        # `{cfg.speculative_eagle_topk}` at speculative_hook.py:1361).
+        if len(values) != 1 or values[0] is UNKNOWN or not plain_value(values[0]) \
+                or values[0] is None and name not in _condition_fields(rule.condition):
             return _NOT_SHOWN
         return values[0]
 
-    message = _FIELD_PLACEHOLDER.sub(lambda m: _shown(m, field_value(m.group(1))), known_message(rule))
+    # A field the function assigned before it raises is its own placeholder (`Rule.placeholders`, by
+    # the expression's text): what the field held before is not what the message shows.
+    assigned = {name for name, _ in rule.placeholders if "." in name}
+    message = _FIELD_PLACEHOLDER.sub(
+        lambda m: m.group(0) if m.group(0)[1:-1].split("!")[0] in assigned else _shown(m, field_value(m.group(1))),
+        known_message(rule))
+    message = _LENGTH_PLACEHOLDER.sub(lambda m: _shown(m, _length(field_value(m.group(1)))), message)
     for name, value in rule.placeholders:
-        if isinstance(value, Term):
-            shown = field_value(value.name) if value.kind is TermKind.FIELD else _fact_value(value, context)
-            message = _placeholder(name).sub(lambda m: _shown(m, shown), message)
+        chosen = value if isinstance(value, (Lit, Term)) else _chosen(value, context, place)
+        if isinstance(chosen, Term):
+            shown = field_value(chosen.name) if chosen.kind is TermKind.FIELD else _fact_value(chosen, context)
+        elif isinstance(chosen, Lit) and chosen is not value:  # a plain literal is in `known_message` already
+            shown = chosen.value
+        else:
+            continue
+        message = _placeholder(name).sub(lambda m: _shown(m, shown), message)  # noqa: B023 - used at once
     if "{" in message:
         message = _read_in_trigger(rule, message, context, field_value)
     return message
+
+
+def _chosen(value: PlaceholderValue, context: Context, place: int | None) -> Lit | Term | None:
+    """The value a placeholder of several holds on the launch: the one at `place` (`PlaceValues`), the
+    first whose condition holds (`Choices`); None while the launch does not decide it."""
+    if isinstance(value, PlaceValues):
+        value = dict(value.values).get(place) if place is not None else None  # type: ignore[assignment]
+    if isinstance(value, Choices):
+        for when, case in value.cases:
+            truth = context.truth(when)
+            if truth is not False:
+                return case if truth else None
+        return None
+    return value  # type: ignore[return-value]
 
 
 @functools.lru_cache(maxsize=4096)  # bounded: a process that reads many releases lets old formulas go
@@ -68,6 +102,12 @@ def _run_sites(trigger: Formula | None) -> tuple:
     """The methods a trigger runs over the launch (`raised_in(...)` terms), where each stops."""
     return tuple(site for atom in every_atom(trigger) if (site := run_site(atom.term.text)) is not None) \
         if trigger is not None else ()
+
+
+@functools.lru_cache(maxsize=4096)
+def _condition_fields(condition: Formula) -> frozenset[str]:
+    """The fields a guard's own test reads."""
+    return frozenset(fields_read(condition))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -140,6 +180,18 @@ def known_message(rule: Rule) -> str:
     return message
 
 
+def placeholder_alternatives(rule: Rule) -> dict[str, tuple[str, ...]]:
+    """The texts a placeholder of several literal values may show, by placeholder, in their order:
+    what a page says `{arg_name}` stands for (`--prompt-tokens-buckets` or `--generation-tokens-buckets`)."""
+    found = {}
+    for name, value in rule.placeholders:
+        if isinstance(value, (Choices, PlaceValues)):
+            operands = placeholder_operands(value)
+            if all(isinstance(o, Lit) for o in operands):
+                found[name] = tuple(dict.fromkeys(str(o.value) for o in operands))  # type: ignore[union-attr]
+    return found
+
+
 def _template(text: str) -> str | None:
     """An f-string's (or a string's) source as a message template: its literal parts as they read, each
     replacement field as `{expression}` in people's names (`self.hf_text_config`, not the walk's);
@@ -170,9 +222,18 @@ def _placeholder(name: str) -> re.Pattern[str]:
 
 # `{cfg.attention_backend}`, `{self.tp_size!r}`: a placeholder of a message that reads one field.
 _FIELD_PLACEHOLDER = re.compile(r"(?<!\{)\{(?:self|cfg|view|server_args|args|sa|sargs)\.([a-z_][a-z0-9_]*)(![rs])?\}(?!\})")
+# `{len(cfg.lora_paths)}`: the length of one field's value.
+_LENGTH_PLACEHOLDER = re.compile(
+    r"(?<!\{)\{len\((?:self|cfg|view|server_args|args|sa|sargs)\.([a-z_][a-z0-9_]*)\)(![rs])?\}(?!\})")
 # `{quant_method}`, `{self.quantization!r}`: a placeholder of a local or an attribute of the instance.
 _HELD_PLACEHOLDER = re.compile(r"(?<!\{)\{((?:self\.)?[A-Za-z_]\w*)(![rs])?\}(?!\})")
 _NOT_SHOWN = object()
+IN_TABLE = object()  # `filled_message`'s `written`: the field as the run's table resolves it
+
+
+def _length(value: object) -> object:
+    """`len()` of a field's value, where it is a list, tuple or string."""
+    return len(value) if isinstance(value, (list, tuple, str)) else _NOT_SHOWN
 
 
 def _shown(match: re.Match, value: object) -> str:

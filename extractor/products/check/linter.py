@@ -17,12 +17,13 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 from functools import cached_property
 
 from ...core.formula import every_atom
-from ...core.model import Atom, Flag, HelperLibrary, Rule, RuleKind, Term, TermKind, Write
+from ...core.model import Atom, Flag, HelperLibrary, Lit, Rule, RuleKind, Term, TermKind, Write
 from ...logic.environment import EnvVar
 from ...logic.assumptions import assumption_key, substitute_assumptions
 from ...logic.carried import Carried
 from ...logic.evaluation import MISSING_KINDS, Context, Evaluator
-from ...logic.messages import filled_message
+from ...logic.expressions import UNKNOWN
+from ...logic.messages import IN_TABLE, filled_message
 from ...logic.facts import Facts
 from ...logic.launch_host import LaunchHost
 from ...logic.model_config import ModelFacts, local_model
@@ -257,7 +258,8 @@ def check(
         if base is not None and rule.id not in moved:
             outcome = base.outcomes.get(rule.id)
             if outcome is not None:
-                findings.append(Finding(rule, *outcome, fill=_filler(rule, evaluator)))
+                place = outcome[-1] if outcome[0] == "definite" else None
+                findings.append(Finding(rule, *outcome, fill=_filler(rule, evaluator, place)))
             continue
         truth, adjusted = evaluator.truth(rule)
         if truth is False:
@@ -265,9 +267,10 @@ def check(
         certainty = "definite" if truth else "possible"
         undecided = () if truth else evaluator.undecided(rule)
         needs = tuple(k for k in MISSING_KINDS if any(kind == k for _, kind in undecided))
+        place = _place(rule, evaluator, truth)
         findings.append(Finding(rule, certainty, tuple(text for text, _ in undecided), adjusted, needs,
-                                context.failing.get(rule.effective), _place(rule, evaluator, truth),
-                                _filler(rule, evaluator)))
+                                context.failing.get(rule.effective), place,
+                                _filler(rule, evaluator, place if truth else None)))
     # In execution order: the first definite error is where the launch stops.
     findings.sort(key=lambda f: (f.certainty != "definite", f.place if f.place is not None else _position(f.rule),
                                  f.rule.location.file, f.rule.location.line, f.rule.id))
@@ -287,17 +290,59 @@ def _place(rule: Rule, evaluator: Evaluator, truth: bool | None) -> int | None:
     return (held or [order for order, state in states if state is not False] or [rule.order])[0]
 
 
-def _filler(rule: Rule, evaluator: Evaluator) -> Callable[[], str] | None:
-    """What fills a finding's message on its launch, when it has placeholders: not over a field an
-    adjustment that may run rewrites first."""
+def _filler(rule: Rule, evaluator: Evaluator, place: int | None = None) -> Callable[[], str] | None:
+    """What fills a finding's message on its launch, when it has placeholders: a field an adjustment
+    that runs first rewrites with what it writes there; `place`: where the launch surely meets the
+    guard, for a placeholder with a value per place."""
     if "{" not in rule.message:
         return None
 
     def fill() -> str:
-        rewritten = {evaluator.rules[a].target for a in rule.affected_by
-                     if a in evaluator.rules and evaluator.fires(a) is not False}
-        return filled_message(rule, evaluator.context, rewritten)
+        return filled_message(rule, evaluator.context, _written(rule, evaluator), place)
     return fill
+
+
+def _written(rule: Rule, evaluator: Evaluator) -> dict[str, object]:
+    """What the adjustments that run before the guard and write a field it reads leave in each such
+    field: the value the latest one that runs writes (`UNKNOWN` while the launch does not decide which
+    runs, or what it writes), or `IN_TABLE` where that one is a write of the run's table, which
+    `Context.resolved` reads (`filled_message`)."""
+    context = evaluator.context
+    tabled = {write.rule for writes in context.writes.values() for write in writes}
+    by_field: dict[str, list[Rule]] = {}
+    for adjustment in rule.affected_by:
+        writer = evaluator.rules.get(adjustment)
+        if writer is not None and writer.target:
+            by_field.setdefault(writer.target, []).append(writer)
+    written: dict[str, object] = {}
+    for name, writers in by_field.items():
+        for writer in sorted(writers, key=_position, reverse=True):
+            fires = evaluator.fires(writer.id)
+            if fires is False:
+                continue
+            if fires is None:
+                written[name] = UNKNOWN
+            else:
+                written[name] = IN_TABLE if writer.id in tabled else _assigned(writer, context)
+            break
+    return written
+
+
+def _assigned(writer: Rule, context: Context) -> object:
+    """The value an adjustment that runs writes: its first case whose condition holds; `UNKNOWN` while
+    the launch does not decide it."""
+    for when, value in writer.assigns:
+        truth = context.truth(when)
+        if truth is None:
+            return UNKNOWN
+        if truth:
+            if isinstance(value, Lit):
+                return value.value
+            try:
+                return context.value_of(value)
+            except LookupError:
+                return UNKNOWN
+    return UNKNOWN
 
 
 # What a rule set keeps only while it lives, not in its index (`RuleSet.__getstate__`).

@@ -18,7 +18,8 @@ from ...analysis.helpers import CalledNames, helper_library, places_of_names
 from ...analysis.rules import rules_of
 from ...core.collector import long_lived
 from ...core.errors import ParseError, SourceError
-from ...core.model import Flag, HelperLibrary, Notice, Rule, SourceProblem, Write
+from ...core.model import (Flag, HelperLibrary, Notice, Rule, SourceProblem, Write, placeholder_conditions,
+                           placeholder_operands)
 from ...core.progress import step
 from ...logic.environment import EnvVar
 from ...sources.layout import Layout, find_layout
@@ -119,7 +120,9 @@ def _helpers(program: Program, rules: list[Rule], resolution: tuple[Write, ...])
         files = {rule.location.file, *(step.split("::", 1)[0] for step in rule.call_path)}
         return {dotted_module(f) for f in files}
 
-    uses = [(called.of([r.effective, *(w for w, _ in r.assigns)], [*(v for _, v in r.assigns), *(v for _, v in r.placeholders)]),
+    uses = [(called.of([r.effective, *(w for w, _ in r.assigns),
+                        *(w for _, v in r.placeholders for w in placeholder_conditions(v))],
+                       [*(v for _, v in r.assigns), *(o for _, v in r.placeholders for o in placeholder_operands(v))]),
              modules(r))
             for r in rules]
     uses += [(called.of([w.when, *(c for c, _ in w.cases)], [v for _, v in w.cases]), modules(by_id[w.rule]))

@@ -22,7 +22,7 @@ from ...core.formula import reads_resolved, render_flags, terms
 from ...core.model import And, Flag, Formula, Rule, RuleKind, TermKind
 from ...core.serialize import rule_json
 from ...logic.launch_words import ENV_ASSIGNMENT
-from ...logic.messages import known_message
+from ...logic.messages import known_message, placeholder_alternatives
 from ...logic.releases import release_date
 from ..check.fixes import Fix, intent_keeping
 from ..check.typical import Typical
@@ -108,6 +108,9 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
     out += ["## Error message" if kind != "adjustment" else "## What SGLang does", "", fence(message, "text"), ""]
     if not rule.message_static and "{" in message:
         out += ["Parts in `{...}` are filled in at run time.", ""]
+        shown = [(name, texts) for name, texts in placeholder_alternatives(rule).items() if "{" + name in message]
+        out += [f"- `{{{name}}}` is one of: {', '.join(code(text) for text in texts)}" for name, texts in shown]
+        out += [""] if shown else []
 
     own, inherited = split_condition(rule, siblings)
     out += ["## What it means", "", meaning(rule, flags, siblings), ""]

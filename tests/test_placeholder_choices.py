@@ -42,6 +42,7 @@ class ServerArgs:
     ngram: bool = False
     ngram_breadth: int = 1
     backend: Optional[str] = None
+    named: Optional[List[str]] = None
     deterministic: bool = False
     mode_size: int = 1
 
@@ -68,6 +69,7 @@ class ServerArgs:
         parser.add_argument("--ngram", action="store_true")
         parser.add_argument("--ngram-breadth", type=int, default=ServerArgs.ngram_breadth)
         parser.add_argument("--backend", type=str, default=ServerArgs.backend)
+        parser.add_argument("--named", type=str, nargs="*", default=None)
         parser.add_argument("--deterministic", action="store_true")
         parser.add_argument("--mode-size", type=int, default=ServerArgs.mode_size)
 ''',
@@ -82,6 +84,17 @@ def handle_draft(server_args):
     cfg = resolving_view(server_args)
     if cfg.draft_breadth is not None:
         declare_resolution(server_args, "handle_draft", draft_topk=cfg.draft_breadth)
+
+
+def handle_named(server_args):
+    if isinstance(server_args.named, list):
+        named = server_args.named
+        server_args.named = []
+        for item in named:
+            server_args.named.append(item.split("=")[0])
+        assert len(server_args.named) <= server_args.max_adapters, (
+            f"Too many named adapters: {len(server_args.named)}"
+        )
 
 
 def handle_backend(server_args):
@@ -115,6 +128,7 @@ def run_resolution_pipeline(server_args):
     handle_topk(server_args)
     handle_ngram(server_args)
     handle_backend(server_args)
+    handle_named(server_args)
 
 
 def handle_buckets(server_args):
@@ -264,3 +278,12 @@ def test_a_module_constant_prints_as_its_display_and_an_unset_flag_as_none(tmp_p
     ruleset = package_ruleset(tmp_path, PACKAGE)
     [finding] = check(ruleset, ["--model-path", "m", "--deterministic"]).definite
     assert finding.text == "Deterministic runs take ['fa3', 'triton'], not 'None'."
+
+
+def test_a_list_an_adjustment_refills_in_place_is_not_shown(tmp_path) -> None:
+    """`server_args.named = []` then `.append(...)` per item: the adjustment writes an empty list, the
+    appends are no writes; its length is not that of what was written (0.5.10's `lora_paths=0` for
+    four paths), so the placeholder stays."""
+    ruleset = package_ruleset(tmp_path, PACKAGE)
+    [finding] = check(ruleset, ["--model-path", "m", "--named", "a=1", "b=2", "c=3"]).definite
+    assert finding.text == "Too many named adapters: {len(server_args.named)}"

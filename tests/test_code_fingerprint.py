@@ -1,5 +1,5 @@
-"""The fingerprint of the code that makes a cached result (`core.cache.code_fingerprint`): kept in the
-cache with a stamp of each module it read, taken back only while every stamp holds."""
+"""The fingerprint of the code that makes a cached result (`core.cache.code_fingerprint`): what it read
+of each module is kept in the cache with the module's stamp, taken back only while that stamp holds."""
 
 from __future__ import annotations
 
@@ -33,7 +33,20 @@ def _new_process() -> None:
 
 
 def _fresh(roots=ROOTS) -> str:
+    """The fingerprint made from every module's file, nothing kept taken."""
     return cache._fingerprint(roots)[0]
+
+
+def _reading(monkeypatch) -> list[str]:
+    """The modules read from here on, by their path in the package."""
+    read: list[str] = []
+    module_read = cache._module_read
+
+    def recorded(path, stamp):
+        read.append(path.relative_to(cache._PACKAGE).as_posix())
+        return module_read(path, stamp)
+    monkeypatch.setattr(cache, "_module_read", recorded)
+    return read
 
 
 def test_a_kept_fingerprint_is_taken_back_without_reading_a_module(package, monkeypatch) -> None:
@@ -41,8 +54,23 @@ def test_a_kept_fingerprint_is_taken_back_without_reading_a_module(package, monk
     assert first == _fresh()
     assert (Path(os.environ["SGLANG_CONSTRAINTS_EXTRACTION_CACHE"]) / "code" / "fingerprints.pickle").is_file()
     _new_process()
-    monkeypatch.setattr(cache, "_fingerprint", lambda roots: pytest.fail("the modules were read again"))
+    read = _reading(monkeypatch)
     assert cache.code_fingerprint(*ROOTS) == first
+    assert read == []
+
+
+def test_other_roots_read_only_the_modules_no_fingerprint_read_before(package, monkeypatch) -> None:
+    """The first `check` after an `extract`: the answers' fingerprint reads only the modules the
+    index's fingerprint did not, and is what reading them all gives."""
+    cache.code_fingerprint(*ROOTS)
+    _new_process()
+    read = _reading(monkeypatch)
+    wider = (*ROOTS, "products.check.fixes")
+    found = cache.code_fingerprint(*wider)
+    assert "products/check/fixes.py" in read
+    assert "products/check/linter.py" not in read and "core/model.py" not in read
+    monkeypatch.undo()
+    assert found == _fresh(wider) != _fresh()
 
 
 def test_an_edit_of_a_module_read_gives_the_new_fingerprint(package) -> None:

@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
+from stat import S_ISREG
 from types import CodeType
 
 from .collector import collect_less_until_exit, long_lived
@@ -36,68 +37,103 @@ def code_fingerprint(*roots: str) -> str:
 
     A cached result made by other code is not reused, while edits to unrelated modules keep the
     cache warm. The command layer (`cli`, `commands/`) is left out: no lower layer imports it.
-    Reading and hashing those modules costs a command 30 ms a fingerprint; the digest is kept in the
-    cache with the size and modification time of each module it read (`_FingerprintMemo`), and a
-    later process that finds them all unchanged takes it after a `stat` of each.
+    Reading and hashing every module costs a command 30 ms; what a module holds (a digest of its
+    bytes, the modules it imports) is kept in the cache with its size and modification time
+    (`_FingerprintMemo`), so a later process reads only the modules that changed or that no earlier
+    fingerprint, of any roots, read: the first `check` after an `extract` reads the few modules the
+    index's fingerprint did not, and later ones read none.
     """
     memo = _fingerprint_memo(extraction_cache() / "code" / "fingerprints.pickle")
     found = memo.digest(roots)
     if found is None:
-        found, stamps = _fingerprint(roots)
-        memo.keep(roots, found, stamps)
+        found, modules, read = _fingerprint(roots, memo.modules)
+        memo.keep(roots, found, modules, read)
     return found
 
 
-def _fingerprint(roots: Sequence[str]) -> tuple[str, dict[Path, tuple[int, int] | None]]:
-    """The digest `code_fingerprint` describes, and the modules it read with their stamps, each taken
-    before the module was read (an edit meanwhile leaves a stamp that no longer holds)."""
-    seen: dict[Path, tuple[int, int] | None] = {}
-    todo = [_PACKAGE.joinpath(*root.split(".")).with_suffix(".py") for root in roots]
+# What the fingerprint takes from one module: (its stamp when it was read, a digest of its bytes, the
+# package modules it imports, as paths). A plain tuple: every command reads them, and a record class
+# would cost each process its creation.
+_Module = tuple[tuple[int, int], str, tuple[str, ...]]
+
+
+def _fingerprint(roots: Sequence[str], known: Mapping[str, _Module] | None = None
+                 ) -> tuple[str, dict[str, _Module], dict[str, _Module]]:
+    """The digest `code_fingerprint` describes; the modules it is made from, by path; and those of them
+    read from their files: those `known` does not hold with their present stamp (all of them without
+    `known`)."""
+    known = known or {}
+    package = str(_PACKAGE)
+    commands = (os.path.join(package, "commands", ""), os.path.join(package, "cli.py"),
+                os.path.join(package, "__main__.py"))  # the command layer: no lower layer imports it
+    modules: dict[str, _Module] = {}
+    read: dict[str, _Module] = {}
+    todo = [os.path.join(package, *root.split(".")) + ".py" for root in roots]
     while todo:
         path = todo.pop()
-        if path in seen or not path.is_file() or _command_layer(path):
+        if path in modules or path.startswith(commands[0]) or path in commands[1:]:
             continue
-        seen[path] = _stamp(path)
-        for dots, module, names in _IMPORT.findall(path.read_text(encoding="utf-8")):
-            base = path.parent
-            for _ in range(len(dots) - 1):
-                base = base.parent
-            target = base.joinpath(*module.split(".")) if module else base
-            if module and target.with_suffix(".py").is_file():
-                todo.append(target.with_suffix(".py"))
-            elif target.is_dir():  # a package: its __init__ and the submodules named
-                words = re.findall(r"\w+", re.sub(r"#[^\n]*", "", names))
-                todo += [target / "__init__.py", *(target / f"{word}.py" for word in words)]
+        stamp = _stamp(path)
+        if stamp is None:
+            continue  # no such module (a name imported from a package that is no submodule)
+        module = known.get(path)
+        if module is None or module[0] != stamp:
+            module = read[path] = _module_read(Path(path), stamp)
+        modules[path] = module
+        todo += module[2]
     hasher = hashlib.sha256()
-    for path in sorted(seen):
-        name = path.relative_to(_PACKAGE).as_posix()
-        hasher.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return hasher.hexdigest(), seen
+    start = len(package) + 1
+    for name, digest in sorted((path[start:].replace(os.sep, "/"), module[1]) for path, module in modules.items()):
+        hasher.update(name.encode() + b"\0" + digest.encode() + b"\0")
+    return hasher.hexdigest(), modules, read
+
+
+def _module_read(path: Path, stamp: tuple[int, int]) -> _Module:
+    """A module's digest and the package modules it imports, read from its file. `stamp` is taken
+    before: an edit meanwhile leaves a stamp that no longer holds."""
+    data = path.read_bytes()
+    imports: list[Path] = []
+    for dots, module, names in _IMPORT.findall(data.decode("utf-8")):
+        base = path.parent
+        for _ in range(len(dots) - 1):
+            base = base.parent
+        target = base.joinpath(*module.split(".")) if module else base
+        if module and target.with_suffix(".py").is_file():
+            imports.append(target.with_suffix(".py"))
+        elif target.is_dir():  # a package: its __init__ and the submodules named
+            words = re.findall(r"\w+", re.sub(r"#[^\n]*", "", names))
+            imports += [target / "__init__.py", *(target / f"{word}.py" for word in words)]
+    return stamp, hashlib.sha256(data).hexdigest(), tuple(map(str, imports))
 
 
 class _FingerprintMemo:
-    """Fingerprints kept in one small file of the cache, by the package's folder and the roots, each
-    with the (path, size, modification time) of the modules it was made from: it holds while a `stat`
-    of each says the same (an edit, a checkout or an upgrade changes them; a module a root newly imports
-    is named by an edit of one already read). A missing or unreadable file only costs the hashing."""
+    """What `code_fingerprint` read of each module (`_Module`), by its path, and each fingerprint made,
+    by the package and the roots, with the modules it is made from. A module's entry holds while a
+    `stat` says the same size and modification time (an edit, a checkout or an upgrade changes them;
+    a module a root newly imports is named by an edit of one already read); a fingerprint holds while
+    all of its modules' do. Kept in one small file of the cache: a missing or unreadable file only
+    costs the reading."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         found = read_pickled(path)
-        self.entries: dict = found if isinstance(found, dict) else {}
+        modules, made = found if isinstance(found, tuple) and len(found) == 2 else ({}, {})
+        self.modules: dict[str, _Module] = modules if isinstance(modules, dict) else {}
+        self.made: dict[tuple[str, ...], tuple[str, tuple[str, ...]]] = made if isinstance(made, dict) else {}
 
     def digest(self, roots: Sequence[str]) -> str | None:
-        entry = self.entries.get((str(_PACKAGE), *roots))
+        entry = self.made.get((str(_PACKAGE), *roots))
         if entry is None:
             return None
-        digest, modules = entry
-        return digest if all(_stamp(Path(path)) == stamp for path, stamp in modules) else None
+        digest, paths = entry
+        return digest if all((module := self.modules.get(path)) is not None and _stamp(path) == module[0]
+                             for path in paths) else None
 
-    def keep(self, roots: Sequence[str], digest: str, stamps: Mapping[Path, tuple[int, int] | None]) -> None:
-        if None in stamps.values():
-            return  # a module gone while it was read: nothing to keep
-        self.entries[(str(_PACKAGE), *roots)] = (digest, tuple(sorted((str(p), s) for p, s in stamps.items())))
-        write_pickled(self.path, self.entries)
+    def keep(self, roots: Sequence[str], digest: str, modules: Mapping[str, _Module], read: Mapping[str, _Module]
+             ) -> None:
+        self.modules.update(read)
+        self.made[(str(_PACKAGE), *roots)] = (digest, tuple(sorted(modules)))
+        write_bytes(self.path, pickle.dumps((self.modules, self.made), protocol=pickle.HIGHEST_PROTOCOL))
 
 
 @lru_cache(maxsize=None)
@@ -105,16 +141,13 @@ def _fingerprint_memo(path: Path) -> _FingerprintMemo:
     return _FingerprintMemo(path)  # read once per process: a command asks for two or three fingerprints
 
 
-def _stamp(path: Path) -> tuple[int, int] | None:
+def _stamp(path: str) -> tuple[int, int] | None:
+    """A module file's size and modification time; None when it is no file."""
     try:
-        stat = path.stat()
+        found = os.stat(path)
     except OSError:
         return None
-    return stat.st_size, stat.st_mtime_ns
-
-
-def _command_layer(path: Path) -> bool:
-    return path.parent == _PACKAGE and path.name in ("cli.py", "__main__.py") or _PACKAGE / "commands" in path.parents
+    return (found.st_size, found.st_mtime_ns) if S_ISREG(found.st_mode) else None
 
 
 def start_process() -> None:
@@ -283,16 +316,15 @@ class _SharingPickler(_Pickler):
 
 
 class _Unpickler(pickle.Unpickler):
-    """Reads what `_Pickler` wrote against `shared` objects: each place number is the object there."""
+    """Reads what `_Pickler` wrote against `shared` objects: each place number is the object there.
+
+    The lookup is the sequence's own `__getitem__`, which the C unpickler calls without a Python
+    frame (a part kept beside an index refers to some 100,000 shared objects); a place that is no
+    index of it raises TypeError or IndexError, and `read_pickled` takes the part as unreadable."""
 
     def __init__(self, stream, shared: Sequence[object]) -> None:
         super().__init__(stream)
-        self.shared = shared
-
-    def persistent_load(self, place: object) -> object:
-        if not isinstance(place, int):
-            raise pickle.UnpicklingError(f"unknown shared object {place!r}")
-        return self.shared[place]
+        self.persistent_load = list(shared).__getitem__ if not isinstance(shared, list) else shared.__getitem__
 
 
 def _dispatch_table() -> dict[type, object]:

@@ -11,16 +11,18 @@ import contextlib
 import copyreg
 import gc
 import hashlib
+import itertools
 import marshal
 import os
 import pickle
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from stat import S_ISREG
 from types import CodeType
+from typing import BinaryIO
 
 from .collector import collect_less_until_exit, long_lived
 from .places import cache_root
@@ -222,20 +224,37 @@ def compiled_code(key: str, filename: str, source: Callable[[], str]) -> CodeTyp
 
 def write_bytes(path: Path, data: bytes) -> None:
     """Write a file atomically, best effort (a read-only cache only costs the time to make it again)."""
-    import tempfile  # here: a command that only reads the cache does not start with it (nor `random`)
-
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        try:
-            with os.fdopen(fd, "wb") as stream:
-                stream.write(data)
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        with written_aside(path) as stream:
+            stream.write(data)
     except OSError:
         pass
+
+
+_ASIDE = itertools.count()
+
+
+@contextlib.contextmanager
+def written_aside(path: Path) -> Iterator[BinaryIO]:
+    """A new file beside `path` to write, swapped in whole when the block ends, removed when it fails.
+    Named by this process and a counter and opened exclusively, so no other writer shares it (a name
+    a crashed process left is passed over); not `tempfile`, whose imports (`shutil`, `random`) would
+    cost every check that keeps its answer 5 ms."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        aside = path.with_name(f".{path.name}.{os.getpid()}-{next(_ASIDE)}.tmp")
+        try:
+            fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+            break
+        except FileExistsError:
+            continue
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            yield stream
+        os.replace(aside, path)
+    except BaseException:
+        aside.unlink(missing_ok=True)
+        raise
 
 
 def read_pickled(path: Path, shared: Sequence[object] = ()) -> object | None:
@@ -257,20 +276,11 @@ def write_pickled(path: Path, value: object, shared: Sequence[object] = ()) -> N
     `shared`: objects of another pickle that `value` refers to (a rule set's formulas, kept in its
     index): written as their place in that sequence, and read back as the very objects the reader
     passes (`read_pickled`), so a part kept beside an index neither copies it nor loses identity."""
-    import tempfile
-
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("wb", dir=path.parent, prefix=".pickle-", delete=False) as stream:
-            try:
-                with _collector_paused():
-                    pickler = _SharingPickler(stream, protocol=pickle.HIGHEST_PROTOCOL, shared=shared) if shared \
-                        else _Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL)
-                    pickler.dump(value)
-            except BaseException:
-                os.unlink(stream.name)
-                raise
-        os.replace(stream.name, path)
+        with written_aside(path) as stream, _collector_paused():
+            pickler = _SharingPickler(stream, protocol=pickle.HIGHEST_PROTOCOL, shared=shared) if shared \
+                else _Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL)
+            pickler.dump(value)
     except OSError:
         pass
 

@@ -18,7 +18,6 @@ this model and environment, and says what decides it instead.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -227,6 +226,8 @@ def _nearest_first(choices: Sequence[object], current: object) -> list[object]:
     `quark_mxfp4` first), in their own order when there is none."""
     if not isinstance(current, str):
         return list(choices)
+    import difflib  # here: only a choice to suggest needs it
+
     return sorted(choices, key=lambda c: -difflib.SequenceMatcher(None, str(c), current).ratio())
 
 

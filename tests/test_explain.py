@@ -37,6 +37,10 @@ def rules_file(tmp_path_factory):
          "--dcp-size  must divide --tp-size ."),
         ("allowed: {ALLOWED[phase]} got {type(x).__name__}", ("ALLOWED[phase]", "type(x).__name__"), "allowed:  got "),
         ("nested {f({'a': 1})} end", ("f({'a': 1})",), "nested  end"),
+        ("width {x:{w}} and a lone } brace", ("x:{w}",), "width  and a lone } brace"),
+        ("{a}{b}", ("a", "b"), ""),
+        # No `}` closes the second `{`: the rest is text, not a placeholder that would match anything.
+        ("--tp {tp} left {open", ("tp",), "--tp  left {open"),
     ],
 )
 def test_template(message, placeholders, literal) -> None:

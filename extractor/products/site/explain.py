@@ -56,27 +56,33 @@ def template(rule: Rule) -> Template:
     fixed text."""
     if rule.message_static:
         return Template((rule.message,))
+    return Template(_parts(known_message(rule)))
+
+
+def _parts(text: str) -> tuple[str, ...]:
+    """Fixed text and placeholders, alternating: each `{` at the top starts a placeholder that ends at
+    its matching `}` (a format spec may nest `{width}`); a `}` outside one is text, and so is the rest
+    from an unbalanced `{`. Found by `str.find` from brace to brace: a message's fixed text is not
+    walked character by character (explain matches every guard's message)."""
     parts: list[str] = []
-    text, depth, start, chunk = known_message(rule), 0, 0, []
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "{" and depth == 0:
-            parts.append("".join(chunk))
-            chunk, depth, start = [], 1, i + 1
-        elif ch == "{" and depth:
-            depth += 1
-        elif ch == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                parts.append(text[start:i])
-        elif depth == 0:
-            chunk.append(ch)
-        i += 1
-    if depth:  # an unbalanced brace: keep it as text
-        chunk.append(text[start - 1:])
-    parts.append("".join(chunk))
-    return Template(tuple(parts))
+    fixed = 0  # where the fixed text after the last placeholder starts
+    opened = text.find("{")
+    while opened >= 0:
+        depth, i = 1, opened + 1
+        while depth:
+            close, inner = text.find("}", i), text.find("{", i)
+            if close < 0:
+                break
+            if 0 <= inner < close:
+                depth, i = depth + 1, inner + 1
+            else:
+                depth, i = depth - 1, close + 1
+        if depth:
+            break  # no `}` closes it: the rest is text
+        parts += [text[fixed:opened], text[opened + 1:i - 1]]
+        fixed = i
+        opened = text.find("{", i)
+    return (*parts, text[fixed:])
 
 
 @dataclass

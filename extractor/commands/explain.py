@@ -43,15 +43,21 @@ def add_parser(commands) -> None:
 def _releases(args: argparse.Namespace) -> list[str]:
     """The releases to look in: those given, else those shipped with the tool and those the cache holds
     already (a stated set: nothing is downloaded), newest first."""
+    releases = args.release or _known_releases()
+    if not releases:
+        raise UsageError("no release shipped or in the cache: pass --release VERSION or --rules FILE")
+    return releases
+
+
+def _known_releases() -> list[str]:
+    """Those shipped and those the cache holds, newest first (versions sorted only here: packaging's
+    import is no cost of an explain of given releases)."""
     from packaging.version import Version
 
     from ..core.places import cached_releases
     from ..products.reuse.shipped import shipped_releases
 
-    releases = args.release or sorted(set(shipped_releases()) | set(cached_releases()), key=Version, reverse=True)
-    if not releases:
-        raise UsageError("no release shipped or in the cache: pass --release VERSION or --rules FILE")
-    return releases
+    return sorted(set(shipped_releases()) | set(cached_releases()), key=Version, reverse=True)
 
 
 def _rule_sets(args: argparse.Namespace, releases: list[str]) -> Iterable[tuple[str, object]]:

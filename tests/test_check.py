@@ -134,6 +134,10 @@ def test_required_flag_missing(ruleset) -> None:
                      {"SGLANG_STRICT": "1"}, id="env prefix, python options, continuation"),
         pytest.param(["sglang", "serve", "--model-path", "m"], ["--model-path", "m"], {}, id="sglang serve"),
         pytest.param(["--model-path", "m"], ["--model-path", "m"], {}, id="bare arguments"),
+        # An empty word of an exec-form list (YAML `args:`, `check -- ...`) is an argument as argparse
+        # reads it: a value (`--served-model-name ""` is accepted), or an unrecognized one.
+        pytest.param(["--model-path", "m", "--served-model-name", ""], ["--model-path", "m", "--served-model-name", ""], {},
+                     id="an empty value"),
     ],
 )
 def test_split_command(argv, tokens, env) -> None:

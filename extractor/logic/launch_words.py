@@ -67,7 +67,7 @@ def _launch_words(argv: Sequence[str]) -> list[str]:
     """The words of the simple command that runs the launcher (a pasted text is read as a shell reads
     it); the words as given otherwise (exec-form lists, arguments after `--`)."""
     if not _pasted(argv):
-        return [t for t in argv if t.strip()]
+        return list(argv)
     try:
         commands = simple_commands(shell_words(argv[0]))
     except ValueError:  # an unbalanced quote: split as the user typed it

@@ -112,6 +112,30 @@ def test_the_first_fix_gives_the_flag_python_could_not_compare_a_value(ruleset) 
     assert not fixed.definite
 
 
+def test_a_flag_passed_as_zero_that_a_test_divides_by_is_given_a_number_first() -> None:
+    """0.5.23's `(tp_size * pp_size) % nnodes != 0` with `--nnodes 0` (its shipped rules): Python fails
+    dividing by zero, and the only way read off the guard's path, an elastic-EP join, takes three more
+    flags. The first fix passes --nnodes with its default, 1, which clears the guard."""
+    from extractor.logic.launch import parse_command
+    from extractor.logic.platforms import find_platform
+    from extractor.products.check.fixes import working_fixes
+    from extractor.products.check.linter import launch_facts
+    from extractor.products.check.words import Flags, by_function
+    from extractor.products.reuse.rulesets import release_rules
+
+    ruleset, platform = release_rules("0.5.23"), find_platform("cpu")
+    argv = ["--model-path", "m", "--device", "cpu", "--nnodes", "0"]
+    report = check(ruleset, argv, platform=platform)
+    first = report.definite[0]
+    assert first.fails_with == "ZeroDivisionError" and first.rule.message == "tp_size must be divisible by number of nodes"
+    facts = launch_facts(parse_command(argv, ruleset.catalog), platform, None, None, ruleset.library, {}, ruleset.envs)
+    fixes = working_fixes(ruleset, first.rule, argv, Flags(ruleset.flags), by_function(ruleset.rules), facts=facts,
+                          base=report.evaluator)
+    assert fixes[0] == "pass --nnodes 1", fixes
+    fixed = check(ruleset, [*argv[:-1], "1"], platform=platform)
+    assert first.rule.id not in {f.rule.id for f in fixed.definite}
+
+
 def test_explain_names_the_guard_whose_test_a_pasted_traceback_failed_in(ruleset) -> None:
     """The traceback of the crash points into the guard's `if`, before its raise: explain names that
     guard and says SGLang failed testing it (the TypeError is Python's, not the guard's message)."""

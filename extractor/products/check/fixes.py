@@ -77,7 +77,7 @@ def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
     # value first, before any way read off the test as if it could be evaluated.
     failing = base.context.failure_reached(rule.effective)
     if failing is not None:
-        ways = list(dict.fromkeys([*_ways_past_failure(failing, base.context, flags, given), *ways]))
+        ways = list(dict.fromkeys([*_ways_past_failure(failing, base.context, flags, typed), *ways]))
     for way in ways:
         completed = _completed(ruleset, rule, list(argv), way, flags, siblings, had, env, facts, base)
         if completed is not None and all(f.text != completed.text for f in found):
@@ -110,9 +110,13 @@ def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
     return found
 
 
-def _ways_past_failure(atom: Atom, context: Context, flags: Flags, given: set[str]) -> list[Way]:
+def _ways_past_failure(atom: Atom, context: Context, flags: Flags, given: Mapping[str, object]) -> list[Way]:
     """The flag whose None value Python cannot compare (`speculative_eagle_topk > 1` while unset), passed
-    with the number it is compared with, or 1: `_completed` keeps those that clear the guard."""
+    with the number it is compared with, or 1; a flag the command passes as 0 that the failing test
+    divides by (`tp_size % nnodes` with `--nnodes 0`), passed with its default, or 1. `_completed`
+    keeps those that clear the guard."""
+    if context.raises(atom) == "ZeroDivisionError":
+        return _nonzero_ways(atom, flags, given)
     number = atom.other.value if isinstance(atom.other, Lit) else None
     if not isinstance(number, int) or isinstance(number, bool):
         return []
@@ -127,6 +131,19 @@ def _ways_past_failure(atom: Atom, context: Context, flags: Flags, given: set[st
         if held is None and flags.settable(term.name):
             option = flags.option(term.name)
             ways += [(Edit("pass", option, str(value)),) for value in dict.fromkeys((number, 1)) if value >= 0]
+    return ways
+
+
+def _nonzero_ways(atom: Atom, flags: Flags, given: Mapping[str, object]) -> list[Way]:
+    """For a test Python fails by dividing by zero: each number flag it reads that the command passes
+    as 0, passed with its default when that is another number, else with 1."""
+    ways = []
+    for name in dict.fromkeys(name for term in (atom.term, atom.other) if isinstance(term, Term) for name in term.fields):
+        value = given.get(name)
+        if value == 0 and not isinstance(value, bool) and flags.settable(name):
+            known, default = flags.default(name)
+            number = default if known and isinstance(default, int) and not isinstance(default, bool) and default else 1
+            ways.append((Edit("pass", flags.option(name), str(number)),))
     return ways
 
 

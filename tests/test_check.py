@@ -567,10 +567,45 @@ def test_a_containers_env_is_filled_in_as_kubernetes_and_its_shell_fill_it() -> 
       command: ["sh", "-c", "python3 -m sglang.launch_server --model-path $MODEL_ID --tp 2"]
 """
     exec_form, shell_form = launch_commands(manifest, "yaml")
-    # valueFrom is known only at run time; `$$(...)` is Kubernetes' escape of `$(...)`
-    assert exec_form.argv[3:] == ("--model-path", "Qwen/Qwen3-8B", "--host", "$(POD_IP)", "--served-model-name",
-                                  "$(MODEL_ID)")
+    # valueFrom is known only at run time; `$$(...)` is Kubernetes' escape of `$(...)`; an entry of a
+    # literal value is in the launch's environment (an `envs.X` SGLang reads)
+    assert split_command(list(exec_form.argv)) == (
+        ["--model-path", "Qwen/Qwen3-8B", "--host", "$(POD_IP)", "--served-model-name", "$(MODEL_ID)"],
+        {"MODEL_ID": "Qwen/Qwen3-8B"})
     assert split_command(list(shell_form.argv))[0] == ["--model-path", "m", "--tp", "2"]
+
+
+def test_a_compose_service_runs_its_entrypoint_with_its_command_and_environment() -> None:
+    """SGLang's own docker/compose.yaml shape: the launcher in `entrypoint`, its options in `command` (a
+    plain scalar over several lines), `environment` a mapping; also both as lists, `environment` a
+    list, and a value Compose fills in from elsewhere (`${TOKEN}`) left unknown."""
+    from extractor.logic.launch_files import launch_commands
+
+    compose = """services:
+  sglang:
+    image: lmsysorg/sglang:latest
+    environment:
+      HF_TOKEN: <secret>
+      SGLANG_X: "1"
+    entrypoint: python3 -m sglang.launch_server
+    command:
+      --model-path meta-llama/Meta-Llama-3.1-8B-Instruct
+      --host 0.0.0.0
+      --served-model-name 'a b'
+  exec-form:
+    environment: [SGLANG_Y=2, "TOKEN=${TOKEN}", UNSET]
+    entrypoint: ["python3", "-m", "sglang.launch_server"]
+    command: ["--model-path", "m", "--tp", "2"]
+  command-string:
+    environment: {SGLANG_Z: "3"}
+    command: python3 -m sglang.launch_server --model-path m
+"""
+    scalar, listed, string = launch_commands(compose, "yaml")
+    assert scalar.line == 7 and split_command(list(scalar.argv)) == (
+        ["--model-path", "meta-llama/Meta-Llama-3.1-8B-Instruct", "--host", "0.0.0.0", "--served-model-name", "a b"],
+        {"HF_TOKEN": "<secret>", "SGLANG_X": "1"})
+    assert split_command(list(listed.argv)) == (["--model-path", "m", "--tp", "2"], {"SGLANG_Y": "2"})
+    assert string.line == 18 and split_command(list(string.argv)) == (["--model-path", "m"], {"SGLANG_Z": "3"})
 
 
 HELM_ARGS = """spec:

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .launch_words import ENV_ASSIGNMENT
+
 if TYPE_CHECKING:  # YAML's reader is imported where a YAML file is read: scripts alone do not need it
     import yaml
 
@@ -312,12 +314,29 @@ def _yaml_node_commands(node: yaml.Node) -> Iterator[FoundCommand]:
         command, args = pairs.get("command"), pairs.get("args")
         env = _container_env(pairs.get("env"))
         words = _k8s_expanded(_strings(command), env) if isinstance(command, yaml.SequenceNode) else None
-        if words is not None and _NAMES_LAUNCHER.search(" ".join(words)):
+        started = _compose_words(pairs.get("entrypoint"))
+        if started is not None and _NAMES_LAUNCHER.search(" ".join(started)):
+            # docker-compose: the container runs `entrypoint` followed by `command` (SGLang's own
+            # docker/compose.yaml names the launcher in one and its options in the other), with its
+            # `environment`.
+            yield FoundCommand(pairs["entrypoint"].start_mark.line + 1, (
+                *_compose_environment(pairs.get("environment")), *started, *(_compose_words(command) or [])))
+            handled = {"entrypoint", "command"}
+        elif "environment" in pairs and isinstance(command, yaml.ScalarNode) and command.style not in ("|", ">") \
+                and (words := _compose_words(command)) and _NAMES_LAUNCHER.search(" ".join(words)):
+            # A docker-compose `command` string with the service's `environment`.
+            yield FoundCommand(command.start_mark.line + 1, (*_compose_environment(pairs["environment"]), *words))
+            handled = {"command"}
+        elif words is not None and _NAMES_LAUNCHER.search(" ".join(words)):
             extra = _k8s_expanded(_strings(args), env) if isinstance(args, yaml.SequenceNode) else []
             if len(words) >= 2 and words[-2] in ("-c", "-lc") and not extra:  # `["sh", "-c", "python -m ..."]`
                 yield from _script(words[-1], command.start_mark.line + 1, env)
             else:
-                yield FoundCommand(command.start_mark.line + 1, tuple(words + (extra or [])))
+                # Its `env` entries of a literal value are the launch's environment too.
+                yield FoundCommand(command.start_mark.line + 1, (
+                    *(f"{name}={value}" for name, value in env.items()
+                      if ENV_ASSIGNMENT.match(f"{name}=") and "$(" not in value),
+                    *words, *(extra or [])))
             handled = {"command", "args"}
         elif isinstance(command, yaml.SequenceNode) and isinstance(args, yaml.SequenceNode):
             joined = _k8s_expanded(_strings(args), env) or []
@@ -335,6 +354,38 @@ def _yaml_node_commands(node: yaml.Node) -> Iterator[FoundCommand]:
             yield from _yaml_node_commands(item)
     elif isinstance(node, yaml.ScalarNode) and isinstance(node.value, str) and _NAMES_LAUNCHER.search(node.value):
         yield from _script(node.value, node.start_mark.line + 1 + (1 if node.style in ("|", ">") else 0))
+
+
+def _compose_words(node: object) -> list[str] | None:
+    """A docker-compose `entrypoint` or `command`: a list as written, a string split into words as
+    Compose splits it (shell quoting, no shell: `&&` is a word); None when it is neither."""
+    import shlex
+
+    import yaml
+
+    if isinstance(node, yaml.SequenceNode):
+        return _strings(node)
+    if isinstance(node, yaml.ScalarNode) and isinstance(node.value, str):
+        try:
+            return shlex.split(node.value)
+        except ValueError:  # an unbalanced quote: the words as written
+            return node.value.split()
+    return None
+
+
+def _compose_environment(node: object) -> list[str]:
+    """A docker-compose service's `environment` (a mapping, or a list of NAME=VALUE) as assignments
+    before the command, the launch's environment; a value Compose fills in from elsewhere (`${X}`), or
+    a name without a value (taken from the shell running Compose), is left out: unknown here."""
+    import yaml
+
+    found = []
+    if isinstance(node, yaml.MappingNode):
+        found = [f"{key.value}={value.value}" for key, value in node.value
+                 if isinstance(key, yaml.ScalarNode) and isinstance(value, yaml.ScalarNode) and value.tag != "tag:yaml.org,2002:null"]
+    elif isinstance(node, yaml.SequenceNode):
+        found = [item.value for item in node.value if isinstance(item, yaml.ScalarNode) and "=" in item.value]
+    return [item for item in found if ENV_ASSIGNMENT.match(item) and "$" not in item]
 
 
 def _script(text: str, first_line: int, environment: dict[str, str] | None = None) -> Iterator[FoundCommand]:

@@ -564,7 +564,7 @@ def test_a_containers_env_is_filled_in_as_kubernetes_and_its_shell_fill_it() -> 
       args: ["--model-path", "$(MODEL_ID)", "--host", "$(POD_IP)", "--served-model-name", "$$(MODEL_ID)"]
     - name: by-shell
       env: [{name: MODEL_ID, value: m}]
-      command: ["sh", "-c", "python3 -m sglang.launch_server --model-path $MODEL_ID --tp 2"]
+      command: ["sh", "-c", "cd /srv && python3 -m sglang.launch_server --model-path $MODEL_ID --tp 2 > log"]
 """
     exec_form, shell_form = launch_commands(manifest, "yaml")
     # valueFrom is known only at run time; `$$(...)` is Kubernetes' escape of `$(...)`; an entry of a
@@ -572,7 +572,7 @@ def test_a_containers_env_is_filled_in_as_kubernetes_and_its_shell_fill_it() -> 
     assert split_command(list(exec_form.argv)) == (
         ["--model-path", "Qwen/Qwen3-8B", "--host", "$(POD_IP)", "--served-model-name", "$(MODEL_ID)"],
         {"MODEL_ID": "Qwen/Qwen3-8B"})
-    assert split_command(list(shell_form.argv))[0] == ["--model-path", "m", "--tp", "2"]
+    assert split_command(list(shell_form.argv)) == (["--model-path", "m", "--tp", "2"], {"MODEL_ID": "m"})
 
 
 def test_a_compose_service_runs_its_entrypoint_with_its_command_and_environment() -> None:

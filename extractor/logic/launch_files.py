@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .launch_words import ENV_ASSIGNMENT
+from .launch_words import ENV_ASSIGNMENT, launch_words, runs_launcher
 
 if TYPE_CHECKING:  # YAML's reader is imported where a YAML file is read: scripts alone do not need it
     import yaml
@@ -389,8 +389,20 @@ def _compose_environment(node: object) -> list[str]:
 
 
 def _script(text: str, first_line: int, environment: dict[str, str] | None = None) -> Iterator[FoundCommand]:
+    """The launch commands of a script a container runs (`sh -c`), with its `environment` filled in for
+    `$NAME` and, when it has any, given to the launch as its environment: the launch's words then, as
+    the shell runs them, after those assignments (a chain's other commands, `cd /srv &&`, dropped)."""
+    assigned = [f"{name}={value}" for name, value in (environment or {}).items()
+                if ENV_ASSIGNMENT.match(f"{name}=") and "$(" not in value]
     for found in _shell_commands(text, environment):
-        yield FoundCommand(first_line + found.line - 1, found.argv)
+        yield FoundCommand(first_line + found.line - 1, _with_environment(found.argv, assigned))
+
+
+def _with_environment(argv: tuple[str, ...], assigned: list[str]) -> tuple[str, ...]:
+    if not assigned:
+        return argv
+    words = launch_words(argv)
+    return (*assigned, *words) if runs_launcher(words) else argv
 
 
 # A Kubernetes container's `env` entries of a literal `value` (not `valueFrom`, read at run time): what

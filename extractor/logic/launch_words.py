@@ -21,7 +21,7 @@ def split_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     ...; ... | tee log`), the one that runs SGLang's launcher, without its redirections; what comes
     before the launcher (`docker run ... IMAGE`, `env`, `nohup`, `NAME=VALUE`, `python -m`) dropped,
     its env assignments kept."""
-    tokens = _launch_words(argv)
+    tokens = launch_words(argv)
     env: dict[str, str] = {}
     launcher = _launcher_at(tokens)
     if launcher is not None:
@@ -63,7 +63,7 @@ def _pasted(argv: Sequence[str]) -> bool:
     return len(argv) == 1 and (" " in argv[0] or "\n" in argv[0])
 
 
-def _launch_words(argv: Sequence[str]) -> list[str]:
+def launch_words(argv: Sequence[str]) -> list[str]:
     """The words of the simple command that runs the launcher (a pasted text is read as a shell reads
     it); the words as given otherwise (exec-form lists, arguments after `--`)."""
     if not _pasted(argv):
@@ -72,7 +72,7 @@ def _launch_words(argv: Sequence[str]) -> list[str]:
         commands = simple_commands(shell_words(argv[0]))
     except ValueError:  # an unbalanced quote: split as the user typed it
         commands = [argv[0].replace("\\\n", " ").split()]
-    return next((c for c in commands if _runs_launcher(c)), commands[0] if commands else [])
+    return next((c for c in commands if runs_launcher(c)), commands[0] if commands else [])
 
 
 def _launcher_at(words: Sequence[str]) -> int | None:
@@ -81,15 +81,15 @@ def _launcher_at(words: Sequence[str]) -> int | None:
                  w == "serve" and i > 0 and words[i - 1].rsplit("/", 1)[-1] == "sglang"), None)
 
 
-def _runs_launcher(words: Sequence[str]) -> bool:
+def runs_launcher(words: Sequence[str]) -> bool:
     return _launcher_at(words) is not None
 
 
 def launch_kind(argv: Sequence[str]) -> str:
     """"launch"; "help" when SGLang would print its help and exit (`--help`, `-h`); "none" for a
     pasted text in which no command runs the launcher or starts with launch options."""
-    words = _launch_words(argv)
-    if _pasted(argv) and not _runs_launcher(words):
+    words = launch_words(argv)
+    if _pasted(argv) and not runs_launcher(words):
         rest = [w for w in words if not (w in ("env", "nohup", "exec") or ENV_ASSIGNMENT.match(w))]
         if not rest or not rest[0].startswith("-"):
             return "none"

@@ -575,6 +575,27 @@ def test_a_containers_env_is_filled_in_as_kubernetes_and_its_shell_fill_it() -> 
     assert split_command(list(shell_form.argv)) == (["--model-path", "m", "--tp", "2"], {"MODEL_ID": "m"})
 
 
+def test_a_dockerfile_entrypoint_runs_with_its_stages_cmd_and_env() -> None:
+    """Docker runs an exec-form ENTRYPOINT with the stage's last exec-form CMD as its arguments, in the
+    environment the stage's ENV instructions set (both forms of ENV; a value naming another variable
+    is unknown); a new FROM starts again."""
+    from extractor.logic.launch_files import launch_commands
+
+    dockerfile = """FROM builder AS build
+ENV SGLANG_OLD=1
+FROM lmsysorg/sglang:latest
+ENV SGLANG_X=1 HF_HOME="/my models"
+ENV SGLANG_Y 2
+ENV PATH=$PATH:/opt/bin
+ENTRYPOINT ["python3", "-m", "sglang.launch_server"]
+CMD ["--model-path", "m", "--tp", "4"]
+CMD ["--model-path", "m", "--tp", "2"]
+"""
+    (found,) = launch_commands(dockerfile, "dockerfile")
+    assert found.line == 7 and split_command(list(found.argv)) == (
+        ["--model-path", "m", "--tp", "2"], {"SGLANG_X": "1", "HF_HOME": "/my models", "SGLANG_Y": "2"})
+
+
 def test_a_compose_service_runs_its_entrypoint_with_its_command_and_environment() -> None:
     """SGLang's own docker/compose.yaml shape: the launcher in `entrypoint`, its options in `command` (a
     plain scalar over several lines), `environment` a mapping; also both as lists, `environment` a

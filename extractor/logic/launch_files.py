@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # YAML's reader is imported where a YAML file is read: script
     import yaml
 
 _NAMES_LAUNCHER = re.compile(r"sglang\.launch_server|launch_server\.py|\bsglang\s+serve\b")
-_DOCKER_INSTRUCTION = re.compile(r"^\s*(CMD|ENTRYPOINT|RUN)\s+(.*)$", re.IGNORECASE | re.DOTALL)
+_DOCKER_INSTRUCTION = re.compile(r"^\s*(CMD|ENTRYPOINT|RUN|ENV|FROM)\s+(.*)$", re.IGNORECASE | re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -274,20 +274,60 @@ def _expanded(text: str, known: dict[str, str]) -> str:
 
 
 def _dockerfile_commands(text: str) -> Iterator[FoundCommand]:
+    """`CMD`, `ENTRYPOINT` and `RUN` instructions that run the launcher, with the stage's `ENV` before
+    them as the launch's environment. An exec-form `ENTRYPOINT` that names the launcher runs with its
+    stage's last exec-form `CMD` as its arguments (`ENTRYPOINT ["python3", "-m", "sglang.launch_server"]`
+    then `CMD ["--model-path", ...]`), as Docker runs them."""
+    stages: list[list[tuple[int, str, str]]] = []  # (line, instruction, body) of each `FROM` stage
     for line, logical in _logical_lines(text):
         match = _DOCKER_INSTRUCTION.match(logical)
-        if match is None or not _NAMES_LAUNCHER.search(logical):
-            continue
-        body = match.group(2).strip()
-        if body.startswith("["):  # exec form: a JSON array of words
-            try:
-                words = json.loads(body.replace("\\\n", " "))
-            except ValueError:
-                words = None
-            if isinstance(words, list) and all(isinstance(w, str) for w in words):
-                yield FoundCommand(line, tuple(words))
+        if match is not None:
+            instruction = match.group(1).upper()
+            if instruction == "FROM" or not stages:
+                stages.append([])
+            stages[-1].append((line, instruction, match.group(2).strip()))
+    for stage in stages:
+        arguments = next((words for _, instruction, body in reversed(stage) if instruction == "CMD"
+                          for words in (_exec_words(body),)), None)
+        env: list[str] = []
+        for line, instruction, body in stage:
+            if instruction == "ENV":
+                env += _docker_env(body)
                 continue
-        yield FoundCommand(line, (body,))
+            if instruction == "FROM" or not _NAMES_LAUNCHER.search(body):
+                continue
+            words = _exec_words(body)
+            if words is None:  # shell form: `/bin/sh -c` runs it
+                yield FoundCommand(line, _with_environment((body,), env))
+                continue
+            if instruction == "ENTRYPOINT" and arguments and not _NAMES_LAUNCHER.search(" ".join(arguments)):
+                words = [*words, *arguments]
+            yield FoundCommand(line, (*env, *words))
+
+
+def _exec_words(body: str) -> list[str] | None:
+    """An instruction's exec form, a JSON array of words; None for the shell form."""
+    if not body.startswith("["):
+        return None
+    try:
+        words = json.loads(body.replace("\\\n", " "))
+    except ValueError:
+        return None
+    return words if isinstance(words, list) and all(isinstance(w, str) for w in words) else None
+
+
+def _docker_env(body: str) -> list[str]:
+    """`ENV NAME=VALUE ...` (or the older `ENV NAME VALUE`) as assignments; a value that names another
+    variable (`$PATH`) is left out: unknown here."""
+    from .shell import shell_words
+
+    try:
+        words = [w for w in shell_words(body) if isinstance(w, str)]
+    except ValueError:
+        return []
+    if words and "=" not in words[0]:  # `ENV NAME the rest is the value`
+        words = [f"{words[0]}={' '.join(words[1:])}"] if len(words) > 1 else []
+    return [w for w in words if ENV_ASSIGNMENT.match(w) and "$" not in w]
 
 
 def _yaml_commands(text: str) -> Iterator[FoundCommand]:

@@ -94,6 +94,21 @@ def test_an_edit_that_keeps_the_size_is_seen_by_its_time(package) -> None:
     assert cache.code_fingerprint(*ROOTS) != before
 
 
+def test_an_edit_read_first_for_other_roots_still_changes_the_fingerprint(package) -> None:
+    """An edited module another fingerprint reads again first (the index's, before the answers') has
+    a new record by then: the answers' fingerprint is made again all the same, not taken back."""
+    wider = (*ROOTS, "products.check.fixes")
+    before = cache.code_fingerprint(*wider)
+    cache.code_fingerprint(*ROOTS)
+    module = package / "logic" / "launch.py"  # read by both
+    module.write_text(module.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    _new_process()
+    cache.code_fingerprint(*ROOTS)
+    _new_process()
+    after = cache.code_fingerprint(*wider)
+    assert after != before and after == _fresh(wider)
+
+
 def test_an_unrelated_edit_keeps_the_fingerprint_and_roots_are_kept_apart(package) -> None:
     before = cache.code_fingerprint(*ROOTS)
     other = cache.code_fingerprint("products.history.diff")

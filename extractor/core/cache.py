@@ -121,20 +121,22 @@ class _FingerprintMemo:
         found = read_pickled(path)
         modules, made = found if isinstance(found, tuple) and len(found) == 2 else ({}, {})
         self.modules: dict[str, _Module] = modules if isinstance(modules, dict) else {}
-        self.made: dict[tuple[str, ...], tuple[str, tuple[str, ...]]] = made if isinstance(made, dict) else {}
+        self.made: dict[tuple[str, ...], tuple[str, tuple[tuple[str, tuple[int, int]], ...]]] = \
+            made if isinstance(made, dict) else {}
 
     def digest(self, roots: Sequence[str]) -> str | None:
         entry = self.made.get((str(_PACKAGE), *roots))
         if entry is None:
             return None
-        digest, paths = entry
-        return digest if all((module := self.modules.get(path)) is not None and _stamp(path) == module[0]
-                             for path in paths) else None
+        digest, stamps = entry
+        # The stamps the fingerprint was made from, its own: a module read again for other roots since
+        # has a newer record, which says nothing of this digest.
+        return digest if all(_stamp(path) == stamp for path, stamp in stamps) else None
 
     def keep(self, roots: Sequence[str], digest: str, modules: Mapping[str, _Module], read: Mapping[str, _Module]
              ) -> None:
         self.modules.update(read)
-        self.made[(str(_PACKAGE), *roots)] = (digest, tuple(sorted(modules)))
+        self.made[(str(_PACKAGE), *roots)] = (digest, tuple((path, modules[path][0]) for path in sorted(modules)))
         write_bytes(self.path, pickle.dumps((self.modules, self.made), protocol=pickle.HIGHEST_PROTOCOL))
 
 

@@ -4,6 +4,7 @@ of each module is kept in the cache with the module's stamp, taken back only whi
 from __future__ import annotations
 
 import os
+import pickle
 import shutil
 from pathlib import Path
 
@@ -120,10 +121,16 @@ def test_an_unrelated_edit_keeps_the_fingerprint_and_roots_are_kept_apart(packag
     assert cache.code_fingerprint("products.history.diff") == other
 
 
-def test_an_unreadable_memo_is_made_again(package) -> None:
+@pytest.mark.parametrize("content", [
+    b"not a pickle",
+    # an earlier memo's shape (fingerprints by roots alone), and one whose entries hold paths alone
+    pickle.dumps({("x", *ROOTS): ("digest", (("a.py", (1, 2)),))}),
+    pickle.dumps(({}, {("x", *ROOTS): ("digest", ("a.py",))})),
+], ids=["no pickle", "by roots", "paths alone"])
+def test_an_unreadable_memo_is_made_again(package, content) -> None:
     expected = cache.code_fingerprint(*ROOTS)
     memo = Path(os.environ["SGLANG_CONSTRAINTS_EXTRACTION_CACHE"]) / "code" / "fingerprints.pickle"
-    memo.write_bytes(b"not a pickle")
+    memo.write_bytes(content)
     _new_process()
     assert cache.code_fingerprint(*ROOTS) == expected
     _new_process()

@@ -119,7 +119,8 @@ class _FingerprintMemo:
     def __init__(self, path: Path) -> None:
         self.path = path
         found = read_pickled(path)
-        modules, made = found if isinstance(found, tuple) and len(found) == 2 else ({}, {})
+        _, modules, made = found if isinstance(found, tuple) and len(found) == 3 and found[0] == _MEMO_FORMAT \
+            else (None, {}, {})
         self.modules: dict[str, _Module] = modules if isinstance(modules, dict) else {}
         self.made: dict[tuple[str, ...], tuple[str, tuple[tuple[str, tuple[int, int]], ...]]] = \
             made if isinstance(made, dict) else {}
@@ -137,7 +138,10 @@ class _FingerprintMemo:
              ) -> None:
         self.modules.update(read)
         self.made[(str(_PACKAGE), *roots)] = (digest, tuple((path, modules[path][0]) for path in sorted(modules)))
-        write_bytes(self.path, pickle.dumps((self.modules, self.made), protocol=pickle.HIGHEST_PROTOCOL))
+        write_bytes(self.path, pickle.dumps((_MEMO_FORMAT, self.modules, self.made), protocol=pickle.HIGHEST_PROTOCOL))
+
+
+_MEMO_FORMAT = "fingerprints-2"  # what the memo file holds; one of another shape is taken as missing
 
 
 @lru_cache(maxsize=None)

@@ -15,7 +15,7 @@ from extractor.logic.expressions import UNKNOWN, Unknown, computable, safe_eval
 from extractor.logic.launch import parse_command
 from extractor.logic.launch_words import split_command
 from extractor.products.extraction.extraction import extract
-from extractor.products.check.linter import check, report_json
+from extractor.products.check.linter import check, report_json, report_text
 from extractor.products.extraction.output import flags_document, rules_document, write_documents
 from extractor.products.reuse.rulesets import release_rules, ruleset_of
 from extractor.products.extraction.witness import eligible, verify, witnesses
@@ -484,6 +484,28 @@ def test_a_placeholder_is_unknown_not_a_bad_value(ruleset) -> None:
     report = check(ruleset, ["python -m sglang.launch_server --model-path m --tp-size $TP"])
     assert not report.argument_errors  # `$TP` is no bad int
     assert report.placeholders == ["--tp-size $TP"]
+
+
+@pytest.mark.parametrize("pasted", [
+    'python -m sglang.launch_server "${ARGS[@]}"',
+    "python -m sglang.launch_server $SERVER_ARGS --tp-size 2",
+    "python -m sglang.launch_server --model-path m $EXTRA_ARGS --tp-size 2",
+])
+def test_a_placeholder_where_options_go_may_set_any_option_the_line_leaves_out(ruleset, pasted) -> None:
+    """A script's `$SERVER_ARGS` or `"${ARGS[@]}"` where options go is any words, options too (the
+    model path, often): no option is unrecognized or missing for it, what the line leaves out is
+    unknown, and what it types itself stays as typed."""
+    report = check(ruleset, [pasted])
+    assert not report.argument_errors
+    assert not report.definite
+    assert len(report.placeholders) == 1 and report.placeholders[0].startswith(("$", "${"))
+    # as the launch's words too (`split_command` first, as the fixes take them)
+    command = parse_command(split_command([pasted])[0], ruleset.catalog)
+    assert not command.errors and command.placeholders == report.placeholders
+    tp_size = command.given["tp_size"]
+    assert (tp_size == 2 if "--tp-size 2" in pasted else tp_size is UNKNOWN)
+    assert command.given["disaggregation_mode"] is UNKNOWN
+    assert "where options go" in report_text(report, lambda rule: [])
 
 
 def test_cli_checks_the_launch_commands_of_files(rules_file, capsys) -> None:

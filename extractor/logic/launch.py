@@ -356,6 +356,7 @@ def parse_command(argv: Sequence[str], catalog: Catalog, read: Callable[[str], s
         elif problem:
             result.errors.append(ArgError("--config", problem))
     i = 0
+    unknown_words = False  # a placeholder where options go: what it stands for is not known here
     while i < len(tokens):
         token = tokens[i]
         i += 1
@@ -364,7 +365,11 @@ def parse_command(argv: Sequence[str], catalog: Catalog, read: Callable[[str], s
                 result.errors.append(ArgError(None, f"unrecognized arguments: {' '.join(tokens[i:])}"))
             break
         if not token.startswith("-") or _NUMBER.match(token):
-            result.errors.append(ArgError(None, f"unrecognized arguments: {token}"))
+            if PLACEHOLDER.search(token):  # `$EXTRA_ARGS`, `"${ARGS[@]}"`: the shell makes it any words, options too
+                result.placeholders.append(token)
+                unknown_words = True
+            else:
+                result.errors.append(ArgError(None, f"unrecognized arguments: {token}"))
             continue
         name, eq, inline = token.partition("=")
         option, error = catalog.resolve(name)
@@ -410,7 +415,7 @@ def parse_command(argv: Sequence[str], catalog: Catalog, read: Callable[[str], s
             result.given[flag.name] = UNKNOWN if UNKNOWN in converted else converted
         else:
             result.given[flag.name] = converted[0]
-    if result.unread_config is not None:  # the file may set any option the line leaves out
+    if result.unread_config is not None or unknown_words:  # they may set any option the line leaves out
         result.given.update((name, UNKNOWN) for name in catalog.flags if name not in result.given)
     for flag in catalog.required():
         if flag.name not in result.given:

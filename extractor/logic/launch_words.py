@@ -39,7 +39,7 @@ def split_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
                 name, _, value = tokens[i].partition("=")
                 env[name] = value
             i += 1
-        if i < len(tokens) and not tokens[i].startswith("-"):
+        if i < len(tokens) and not tokens[i].startswith(("-", "$")):  # `$ARGS` first: launch words, no program
             python = re.fullmatch(r"(?:.*/)?python[\d.]*", tokens[i]) is not None
             i += 1
             while i < len(tokens):

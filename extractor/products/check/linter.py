@@ -643,7 +643,8 @@ def report_text(report: Report, fixes: Callable[[Rule], list[str]], show_possibl
                 words = (_WAITING_GIVEN.get(kind) if kind in given else None) or _WAITING[kind]
                 lines.append(f"{waiting[kind]} more {words}")
     for text in report.placeholders:
-        lines.append(f"note: {text} is a shell placeholder; its value is unknown here")
+        lines.append(f"note: {text} is a shell placeholder; its value is unknown here" if text.startswith("-") else
+                     f"note: {text} is a shell placeholder where options go; what it sets is unknown here")
     if report.unread_config:
         lines.append(f"note: --config {report.unread_config} is not on this machine: every option the command line "
                      "does not give may come from it, so is unknown here; run check with --local where the launch "

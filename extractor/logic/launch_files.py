@@ -373,10 +373,7 @@ def _yaml_node_commands(node: yaml.Node) -> Iterator[FoundCommand]:
                 yield from _script(words[-1], command.start_mark.line + 1, env)
             else:
                 # Its `env` entries of a literal value are the launch's environment too.
-                yield FoundCommand(command.start_mark.line + 1, (
-                    *(f"{name}={value}" for name, value in env.items()
-                      if ENV_ASSIGNMENT.match(f"{name}=") and "$(" not in value),
-                    *words, *(extra or [])))
+                yield FoundCommand(command.start_mark.line + 1, (*_assignments(env), *words, *(extra or [])))
             handled = {"command", "args"}
         elif isinstance(command, yaml.SequenceNode) and isinstance(args, yaml.SequenceNode):
             joined = _k8s_expanded(_strings(args), env) or []
@@ -421,8 +418,8 @@ def _compose_environment(node: object) -> list[str]:
 
     found = []
     if isinstance(node, yaml.MappingNode):
-        found = [f"{key.value}={value.value}" for key, value in node.value
-                 if isinstance(key, yaml.ScalarNode) and isinstance(value, yaml.ScalarNode) and value.tag != "tag:yaml.org,2002:null"]
+        found = [f"{key.value}={value.value}" for key, value in node.value if isinstance(key, yaml.ScalarNode)
+                 and isinstance(value, yaml.ScalarNode) and value.tag != "tag:yaml.org,2002:null"]
     elif isinstance(node, yaml.SequenceNode):
         found = [item.value for item in node.value if isinstance(item, yaml.ScalarNode) and "=" in item.value]
     return [item for item in found if ENV_ASSIGNMENT.match(item) and "$" not in item]
@@ -432,10 +429,15 @@ def _script(text: str, first_line: int, environment: dict[str, str] | None = Non
     """The launch commands of a script a container runs (`sh -c`), with its `environment` filled in for
     `$NAME` and, when it has any, given to the launch as its environment: the launch's words then, as
     the shell runs them, after those assignments (a chain's other commands, `cd /srv &&`, dropped)."""
-    assigned = [f"{name}={value}" for name, value in (environment or {}).items()
-                if ENV_ASSIGNMENT.match(f"{name}=") and "$(" not in value]
+    assigned = _assignments(environment or {})
     for found in _shell_commands(text, environment):
         yield FoundCommand(first_line + found.line - 1, _with_environment(found.argv, assigned))
+
+
+def _assignments(env: dict[str, str]) -> list[str]:
+    """A container's env entries as `NAME=VALUE` before the launch: those a shell could name (Kubernetes
+    allows dots and dashes) and whose value names no other entry (`$(OTHER)`, filled in at run time)."""
+    return [f"{name}={value}" for name, value in env.items() if ENV_ASSIGNMENT.match(f"{name}=") and "$(" not in value]
 
 
 def _with_environment(argv: tuple[str, ...], assigned: list[str]) -> tuple[str, ...]:

@@ -138,7 +138,8 @@ def _nonzero_ways(atom: Atom, flags: Flags, given: Mapping[str, object]) -> list
     """For a test Python fails by dividing by zero: each number flag it reads that the command passes
     as 0, passed with its default when that is another number, else with 1."""
     ways = []
-    for name in dict.fromkeys(name for term in (atom.term, atom.other) if isinstance(term, Term) for name in term.fields):
+    read = [term for term in (atom.term, atom.other) if isinstance(term, Term)]
+    for name in dict.fromkeys(name for term in read for name in term.fields):
         value = given.get(name)
         if value == 0 and not isinstance(value, bool) and flags.settable(name):
             known, default = flags.default(name)

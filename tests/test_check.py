@@ -490,6 +490,7 @@ def test_a_placeholder_is_unknown_not_a_bad_value(ruleset) -> None:
     'python -m sglang.launch_server "${ARGS[@]}"',
     "python -m sglang.launch_server $SERVER_ARGS --tp-size 2",
     "python -m sglang.launch_server --model-path m $EXTRA_ARGS --tp-size 2",
+    'exec python3 -m sglang.launch_server "$@" --tp-size 2',  # a wrapper script passes its own arguments on
 ])
 def test_a_placeholder_where_options_go_may_set_any_option_the_line_leaves_out(ruleset, pasted) -> None:
     """A script's `$SERVER_ARGS` or `"${ARGS[@]}"` where options go is any words, options too (the

@@ -249,8 +249,9 @@ class CommandLine:
     unread_config: str | None = None
 
 
-# Values the shell fills in when the command runs: `--port $PORT`, `${MODEL:-m}`, `$(cat f)`.
-PLACEHOLDER = re.compile(r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|\()|`")
+# Values the shell fills in when the command runs: `--port $PORT`, `${MODEL:-m}`, `$(cat f)`, a script's
+# `$1` and `"$@"`.
+PLACEHOLDER = re.compile(r"\$(?:\{(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*#])[^}]*\}|[A-Za-z_][A-Za-z0-9_]*|[0-9@*#]|\()|`")
 
 
 def config_arguments(tokens: list[str], catalog: Catalog, read: Callable[[str], str]) -> tuple[list[str], str | None]:

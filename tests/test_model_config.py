@@ -40,6 +40,7 @@ class ServerArgs:
     quantization: Optional[str] = None
     quantize_and_serve: bool = False
     json_model_override_args: str = "{}"
+    fast_moe: bool = False
 
     def __post_init__(self):
         """Resolution runs in resolve_once."""
@@ -56,6 +57,7 @@ class ServerArgs:
         parser.add_argument("--quantization", type=str, default=ServerArgs.quantization)
         parser.add_argument("--quantize-and-serve", action="store_true")
         parser.add_argument("--json-model-override-args", type=str, default=ServerArgs.json_model_override_args)
+        parser.add_argument("--fast-moe", action="store_true")
 ''',
     "sglang/srt/arg_groups/__init__.py": "",
     "sglang/srt/arg_groups/overrides.py": OVERRIDES,
@@ -79,6 +81,7 @@ def model_config_of(server_args):
 ''',
     "sglang/srt/arg_groups/pipeline.py": '''
 from sglang.srt.arg_groups.model_override_base import model_config_of
+from sglang.srt.arg_groups.overrides import resolving_view
 
 
 def run_resolution_pipeline(server_args):
@@ -87,6 +90,9 @@ def run_resolution_pipeline(server_args):
     except Exception:
         hf_config = None
     model_config = model_config_of(server_args)  # built again there: it was not kept
+    cfg = resolving_view(server_args)
+    if model_config.quantization is None and cfg.fast_moe:
+        raise ValueError("--fast-moe runs only on quantized weights.")
 ''',
     "sglang/srt/configs/__init__.py": "",
     "sglang/srt/configs/model_config.py": '''
@@ -557,6 +563,18 @@ QUANTIZATION_CASES = [
 ]
 
 
+# A guard of the pipeline over the built config's quantization: `--quantization` as typed when the
+# checkpoint has none, the checkpoint's own when none is typed (NemotronH's MoE runner choice in 0.5.23).
+FAST_MOE = "--fast-moe runs only on quantized weights."
+BUILT_QUANTIZATION_CASES = [
+    pytest.param(["--fast-moe"], LLAMA_31, FAST_MOE, id="no quantization anywhere"),
+    pytest.param(["--fast-moe", "--quantization", "fp8"], LLAMA_31, None, id="typed, the checkpoint has none"),
+    pytest.param(["--fast-moe"], GPT_OSS, None, id="the checkpoint's own"),
+    pytest.param(["--fast-moe", "--quantization", "MXFP4"], GPT_OSS, None, id="typed, the checkpoint's own"),
+    pytest.param(["--fast-moe", "--quantization", "fp8"], QWEN_AWQ, MISMATCH, id="typed over another: refused first"),
+]
+
+
 @pytest.fixture(scope="module")
 def ruleset(tmp_path_factory):
     return package_ruleset(tmp_path_factory.mktemp("model_config"), PACKAGE)
@@ -575,6 +593,15 @@ def test_first_error_while_the_config_is_built(ruleset, tmp_path: Path, argv, co
 def test_checkpoint_quantization(ruleset, tmp_path: Path, argv, config, platform, env, first) -> None:
     (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
     report = check(ruleset, ["--model-path", str(tmp_path), *argv], env=env, platform=find_platform(platform))
+    definite = [f.rule.message for f in report.definite]
+    assert (definite[0] if definite else None) == first, [(f.rule.message, f.certainty, f.unknown[:3])
+                                                          for f in report.findings]
+
+
+@pytest.mark.parametrize("argv, config, first", BUILT_QUANTIZATION_CASES)
+def test_the_built_config_s_quantization_is_the_typed_one(ruleset, tmp_path: Path, argv, config, first) -> None:
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    report = check(ruleset, ["--model-path", str(tmp_path), *argv], platform=find_platform("H100"))
     definite = [f.rule.message for f in report.definite]
     assert (definite[0] if definite else None) == first, [(f.rule.message, f.certainty, f.unknown[:3])
                                                           for f in report.findings]

@@ -24,7 +24,7 @@ from .environment import EnvVar, env_default, parse_env
 from .expressions import BINARY_OPERATORS, Unknown, boolean_operation, comparison_chain, parsed_expression
 from .helpers import (MAX_STEPS, BoundMethod, Definition, EnumMember, Helpers, Instance, Outside, PackageClass, Raised,
                       Reader, World, bind_arguments, catches, closing_statements, guard_statements)
-from .model_config import (CLASS_DEFAULTED, CONFIG_LOADERS, Config, ModelConfig, ModelFacts, PlainDecoderSpec,
+from .model_config import (CLASS_DEFAULTED, CONFIG_LOADERS, NOT_GIVEN, Config, ModelConfig, ModelFacts, PlainDecoderSpec,
                            local_model, overridden, text_config)
 from .fact_values import (CACHE_DECORATOR, CACHE_DECORATORS, OPAQUE_VALUES, Method, Partial, PathValue, cached, compare,
                           partial, plain_value)
@@ -648,7 +648,8 @@ class _Evaluator:
         assert model is not None
         typed = self.fields.get("is_embedding")
         config = overridden(model.config, self.fields.get("json_model_override_args"))  # as get_config applies it
-        return ModelConfig(Config(config), model.architecture_only, typed if isinstance(typed, bool) else None)
+        return ModelConfig(Config(config), model.architecture_only, typed if isinstance(typed, bool) else None,
+                           self.fields.get("quantization", NOT_GIVEN))
 
     def comprehension(self, node: ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp) -> object:
         if len(node.generators) != 1 or not isinstance(node.generators[0].target, (ast.Name, ast.Tuple)):

@@ -63,7 +63,10 @@ CLASS_DEFAULTED = frozenset({"max_position_embeddings"})
 
 
 # Server arguments `ModelConfig.from_server_args` builds the model's config from, beyond config.json.
-MODEL_CONFIG_FIELDS = ("is_embedding", "json_model_override_args")
+MODEL_CONFIG_FIELDS = ("is_embedding", "json_model_override_args", "quantization")
+
+# `--quantization` not known where a model's config is built (`ModelConfig(quantization=NOT_GIVEN)`).
+NOT_GIVEN = object()
 
 
 # SGLang's loaders of a checkpoint's config (`hf_transformers.config.get_config`, transformers' own).
@@ -137,12 +140,14 @@ class PlainDecoderSpec:
 class ModelConfig:
     """What `model_config_of(cfg)` gives, where config.json alone says it."""
 
-    __slots__ = ("config", "architecture_only", "embedding_requested")
+    __slots__ = ("config", "architecture_only", "embedding_requested", "quantization_requested")
 
-    def __init__(self, config: Config, architecture_only: bool = False, embedding_requested: object = None) -> None:
+    def __init__(self, config: Config, architecture_only: bool = False, embedding_requested: object = None,
+                 quantization_requested: object = NOT_GIVEN) -> None:
         self.config = config
         self.architecture_only = architecture_only  # `--model-arch NAME`: nothing is known of head sizes
         self.embedding_requested = embedding_requested  # `--is-embedding` as typed; None: not known
+        self.quantization_requested = quantization_requested  # `--quantization` as typed (None: not given)
 
     def attribute(self, name: str) -> object:
         data = self.config.data
@@ -162,8 +167,7 @@ class ModelConfig:
         if name in ("hf_quant_config", "quantization_config"):
             return data.get("quantization_config")
         if name == "quantization":
-            quant = data.get("quantization_config")
-            return quant.get("quant_method") if isinstance(quant, dict) else None
+            return self._quantization()
         if name == "decision_config" and archs and archs != ["Qwen3_5Model"]:
             return None  # only a bare Qwen3.5 backbone loads a decision head config
         if name == "joint_head_config" and archs and archs not in (["Qwen3_5ForConditionalGeneration"], ["Qwen3_5Model"]):
@@ -195,6 +199,24 @@ class ModelConfig:
                     and all(a.endswith("ForCausalLM") for a in archs) and archs:
                 return False
         raise Unknown(f"model_config.{name}")
+
+    def _quantization(self) -> object:
+        """`ModelConfig.quantization` after `_verify_quantization`: `--quantization` as typed (lower case)
+        when the checkpoint has no quantization config, the checkpoint's method when none is typed.
+        A typed method over another checkpoint's is kept, replaced or refused by tables of the
+        quantization methods: not known here."""
+        quant = self.config.data.get("quantization_config")
+        method = quant.get("quant_method") if isinstance(quant, dict) else None
+        typed = self.quantization_requested
+        if typed is None:
+            return method
+        if not isinstance(typed, str):  # not known (NOT_GIVEN), or no method's name
+            raise Unknown("model_config.quantization")
+        if not isinstance(quant, dict) and not self.architecture_only:
+            return typed.lower()
+        if isinstance(method, str) and typed.lower() == method.lower():
+            return method
+        raise Unknown("model_config.quantization")
 
     def _is_embedding_gemma(self) -> bool:
         data = self.config.data

@@ -147,7 +147,7 @@ class CallQueries:
             return None
         assignments, expr = found
         callee_env, _, aliases = self._bindings(info, scope, target, call, env, implicit, type(call.func) is cst.Attribute)
-        callee_env = {**_assigned_fields(env, scope), **callee_env}
+        callee_env = {**_assigned_fields(env, scope), **_left_out(target, call, callee_env, aliases), **callee_env}
         callee_scope = self.scope(target, aliases, depth + 1)
         for name, value in assignments:
             if name in callee_scope.aliases and is_alias(value, callee_scope, callee_env):
@@ -318,3 +318,20 @@ def receiver_of(info: FunctionInfo) -> str | None:
 def registered_answer(functions: list[FunctionInfo]) -> tuple:
     """What a walk reads of the registered functions: which, and the parameters a call passes by name."""
     return tuple((fn.key, fn.params) for fn in functions)
+
+
+def _left_out(target: FunctionInfo, call: cst.Call, bound: Env, aliases: frozenset[str]) -> dict[str, Bound]:
+    """The parameters an inlined call leaves out, bound to their defaults, and a `**kwargs` it passes
+    nothing to bound to `{}`: else the returned expression reads them as free names (0.5.20's
+    `ModelConfig.from_server_args(server_args, model_path=...)` returns `ModelConfig(...,
+    is_draft_model=is_draft_model, **kwargs)`), and a free name that is also a field's reads the field."""
+    params = target.node.params
+    left = {p.name.value: Bound(p.default, {})
+            for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+            if p.default is not None and p.name.value not in bound and p.name.value not in target.aliases | aliases}
+    star = params.star_kwarg
+    named = {a.keyword.value for a in call.args if a.keyword is not None}
+    if star is not None and not any(a.star == "**" for a in call.args) and named <= set(target.params):
+        left[star.name.value] = Bound(cst.Dict([]), {})
+    return left
+

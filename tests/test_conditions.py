@@ -410,7 +410,7 @@ CONDITIONS = [
                 raise ValueError("more kept than loaded")
         """,
         {  # as 0.5.23's check_lora_server_args: one LoRARef appended per path; a `continue` may skip one
-            "not a string": "path in lora_paths and not isinstance(path, str)",
+            "not a string": "any(not isinstance(path, str) for path in lora_paths)",  # fires for some path
             "more paths than loaded": "len(lora_paths) > max_loaded_loras",
             "more kept than loaded": "len(kept) > max_loaded_loras",
         },

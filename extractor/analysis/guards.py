@@ -14,8 +14,8 @@ from .conditions import tested_choice, to_formula
 from .lines import Span, iter_statements
 from .normalize import classify, normalize, term_source, value_fields
 from .paths import (ADDING_METHODS, GROWING_METHODS, assign_unknown, assigned_names, fields_after_loop,
-                    literal_items, merge_branches, merged_events, one_per_item_lists, path_options, same_shape,
-                    string_key, within)
+                    literal_items, merge_branches, merged_events, one_per_item_lists, path_options, quantified,
+                    same_shape, string_key, within)
 from .pyast import absolute_module
 from .scope import (ALIAS_PARAMS, ENV_KEY, FIELD_KEY, Bound, Choice, Env, NonEmpty, Original, Rewritten,
                     Scope, Unknown, bind, bound_string, expression_children, code, dotted_name, env_call,
@@ -221,8 +221,11 @@ class _Walker:
         for name in changed:
             fields = value_fields(env[name], self.scope) if name in env else ()
             loop_env[name] = Unknown(name, fields)
+        first = len(self.summary.guards)
         with self.within(context):
             r, _, body_env = self.suite(node.body, conj(ctx, context), loop_env, nest)
+        if type(node) is cst.For:  # a guard of the body fires for some item: its item test as one term
+            self.summary.guards[first:] = quantified(self.summary.guards[first:], node, context)
         ret = conj(context, r)
         loop_env = {**fields_after_loop(loop_env, body_env, self._body_ran(node, context, env)),
                     **(one_per_item_lists(node, env) if type(node) is cst.For else {})}

@@ -12,8 +12,10 @@ from dataclasses import replace
 
 import libcst as cst
 
-from ..core.formula import conj, disj, neg
-from ..core.model import FALSE, TRUE, And, Choices, Formula
+import re
+
+from ..core.formula import atoms, conj, disj, neg, render
+from ..core.model import FALSE, TRUE, And, Atom, Choices, Formula, Term, TermKind
 from .lines import iter_statements
 from .scope import (
     ENV_KEY,
@@ -368,3 +370,75 @@ def counted_items(node: cst.BaseExpression, env: Env) -> Bound | None:
     """What a list local counts the items of (`OnePerItem`), or None."""
     value = env.get(node.value) if type(node) is cst.Name else None
     return value.items if isinstance(value, OnePerItem) else None
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class _StopsEarly(cst.CSTVisitor):
+    """A `break`, `return` or `yield` in a loop's body, outside functions it defines."""
+
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Break(self, node: cst.Break) -> None:
+        self.found = True
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.found = True
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.found = True
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+def quantified(guards: list, node: cst.For, context: Atom) -> list:
+    """The guards of a loop's body over items the walk does not know (`for modality in
+    cfg.limit_mm_data_per_request.keys(): if modality not in allowed: raise ...`), each firing when
+    its test holds for some item: the parts of its condition that read the loop's target become one
+    term, `any(<test> for modality in limit_mm_data_per_request.keys())`, that `check` reads over the
+    launch's value. Otherwise `modality` is a term of its own, and no launch decides the guard.
+
+    Only where every item is tested: a body that may stop early (`break`, `return`) keeps its guards
+    as they are, and so does a guard whose item test also reads a field or another value (the run
+    resolves those in a trigger; inside a term's text they would read as typed)."""
+    targets = [e.value for e in node.target.elements] if type(node.target) is cst.Tuple else [node.target]
+    names = {t.value if type(t) is cst.Name else None for t in targets}
+    if None in names or context.term.kind is not TermKind.OPAQUE:
+        return guards
+    visitor = _StopsEarly()
+    node.body.visit(visitor)
+    if visitor.found:
+        return guards
+    return [_quantified(guard, names, context) for guard in guards]
+
+
+def _quantified(guard, names: set, context: Atom):
+    condition = guard.condition
+    if guard.run is not None or not isinstance(condition, And) or context not in condition.args:
+        return guard
+    item = [part for part in condition.args if part != context and _reads_any(part, names)]
+    if not item or not all(_item_term(term, context.term) for atom in atoms(conj(*item))
+                            for term in (atom.term, atom.other) if isinstance(term, Term)):
+        return guard
+    fields = tuple(sorted({*context.term.fields, *(f for atom in atoms(conj(*item)) for f in atom.term.fields)}))
+    text = f"any({render(conj(*item))} for {context.term.text})"
+    term = Term(TermKind.OPAQUE, text, text, fields)
+    rest = [part for part in condition.args if part != context and part not in item]
+    return replace(guard, condition=conj(*rest, Atom(term)))
+
+
+def _reads_any(part: Formula, names: set) -> bool:
+    return any(word in names for atom in atoms(part)
+               for term in (atom.term, atom.other) if isinstance(term, Term) for word in _NAME.findall(term.text))
+
+
+def _item_term(term: Term, loop: Term) -> bool:
+    """A term an item's test may read inside the loop's `any(...)`: of no field the loop does not read."""
+    return term.kind is TermKind.OPAQUE and set(term.fields) <= set(loop.fields)
+

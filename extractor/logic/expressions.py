@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from functools import lru_cache
 
 from ..core.model import Term
@@ -145,7 +145,48 @@ def _eval(node: ast.AST, values: Mapping[str, object], env) -> object:
         return container[ev(node.slice)]
     if isinstance(node, ast.Call) and not node.keywords:
         return _call(node, ev, env)
+    if isinstance(node, (ast.GeneratorExp, ast.ListComp)) and len(node.generators) == 1:
+        return _comprehension(node, values, env)
     raise Unknown(type(node).__name__)  # not interpreted here
+
+
+_ITEMS_MAX = 10_000
+
+
+def _comprehension(node: ast.GeneratorExp | ast.ListComp, values: Mapping[str, object], env) -> list:
+    """`any(m not in [...] for m in limit_mm_data_per_request.keys())`: a loop's test of each item of a
+    value the launch gives (the walk's form of a guard in a loop over it), item by item, in order."""
+    generator = node.generators[0]
+    items = _eval(generator.iter, values, env)
+    if not isinstance(items, (str, Collection)) or isinstance(items, Mapping) and not isinstance(items, dict) \
+            or len(items) > _ITEMS_MAX:
+        raise Unknown("iteration")
+    found = []
+    for item in items:
+        bound = _ItemValues(_bindings(generator.target, item), values)
+        if all(_eval(test, bound, env) for test in generator.ifs):
+            found.append(_eval(node.elt, bound, env))
+    return found
+
+
+def _bindings(target: ast.AST, item: object) -> dict[str, object]:
+    if isinstance(target, ast.Name):
+        return {target.id: item}
+    if isinstance(target, ast.Tuple) and isinstance(item, (tuple, list)) and len(item) == len(target.elts):
+        return {name: value for element, part in zip(target.elts, item) for name, value in _bindings(element, part).items()}
+    raise Unknown("unpacking")
+
+
+class _ItemValues:
+    """The field values with a comprehension's target bound to one item."""
+
+    __slots__ = ("item", "values")
+
+    def __init__(self, item: dict[str, object], values: Mapping[str, object]) -> None:
+        self.item, self.values = item, values
+
+    def get(self, name: str, default: object = None) -> object:
+        return self.item[name] if name in self.item else self.values.get(name, default)
 
 
 def _call(node: ast.Call, ev, env) -> object:

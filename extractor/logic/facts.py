@@ -25,7 +25,7 @@ from .expressions import BINARY_OPERATORS, Unknown, boolean_operation, compariso
 from .helpers import (MAX_STEPS, BoundMethod, Definition, EnumMember, Helpers, Instance, Outside, PackageClass, Raised,
                       Reader, World, bind_arguments, catches, closing_statements, guard_statements)
 from .model_config import (CLASS_DEFAULTED, CONFIG_LOADERS, NOT_GIVEN, Config, ModelConfig, ModelFacts, PlainDecoderSpec,
-                           local_model, overridden, text_config)
+                           built_config, constructed_config, local_model, overridden, text_config)
 from .fact_values import (CACHE_DECORATOR, CACHE_DECORATORS, OPAQUE_VALUES, Method, Partial, PathValue, cached, compare,
                           partial, plain_value)
 from .launch_host import PATH_METHODS, PATH_TESTS, LaunchHost
@@ -431,8 +431,7 @@ class _Evaluator:
         if not isinstance(path, str):
             raise Unknown("config path")
         override = next((self.eval(k.value) for k in node.keywords if k.arg == "model_override_args"), None)
-        launched = {v for k, v in self.fields.items() if k == "model_path" or k.startswith("model_path__v")}
-        found = model.config if path in launched else self.facts.folder_config(path)  # a draft model's folder
+        found = model.config if path in self._launched() else self.facts.folder_config(path)  # a draft model's folder
         if found is None:
             raise Unknown("config of another path")
         return Config(overridden(found, override))
@@ -561,8 +560,8 @@ class _Evaluator:
                 return None  # a local folder is no Hub reference to a .gguf: the path stays as typed
             if name == "model_config_of" and self.facts.model is not None:
                 return self._model_config()
-            if name == "ModelConfig" and self.facts.model is not None:
-                return self._constructed_model_config(node)
+            if name == "ModelConfig" and self.facts.model is not None:  # `from_server_args` inlined
+                return constructed_config(node, self.eval, self._launched(), self.facts.model)
             if name == RUN_FUNCTION:
                 return self._run(node)
             if name == "raised" and self.names is None and len(node.args) == 2 and self.facts.platform is not None:
@@ -646,37 +645,13 @@ class _Evaluator:
         raise Unknown("call")
 
     def _model_config(self) -> ModelConfig:
-        model = self.facts.model
-        assert model is not None
-        typed = self.fields.get("is_embedding")
-        config = overridden(model.config, self.fields.get("json_model_override_args"))  # as get_config applies it
-        return ModelConfig(Config(config), model.architecture_only, typed if isinstance(typed, bool) else None,
-                           self.fields.get("quantization", NOT_GIVEN))
+        assert self.facts.model is not None
+        return built_config(self.facts.model, self.fields.get("json_model_override_args"),
+                            self.fields.get("is_embedding"), self.fields.get("quantization", NOT_GIVEN))
 
-    def _constructed_model_config(self, node: ast.Call) -> ModelConfig:
-        """`ModelConfig(model_path=..., ...)` as `ModelConfig.from_server_args` returns it, inlined (0.5.10-0.5.20's
-        `DllmConfig`): the launch's model when the path is its `--model-path` and it is no draft model."""
-        model = self.facts.model
-        assert model is not None
-        if len(node.args) > 1 or any(isinstance(a, ast.Starred) for a in node.args):
-            raise Unknown("ModelConfig")
-        given = {k.arg: k.value for k in node.keywords if k.arg is not None}
-        if any(k.arg is None and self.eval(k.value) != {} for k in node.keywords):
-            raise Unknown("ModelConfig")  # `**kwargs` that hold something
-        path_node = node.args[0] if node.args else given.get("model_path")
-        path = self.eval(path_node) if path_node is not None else None
-        launched = {v for k, v in self.fields.items() if k == "model_path" or k.startswith("model_path__v")}
-        if not isinstance(path, str) or path not in launched \
-                or ("is_draft_model" in given and self.eval(given["is_draft_model"]) is not False):
-            raise Unknown("ModelConfig")
-        override = self.eval(given["model_override_args"]) if "model_override_args" in given else None
-        embedding = self.eval(given["is_embedding"]) if "is_embedding" in given else False
-        try:
-            quantization = self.eval(given["quantization"]) if "quantization" in given else None
-        except Unknown:
-            quantization = NOT_GIVEN
-        return ModelConfig(Config(overridden(model.config, override)), model.architecture_only,
-                           embedding if isinstance(embedding, bool) else None, quantization)
+    def _launched(self) -> set[object]:
+        """The launch's own `--model-path`, as typed and as the run resolved it."""
+        return {v for k, v in self.fields.items() if k == "model_path" or k.startswith("model_path__v")}
 
     def comprehension(self, node: ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp) -> object:
         if len(node.generators) != 1 or not isinstance(node.generators[0].target, (ast.Name, ast.Tuple)):

@@ -4,8 +4,9 @@ folder, a file or an architecture's name alone."""
 
 from __future__ import annotations
 
+import ast
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,6 +99,33 @@ def overridden(data: Mapping[str, object], override: object) -> Mapping[str, obj
         else:
             merged[key] = value
     return merged
+
+
+def built_config(model: ModelFacts, override: object, embedding: object, quantization: object) -> ModelConfig:
+    """What `ModelConfig(...)` builds of the launch's own checkpoint: its config.json with the overrides
+    applied as `get_config` applies them, `--is-embedding` and `--quantization` as given."""
+    return ModelConfig(Config(overridden(model.config, override)), model.architecture_only,
+                       embedding if isinstance(embedding, bool) else None, quantization)
+
+
+def constructed_config(node: ast.Call, evaluate: Callable[[ast.AST], object], launched: set[object],
+                       model: ModelFacts) -> ModelConfig:
+    """`ModelConfig(model_path=..., ...)` as `ModelConfig.from_server_args` returns it, inlined (0.5.10-0.5.20's
+    `DllmConfig`): the launch's model when the path is its `--model-path` (`launched`) and it is no draft
+    model; `evaluate` reads an argument over the launch."""
+    given = {k.arg: k.value for k in node.keywords if k.arg is not None}
+    path = node.args[0] if len(node.args) == 1 and not isinstance(node.args[0], ast.Starred) \
+        else given.get("model_path") if not node.args else None
+    if path is None or evaluate(path) not in launched or any(  # `**kwargs` holding something
+            k.arg is None and evaluate(k.value) != {} for k in node.keywords) \
+            or ("is_draft_model" in given and evaluate(given["is_draft_model"]) is not False):
+        raise Unknown("ModelConfig")
+    try:
+        quantization = evaluate(given["quantization"]) if "quantization" in given else None
+    except Unknown:
+        quantization = NOT_GIVEN
+    return built_config(model, evaluate(given["model_override_args"]) if "model_override_args" in given else None,
+                        evaluate(given["is_embedding"]) if "is_embedding" in given else False, quantization)
 
 
 def text_config(config: Config) -> Config:

@@ -100,3 +100,10 @@ def test_the_item_test_is_one_term_over_the_loop_s_value(ruleset) -> None:
     rule = next(r for r in ruleset.rules if r.message == MODALITY)
     texts = [a.term.text for a in atoms(rule.condition)]
     assert "any(modality not in " in " ".join(texts) and "modality" not in texts, texts
+
+
+def test_the_loop_s_placeholder_shows_the_first_item_that_raises(ruleset) -> None:
+    """`{modality}` holds the first key whose test holds, as Python raises it."""
+    report = check(ruleset, ["--model-path", "org/model", "--limit-mm-data-per-request",
+                             '{"image": 2, "pdf": 1, "zip": 3}'])
+    assert [f.text for f in report.definite] == ["Invalid modality 'pdf' in --limit-mm-data-per-request."]

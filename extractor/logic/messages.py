@@ -124,6 +124,27 @@ def _trigger_terms(trigger: Formula) -> dict[str, Term]:
             if term.kind in (TermKind.MODEL, TermKind.PLATFORM, TermKind.OPAQUE)}
 
 
+@functools.lru_cache(maxsize=4096)
+def _loop_items(trigger: Formula) -> dict[str, Term]:
+    """The loop targets of a trigger's `any(<test> for <target> in <iterable>)` terms (a guard in a loop
+    over a value the launch gives), each with a term of the items whose test holds, in order."""
+    found: dict[str, Term] = {}
+    for term in terms(trigger):
+        if term.kind is not TermKind.OPAQUE or not term.text.startswith("any("):
+            continue
+        try:
+            call = ast.parse(term.text, mode="eval").body
+        except SyntaxError:
+            continue
+        if isinstance(call, ast.Call) and len(call.args) == 1 and isinstance(call.args[0], ast.GeneratorExp) \
+                and len(call.args[0].generators) == 1 and isinstance(call.args[0].generators[0].target, ast.Name):
+            loop = call.args[0].generators[0]
+            items = ast.ListComp(loop.target, [ast.comprehension(loop.target, loop.iter, [*loop.ifs, call.args[0].elt], 0)])
+            text = ast.unparse(items)
+            found.setdefault(loop.target.id, Term(TermKind.OPAQUE, text, text, term.fields))
+    return found
+
+
 # `{context_length}`, `{get_context_length(self.hf_text_config)}`: a placeholder as plain source text.
 _SOURCE_PLACEHOLDER = re.compile(r"(?<!\{)\{([^{}!]+?)(![rs])?\}(?!\})")
 
@@ -139,6 +160,14 @@ def _read_in_trigger(rule: Rule, message: str, context: Context, field_value: Ca
         text = match.group(1).strip()
         if text in fields:
             return _shown(match, field_value(text))
+        item = _loop_items(rule.effective).get(text)
+        if item is not None:  # `{modality}` of a guard in a loop: the first item whose test holds
+            try:
+                found = context.value_of(item)
+            except LookupError:
+                return match.group(0)
+            return _shown(match, found[0]) if isinstance(found, list) and found and plain_value(found[0]) \
+                else match.group(0)
         read = _trigger_terms(rule.effective)
         term = read.get(readable_name(text))
         # A call the message writes over its locals (`get_context_length(self.hf_text_config)`) is

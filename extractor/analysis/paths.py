@@ -1,5 +1,5 @@
 """Locals and fields along the paths of a walk: values merged where branches join, loops unrolled
-over literal items or read as opaque, dict locals built key by key.
+over literal items or read as opaque (their guards as a test of some item), dict locals built key by key.
 
 The walker (`guards`) keeps, for each path, what every local and every field the function assigned
 holds; here is how those environments combine: a value that differs by branch becomes a `Choice`
@@ -8,14 +8,14 @@ on the test, a dict local a choice per key, and a loop's body changes what it as
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import libcst as cst
 
-import re
-
 from ..core.formula import atoms, conj, disj, neg, render
 from ..core.model import FALSE, TRUE, And, Atom, Choices, Formula, Term, TermKind
+from .events import GuardEvent
 from .lines import iter_statements
 from .scope import (
     ENV_KEY,
@@ -397,7 +397,7 @@ class _StopsEarly(cst.CSTVisitor):
         return False
 
 
-def quantified(guards: list, node: cst.For, context: Atom) -> list:
+def quantified(guards: list[GuardEvent], node: cst.For, context: Atom) -> list[GuardEvent]:
     """The guards of a loop's body over items the walk does not know (`for modality in
     cfg.limit_mm_data_per_request.keys(): if modality not in allowed: raise ...`), each firing when
     its test holds for some item: the parts of its condition that read the loop's target become one
@@ -418,7 +418,7 @@ def quantified(guards: list, node: cst.For, context: Atom) -> list:
     return [_quantified(guard, names, context) for guard in guards]
 
 
-def _quantified(guard, names: set, context: Atom):
+def _quantified(guard: GuardEvent, names: set[str], context: Atom) -> GuardEvent:
     condition = guard.condition
     if guard.run is not None or not isinstance(condition, And) or context not in condition.args:
         return guard
@@ -433,7 +433,7 @@ def _quantified(guard, names: set, context: Atom):
     return replace(guard, condition=conj(*rest, Atom(term)))
 
 
-def _reads_any(part: Formula, names: set) -> bool:
+def _reads_any(part: Formula, names: set[str]) -> bool:
     return any(word in names for atom in atoms(part)
                for term in (atom.term, atom.other) if isinstance(term, Term) for word in _NAME.findall(term.text))
 
@@ -441,4 +441,3 @@ def _reads_any(part: Formula, names: set) -> bool:
 def _item_term(term: Term, loop: Term) -> bool:
     """A term an item's test may read inside the loop's `any(...)`: of no field the loop does not read."""
     return term.kind is TermKind.OPAQUE and set(term.fields) <= set(loop.fields)
-

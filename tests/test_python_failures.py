@@ -153,3 +153,117 @@ def test_explain_names_the_guard_whose_test_a_pasted_traceback_failed_in(ruleset
     at_raise = traceback.replace(f"line {test_line},", f"line {rule.location.line},")
     assert explain_text(at_raise, [("made-up", ruleset.rules)], lambda candidate: "")[0].startswith(
         f"Raised at rule {rule.id} ")
+
+
+# An adjustment that runs and cannot compute what it writes: SGLang 0.5.18-0.5.23's NGRAM handler sets
+# the steps to the draft tokens over the BFS breadth, which `--speculative-ngram-max-bfs-breadth 0`
+# makes a division by zero.
+DIVIDING = {
+    "sglang/__init__.py": "",
+    "sglang/srt/__init__.py": "",
+    "sglang/srt/server_args.py": '''
+import argparse
+import dataclasses
+from typing import Optional
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str = "m"
+    speculative_algorithm: Optional[str] = None
+    speculative_num_steps: Optional[int] = None
+    speculative_num_draft_tokens: Optional[int] = None
+    speculative_eagle_topk: Optional[int] = None
+    speculative_ngram_max_bfs_breadth: int = 10
+    page_size: int = 1
+
+    def __post_init__(self):
+        self._handle_ngram()
+        self._handle_pages()
+
+    def _handle_ngram(self):
+        if self.speculative_algorithm == "NGRAM":
+            if self.speculative_num_draft_tokens is None:
+                self.speculative_num_draft_tokens = 12
+            self.speculative_eagle_topk = self.speculative_ngram_max_bfs_breadth
+            if self.speculative_num_steps is None:
+                self.speculative_num_steps = self.speculative_num_draft_tokens // self.speculative_eagle_topk
+
+    def _handle_pages(self):
+        if self.page_size > 64:
+            raise ValueError("page_size must be at most 64.")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, default=ServerArgs.model_path)
+        parser.add_argument("--speculative-algorithm", type=str, default=ServerArgs.speculative_algorithm)
+        parser.add_argument("--speculative-num-steps", type=int, default=ServerArgs.speculative_num_steps)
+        parser.add_argument("--speculative-num-draft-tokens", type=int, default=ServerArgs.speculative_num_draft_tokens)
+        parser.add_argument("--speculative-eagle-topk", type=int, default=ServerArgs.speculative_eagle_topk)
+        parser.add_argument("--speculative-ngram-max-bfs-breadth", type=int,
+                            default=ServerArgs.speculative_ngram_max_bfs_breadth)
+        parser.add_argument("--page-size", type=int, default=ServerArgs.page_size)
+''',
+}
+PAGES = "page_size must be at most 64."
+
+
+@pytest.fixture(scope="module")
+def dividing(tmp_path_factory):
+    return package_ruleset(tmp_path_factory.mktemp("dividing"), DIVIDING)
+
+
+@pytest.mark.parametrize("argv, first", [
+    pytest.param(["--speculative-ngram-max-bfs-breadth", "0"], "adjustment", id="divides by zero"),
+    pytest.param(["--speculative-ngram-max-bfs-breadth", "0", "--page-size", "128"], "adjustment",
+                 id="before a later guard"),
+    pytest.param(["--speculative-ngram-max-bfs-breadth", "0", "--speculative-num-draft-tokens", "8"], "adjustment",
+                 id="draft tokens typed"),
+    pytest.param(["--speculative-ngram-max-bfs-breadth", "0", "--speculative-num-steps", "2"], None,
+                 id="steps typed: the division never runs"),
+    pytest.param(["--speculative-ngram-max-bfs-breadth", "4"], None, id="breadth not zero"),
+    pytest.param(["--speculative-ngram-max-bfs-breadth", "4", "--page-size", "128"], PAGES, id="the guard alone"),
+])
+def test_an_adjustment_that_cannot_compute_its_value_stops_the_launch(dividing, argv, first) -> None:
+    report = check(dividing, ["--model-path", "m", "--speculative-algorithm", "NGRAM", *argv])
+    definite = report.definite
+    found = None if not definite else "adjustment" if definite[0].rule.kind.value == "adjustment" else \
+        definite[0].rule.message
+    assert found == first, [(f.rule.message, f.certainty, f.fails_with) for f in report.findings]
+    if first == "adjustment":
+        assert definite[0].fails_with == "ZeroDivisionError"
+        assert definite[0].rule.target == "speculative_num_steps"
+        assert "SGLang fails computing this value itself: ZeroDivisionError" in report_text(report, lambda rule: [])
+    if "--page-size" in argv:  # the guard after it is met once the division is fixed
+        assert [f.rule.message for f in definite][-1] == PAGES
+
+
+def test_the_fix_of_a_division_by_zero_passes_the_flag_as_a_number(dividing) -> None:
+    from extractor.products.check.fixes import working_fixes
+    from extractor.products.check.words import Flags, by_function
+
+    argv = ["--model-path", "m", "--speculative-algorithm", "NGRAM", "--speculative-ngram-max-bfs-breadth", "0"]
+    report = check(dividing, argv)
+    rule = report.definite[0].rule
+    fixes = working_fixes(dividing, rule, argv, Flags(dividing.flags), by_function(dividing.rules),
+                          had={rule.id}, base=report.evaluator)
+    assert fixes[0] == "pass --speculative-ngram-max-bfs-breadth 10", fixes
+    assert not check(dividing, [*argv[:-1], "10"]).definite
+
+
+def test_explain_names_the_adjustment_a_pasted_traceback_failed_in(dividing) -> None:
+    """No guard at the traceback's innermost frame, an adjustment's statement there: explain names it
+    and says Python failed computing what it writes, as check reports it."""
+    from extractor.products.site.explain import explain_text
+
+    rule = next(r for r in dividing.rules if r.target == "speculative_num_steps")
+    traceback = ("Traceback (most recent call last):\n"
+                 f'  File "/venv/lib/python3.11/site-packages/{rule.location.file}", line {rule.location.line}, '
+                 f"in {rule.function}\nZeroDivisionError: integer division or modulo by zero\n")
+    text, code = explain_text(traceback, [("made-up", dividing.rules)], lambda candidate: "")
+    assert code == 0 and text.startswith(f"Raised while SGLang computed the value of rule {rule.id} "), text
+    # A frame at a guard's raise is that guard's, as before.
+    guard = next(r for r in dividing.rules if r.message == PAGES)
+    at_guard = traceback.replace(f"line {rule.location.line},", f"line {guard.location.line},")
+    assert explain_text(at_guard, [("made-up", dividing.rules)], lambda candidate: "")[0].startswith(
+        f"Raised at rule {guard.id} ")

@@ -78,6 +78,11 @@ def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
     failing = base.context.failure_reached(rule.effective)
     if failing is not None:
         ways = list(dict.fromkeys([*_ways_past_failure(failing, base.context, flags, typed), *ways]))
+    # An adjustment that cannot compute what it writes (`12 // breadth` with a breadth of 0): the
+    # number flags its value divides by, passed as another number first.
+    written = _written_value(rule, base.context)
+    if written is not None:
+        ways = list(dict.fromkeys([*_nonzero_ways(Atom(written), flags, typed), *ways]))
     for way in ways:
         completed = _completed(ruleset, rule, list(argv), way, flags, siblings, had, env, facts, base)
         if completed is not None and all(f.text != completed.text for f in found):
@@ -108,6 +113,39 @@ def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
             if completed is not None:
                 return [completed]  # one, the nearest: a last resort
     return found
+
+
+def _written_value(adjustment: Rule, context: Context) -> Term | None:
+    """The term an adjustment's value is computed from on this launch (its first case that holds),
+    when it is one; None for a guard, or while the launch does not decide the case."""
+    if adjustment.kind is not RuleKind.ADJUSTMENT:
+        return None
+    for when, value in adjustment.assigns:
+        truth = context.truth(when)
+        if truth is not False:
+            return value if truth and isinstance(value, Term) else None
+    return None
+
+
+def _cleared(rule: Rule, evaluator: Evaluator) -> bool:
+    """Does a fixed launch surely get past the rule: a guard's test fails; an adjustment does not
+    run, or computes what it writes (a division no longer by zero)."""
+    truth = evaluator.holds(rule)
+    if truth is not True or rule.kind is not RuleKind.ADJUSTMENT:
+        return truth is False
+    context = evaluator.context
+    for when, value in rule.assigns:
+        case = context.truth(when)
+        if case is not False:
+            if not case:
+                return False
+            if isinstance(value, Term):
+                try:
+                    context.value_of(value)
+                except LookupError:
+                    return False
+            return True
+    return False
 
 
 def _ways_past_failure(atom: Atom, context: Context, flags: Flags, given: Mapping[str, object]) -> list[Way]:
@@ -324,9 +362,9 @@ def _completed(ruleset: RuleSet, rule: Rule, argv: list[str], way: Way, flags: F
         # and a method run over the launch (`--quantization` read by `_verify_quantization`) reads the flags.
         evaluator = launch_evaluator(ruleset, fixed, env=env, facts=dataclasses.replace(facts) if facts else None,
                                      base=base)
-        if evaluator.holds(rule) is not False:
+        if not _cleared(rule, evaluator):
             return fallback  # the way does not clear it on this command line, or not surely
-        errors = definite_errors(ruleset, fixed, reading=reading, including=(rule,), evaluator=evaluator)
+        errors = definite_errors(ruleset, fixed, reading=reading, evaluator=evaluator)
         # A new error, or one the command had that reads the same flags: the fix is not done until
         # those are (the seed's decode-only offload flag also wants a storage backend).
         caused = [e for e in errors if e.id not in had]

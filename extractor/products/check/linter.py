@@ -271,11 +271,14 @@ def check(
         findings.append(Finding(rule, certainty, tuple(text for text, _ in undecided), adjusted, needs,
                                 context.failing.get(rule.effective), place,
                                 _filler(rule, evaluator, place if truth else None)))
+    adjustments = [] if wanted is not None else [
+        r for r in rules if r.kind is RuleKind.ADJUSTMENT and r.reachable and evaluator.fires(r.id)]
+    # An adjustment that surely runs and cannot compute what it writes stops the launch too.
+    findings += [Finding(r, "definite", fails_with=failure) for r in adjustments
+                 if (failure := value_failure(r, evaluator.context)) is not None]
     # In execution order: the first definite error is where the launch stops.
     findings.sort(key=lambda f: (f.certainty != "definite", f.place if f.place is not None else _position(f.rule),
                                  f.rule.location.file, f.rule.location.line, f.rule.id))
-    adjustments = [] if wanted is not None else [
-        r for r in rules if r.kind is RuleKind.ADJUSTMENT and r.reachable and evaluator.fires(r.id)]
     return Report(findings, told_errors(command.errors, ruleset.label), adjustments, sorted(set(assumed) - used), checked,
                   ruleset.label, list(command.placeholders), command.unread_config, evaluator)
 
@@ -351,6 +354,27 @@ def _assigned(writer: Rule, context: Context) -> object:
             except LookupError:
                 return UNKNOWN
     return UNKNOWN
+
+
+def value_failure(adjustment: Rule, context: Context) -> str | None:
+    """The exception Python raises computing the value an adjustment that runs writes, when the launch
+    decides which value that is and every value it reads (`12 // speculative_ngram_max_bfs_breadth`
+    with `--speculative-ngram-max-bfs-breadth 0`: "ZeroDivisionError"); None otherwise. Only a
+    division or a remainder is computed here: nothing else in a value fails on known numbers."""
+    for when, value in adjustment.assigns:
+        truth = context.truth(when)
+        if truth is None:
+            return None
+        if truth:
+            if not isinstance(value, Term) or ("/" not in value.text and "%" not in value.text):
+                return None
+            try:
+                context.value_of(value)
+            except LookupError as error:
+                if isinstance(error.__cause__, ArithmeticError):
+                    return type(error.__cause__).__name__
+            return None
+    return None
 
 
 # What a rule set keeps only while it lives, not in its index (`RuleSet.__getstate__`).
@@ -621,7 +645,9 @@ def report_text(report: Report, fixes: Callable[[Rule], list[str]], show_possibl
         lines.append(f"{'error' if finding.certainty == 'definite' else 'warning'}[{finding.certainty}] "
                      f"{rule.location.file}:{rule.location.line}: {shown_message(rule, finding.text)}")
         if finding.fails_with:
-            lines.append(f"  SGLang fails evaluating this check itself: {finding.fails_with}")
+            lines.append(f"  SGLang fails computing this value itself: {finding.fails_with}"
+                         if rule.kind is RuleKind.ADJUSTMENT else
+                         f"  SGLang fails evaluating this check itself: {finding.fails_with}")
         if finding.certainty == "definite" and len(definite) > 1:
             lines.append("  the launch stops here" if index == 0 else "  then, once that is fixed")
         fix = fixes(rule)

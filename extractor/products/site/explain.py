@@ -181,6 +181,12 @@ def candidates(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]]) -> li
                 seen.releases.append(label)
             if score > seen.score:  # the traceback's place is this release's
                 seen.rule, seen.label, seen.score, seen.exact, seen.values = rule, label, score, exact, values
+        if frame is not None and not raised:
+            # No guard there: an adjustment whose statement Python failed in computing what it writes
+            # (a division by zero), as `check` reports it.
+            for rule in rules:
+                if rule.kind is RuleKind.ADJUSTMENT and _raised_at(rule, frame) and rule.id not in found:
+                    found[rule.id] = Candidate(rule, label, _AT_FRAME, True, {}, [label])
     return sorted(found.values(), key=lambda c: (not c.exact, -c.score, c.rule.location.file, c.rule.location.line))
 
 
@@ -219,11 +225,15 @@ def explain_text(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]], pag
 
 
 def _summary(c: Candidate, newest: str | None = None) -> str:
-    how = "Raised at" if c.score >= _AT_FRAME else "Raised while SGLang tested" if c.score >= _AT_TEST \
+    how = "Raised while SGLang computed the value of" if c.rule.kind is RuleKind.ADJUSTMENT \
+        else "Raised at" if c.score >= _AT_FRAME else "Raised while SGLang tested" if c.score >= _AT_TEST \
         else "Matches" if c.exact else "Partly matches"
     lines = [f"{how} rule {c.rule.id} at {c.rule.location.file}:{c.rule.location.line}; "
              f"this message exists in: {', '.join(c.releases)}."]
-    if _AT_TEST <= c.score < _AT_FRAME:
+    if c.rule.kind is RuleKind.ADJUSTMENT:
+        lines.append("SGLang failed computing what this adjustment writes (the error is Python's): `check` "
+                     "reports it as a definite error of the launch, fails_with that exception.")
+    elif _AT_TEST <= c.score < _AT_FRAME:
         lines.append("SGLang failed evaluating the check itself (the error is Python's, not this message): "
                      "`check` reports it as this rule's error, fails_with that exception.")
     if newest is not None and newest not in c.releases:

@@ -62,24 +62,27 @@ class _AskedNames:
         return found
 
 
-class _RecordConstants(Mapping):
-    """The constants of the ServerArgs class (`server_args.LANGUAGE_MODEL_ONLY_ARCHITECTURES`), asked
-    name by name."""
+class _AskedLiterals(Mapping):
+    """Literals asked name by name, each question kept for the walk that asks it (`_ask`): the constants
+    of the ServerArgs class (`server_args.LANGUAGE_MODEL_ONLY_ARCHITECTURES`), the fallbacks the
+    catalog's fields declare (`Flag.fallback`, read by `resolution_result`)."""
 
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, question: str, table: Mapping[str, Lit]) -> None:
         self.program = program
+        self.question = question
+        self.table = table
 
     def __getitem__(self, name: str) -> Lit:
-        found = self.program._ask(("record", name), lambda: self.program.server_args_constants.get(name), revive=kept_lit)
+        found = self.program._ask((self.question, name), lambda: self.table.get(name), revive=kept_lit)
         if found is None:
             raise KeyError(name)
         return found
 
     def __iter__(self):
-        return iter(self.program.server_args_constants)
+        return iter(self.table)
 
     def __len__(self) -> int:
-        return len(self.program.server_args_constants)
+        return len(self.table)
 
 
 _NOTHING = object()
@@ -90,9 +93,10 @@ class Program(NameQueries, CallQueries):
     """The read modules plus any package module a call leads to, with memoized function walks."""
 
     def __init__(self, tree: SourceTree | None, modules: Iterable[ModuleSummary], store: WalkStore | None = None,
-                 field_names: frozenset[str] = frozenset()) -> None:
+                 field_names: frozenset[str] = frozenset(), fallbacks: Mapping[str, Lit] | None = None) -> None:
         self.tree = tree
         self.field_names = field_names  # the flag catalog's fields (`_FieldNames`)
+        self.field_fallbacks = dict(fallbacks or {})  # what resolved reads of a field answer while it is None
         # The modules loaded so far: the read ones, then those calls and constants led to. Which are
         # loaded changes what a call of a name resolves to (see `module`), so it is part of the state
         # the questions of a walk are answered from (`analysis.reuse`).
@@ -144,7 +148,8 @@ class Program(NameQueries, CallQueries):
         # Every walk asks of the names it reads through the record: a method? a class constant?
         self._methods = _AskedNames(self, "method", self.server_args_methods)
         self._fields = _AskedNames(self, "field-name", self.field_names)
-        self._record = _RecordConstants(self)
+        self._record = _AskedLiterals(self, "record", self.server_args_constants)
+        self._fallbacks = _AskedLiterals(self, "fallback", self.field_fallbacks)
 
     def _record_constants(self) -> dict[str, Lit]:
         """Upper-case constants of the ServerArgs class bound to literals or collections of them."""
@@ -246,6 +251,7 @@ class Program(NameQueries, CallQueries):
         scope = Scope(info.aliases | extra_aliases, ScopeConstants(self, info, module.constants), EnumNames(self, info),
                       inline=inline,
                       methods=self._methods, record_constants=self._record, fields=self._fields,
+                      fallbacks=self._fallbacks,
                       call_writes=call_writes, inline_cases=inline_cases, renders=self._renders)
         holder.append(scope)
         return scope
@@ -539,8 +545,8 @@ class Program(NameQueries, CallQueries):
             return args[0] in self.server_args_methods
         if kind == "field-name":
             return args[0] in self.field_names
-        if kind == "record":
-            return canonical(self.server_args_constants.get(args[0]))
+        if kind in ("record", "fallback"):
+            return canonical((self.server_args_constants if kind == "record" else self.field_fallbacks).get(args[0]))
         info = self.loaded_function(args[0])
         if info is None:
             return None

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..core.formula import flag_name
-from ..core.model import Alias, Flag
+from ..core.model import Alias, Flag, Lit
 from .modules import ClassInfo, ModuleSummary
 from .modules import module_statements as _statements  # every block, not nested functions or classes
 from .pyast import dotted, literal, message_text, segment, string
@@ -56,6 +56,7 @@ class _Decl:
     deprecated: bool = False
     takes_value: bool = True
     const: Default | None = None  # what the option stores instead of its value (store_true, store_const-like)
+    fallback: Default | None = None  # `Arg(fallback=...)`: what resolved reads answer while the field is None
 
 
 # --- collecting declarations ------------------------------------------------------------------
@@ -286,6 +287,8 @@ def _annotated_field(index: Index, module: ModuleSummary, name: str, annotation:
         decl.nargs = "+"
     if "nargs" in kwargs:
         decl.nargs = _nargs(module, kwargs["nargs"])
+    if "fallback" in kwargs:
+        decl.fallback = _default(index, module, kwargs["fallback"])
     if "type_parser" in kwargs:  # `Arg(type_parser=json.loads)`: argparse's `type`, a parse error if it fails
         decl.type, decl.typed = _text(module, kwargs["type_parser"]), True
     extra = kwargs.get("action_kwargs")  # passed on to add_argument with a custom action
@@ -551,6 +554,7 @@ def _merge(name: str, decls: list[_Decl], defaults: dict[str, Default], renamed:
         line=first.line,
         origins=tuple(dict.fromkeys(d.origin for d in decls)),
         aliases=tuple(aliases),
+        fallback=Lit(owner.fallback[1]) if owner and owner.fallback and owner.fallback[2] else None,  # type: ignore[arg-type]
     )
 
 

@@ -16,8 +16,8 @@ from .normalize import classify, opaque, value_fields
 from .paths import counted_items
 from .transforms import constructed, transform_of, transformed_term, transformed_value
 from .scope import (ENV_KEY, FIELD_KEY, MAX_CHOICES, Absent, Bound, Choice, Entries, Env, EnvOriginal, NonEmpty,
-                    Original, Rewritten, Scope, Unknown, Value, bookkeeping_value, choice_names, dotted_name, env_call,
-                    field_of, literal, local_text)
+                    Original, Rewritten, Scope, Unknown, Value, bookkeeping_value, bound_string, choice_names,
+                    dotted_name, env_call, field_of, is_alias, literal, local_text)
 
 _MAX_EXPANDED_ATOMS = 256  # a test over path-dependent locals larger than this stays one opaque atom
 
@@ -373,9 +373,32 @@ def _resolved(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[cst.Bas
         elif type(node) is cst.NamedExpr:
             node = node.value
             continue
+        elif type(node) is cst.Call and (read := _resolution_read(node, scope, env)) is not None:
+            node = read
+            continue
         else:
             return node, scope, env
         node, scope, env = value.node, value.scope or scope, value.env  # type: ignore[union-attr]
+
+
+def _resolution_read(node: cst.Call, scope: Scope, env: Env) -> cst.BaseExpression | None:
+    """`resolution_result(server_args, "name")` (0.5.23) as the expression it reads: the field as the run
+    has resolved it so far, or, while that is None, the fallback its declaration gives (`Arg(fallback=0.8)`):
+    `server_args.name if server_args.name is not None else 0.8`. None for any other call."""
+    name = dotted_name(node.func)
+    if name is None or name.rsplit(".", 1)[-1] != "resolution_result" or len(node.args) < 2 \
+            or node.args[0].keyword is not None or not is_alias(node.args[0].value, scope, env):
+        return None
+    field = bound_string(node.args[1].value, env)
+    if field is None or field.startswith("_") or field not in scope.fields:
+        return None
+    read = cst.Attribute(value=node.args[0].value, attr=cst.Name(field))
+    fallback = scope.fallbacks.get(field)
+    if fallback is None:
+        return read
+    return cst.IfExp(test=cst.Comparison(left=read, comparisons=[
+        cst.ComparisonTarget(operator=cst.IsNot(), comparator=cst.Name("None"))]),
+        body=read, orelse=cst.parse_expression(literal_source(fallback.value)))
 
 
 def _truth_test(node: cst.Comparison, scope: Scope, env: Env) -> Formula | None:

@@ -168,6 +168,8 @@ class Scope:
     fields: Container[str] = field(default=frozenset(), compare=False, hash=False)  # the server-argument fields
     # Constants of the ServerArgs class (`server_args.LANGUAGE_MODEL_ONLY_ARCHITECTURES`), by name.
     record_constants: Mapping[str, Lit] = field(default_factory=dict, compare=False, hash=False)
+    # What a field's resolved read answers while it holds None (`Flag.fallback`), by field.
+    fallbacks: Mapping[str, Lit] = field(default_factory=dict, compare=False, hash=False)
     # Inlines a call to a one-`return` predicate: gives (returned expression, its scope, its locals).
     inline: Callable[[cst.Call, Env], tuple[cst.BaseExpression, Scope, Env] | None] | None = field(
         default=None, compare=False, hash=False

@@ -381,6 +381,9 @@ class Flag:
     line: int = 0
     origins: tuple[str, ...] = field(default=())  # add_argument, annotated-field, dataclass-field
     aliases: tuple[Alias, ...] = ()  # spellings in `flags` declared apart from the live flag (deprecated aliases)
+    # What SGLang's resolved reads of the field answer while it holds None (0.5.23's
+    # `Arg(fallback=0.8)`, read by `resolution_result`); None when it declares none.
+    fallback: Lit | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -455,6 +455,8 @@ def flag_json(flag: Flag) -> dict:
         data["default_value"] = _literal_json(flag.default_value)
     if flag.aliases:  # left out when empty: documents without aliases keep their bytes
         data["aliases"] = [alias_json(a) for a in flag.aliases]
+    if flag.fallback is not None:  # likewise: only 0.5.23's resolved fields declare one
+        data["fallback"] = _literal_json(flag.fallback.value)
     return data
 
 
@@ -504,6 +506,7 @@ def flag_from_json(data: dict) -> Flag:
         line=data["location"]["line"],
         origins=tuple(data.get("origins", ())),
         aliases=tuple(alias_from_json(a) for a in data.get("aliases", ())),
+        fallback=Lit(_literal_from_json(data["fallback"])) if "fallback" in data else None,  # type: ignore[arg-type]
     )
 
 

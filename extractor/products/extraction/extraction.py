@@ -218,7 +218,8 @@ def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stag
     flags = build_catalog(modules, scans, module_loader(tree, store.outlines if store is not None else None))
     if later is not None and scans != later.get("catalog"):
         later["catalog"] = scans  # else the very dict read: a delta of the bundle leaves it out
-    program = Program(tree, modules, store, frozenset(f.name for f in flags))
+    program = Program(tree, modules, store, frozenset(f.name for f in flags),
+                      {f.name: f.fallback for f in flags if f.fallback is not None})
     with deep_recursion():
         read = list(_summaries(program, modules, keep_going, problems))
         run = Run(program, later.get("registering") if later is not None else None)

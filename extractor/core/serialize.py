@@ -238,13 +238,20 @@ def _formula_from_json(data: dict, intern: dict | None) -> Formula:
         return found
     right = data["right"]
     left = _interned_term(data["left"], intern)
-    other = Lit(_literal_from_json(right["value"])) if right["type"] == "literal" else _interned_term(right, intern)
-    key = ("compare", data["op"], id(left), other if isinstance(other, Lit) else id(other))
+    other = _interned_lit(right, intern) if right["type"] == "literal" else _interned_term(right, intern)
+    key = ("compare", data["op"], id(left), id(other))
     found = intern.get(key)
     if found is None:
         atom = Atom(left, data["op"], other)
         found = intern[key] = intern.setdefault(atom, atom)
     return found
+
+
+def _interned_lit(data: dict, intern: dict) -> Lit:
+    """One `Lit` per literal value of a document (by value and type: `Lit` equality), as terms are one
+    per term: an index holds thousands of atoms against a few hundred literals."""
+    lit = Lit(_literal_from_json(data["value"]))
+    return intern.setdefault(("lit", lit), lit)
 
 
 def _interned_term(data: dict, intern: dict) -> Term:
@@ -337,7 +344,7 @@ def rule_from_json(data: dict, intern: dict | None = None) -> Rule:
                       for r in data.get("related", ())),
         example=Example(tuple(example["before"]), tuple(example["after"])) if example else None,
         order=data.get("order"),
-        assigns=tuple((formula_from_json(a["when"], intern), _operand_from_json(a["value"]))
+        assigns=tuple((formula_from_json(a["when"], intern), _operand_from_json(a["value"], intern))
                       for a in data.get("assigns", ())),
         placeholders=tuple((p["name"], _placeholder_from_json(p, intern)) for p in data.get("placeholders", ())),
         doc=data.get("doc"),
@@ -430,7 +437,9 @@ def _placeholder_from_json(data: dict, intern: dict | None) -> PlaceholderValue:
     return _operand_from_json(data["value"])
 
 
-def _operand_from_json(data: dict) -> Lit | Term:
+def _operand_from_json(data: dict, intern: dict | None = None) -> Lit | Term:
+    if intern is not None:
+        return _interned_lit(data, intern) if data["type"] == "literal" else _interned_term(data, intern)
     return Lit(_literal_from_json(data["value"])) if data["type"] == "literal" else term_from_json(data)
 
 

@@ -27,6 +27,8 @@ class DeprecatedAction(argparse.Action):
         super().__init__(option_strings, dest, nargs=nargs, **kwargs)
 
     def __call__(self, parser, namespace, values, option_string=None):
+        if self.error_message is not None:
+            parser.error(self.error_message)
         print("gone")
 
 class OldSwitch(argparse.Action):
@@ -219,6 +221,26 @@ def test_help_deprecation(help_text: str, deprecated: bool):
 def test_deprecated_action_alone_is_deprecated():
     flag = catalog(server_args("", 'parser.add_argument("--gone", action=DeprecatedAction, help="Removed.")'))["gone"]
     assert flag.deprecated is True
+
+
+def test_an_action_that_calls_parser_error_with_its_message_refuses_the_option():
+    """0.5.18's `--enable-expert-distribution-metrics`: `DeprecatedAction` given `error_message=...`,
+    whose `__call__` passes it to `parser.error`. argparse refuses the option with that message;
+    without the message the same action only warns, and an action that never calls `parser.error`
+    refuses nothing whatever it is given."""
+    flags = catalog(server_args("", '''
+        parser.add_argument("--gone", action=DeprecatedAction, error_message="--gone is no longer supported.")
+        parser.add_argument("--old", action=DeprecatedAction, help="Deprecated.")
+        parser.add_argument("--quiet", action=OldSwitch, error_message="never said")
+        parser.add_argument("--tp-size", type=int, default=1)
+    '''))
+    assert flags["gone"].refused == "--gone is no longer supported."
+    assert flags["old"].refused is None and flags["quiet"].refused is None
+    assert flag_json(flags["gone"])["refused"] == "--gone is no longer supported."
+    assert "refused" not in flag_json(flags["old"]) and flag_from_json(flag_json(flags["gone"])) == flags["gone"]
+    command = parse_command(["--tp-size", "2", "--gone"], Catalog(tuple(flags.values())))
+    assert [(e.flag, e.message) for e in command.errors] == [("--gone", "--gone is no longer supported.")]
+    assert not parse_command(["--old", "--tp-size", "2"], Catalog(tuple(flags.values()))).errors
 
 
 # --- dests linked in from_cli_args ---------------------------------------------------------------------

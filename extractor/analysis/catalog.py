@@ -57,6 +57,7 @@ class _Decl:
     takes_value: bool = True
     const: Default | None = None  # what the option stores instead of its value (store_true, store_const-like)
     fallback: Default | None = None  # `Arg(fallback=...)`: what resolved reads answer while the field is None
+    refused: str | None = None  # argparse refuses the option with this message (a removed flag's action)
 
 
 # --- collecting declarations ------------------------------------------------------------------
@@ -364,8 +365,36 @@ def _add_argument(index: Index, module: ModuleSummary, call: ast.Call, line: int
             decl.default_of = _field_reference(index, module, value)
             decl.default = _default(index, module, value, local)
     decl.takes_value, decl.const = _parsing(index, module, action, kwargs)
+    decl.refused = _refusal(index, module, action, kwargs)
     decl.deprecated = _is_deprecated(decl.action, decl.help, options)
     return dest, decl
+
+
+def _refusal(index: Index, module: ModuleSummary, action: ast.expr | None, kwargs: dict[str, ast.expr]) -> str | None:
+    """The message a custom action's `__call__` passes to `parser.error(self.<attr>)`, where `__init__`
+    sets that attribute from a parameter the call gives as text (0.5.18's `DeprecatedAction` with
+    `error_message="--enable-expert-distribution-metrics is no longer supported. ..."`); None when the
+    action refuses nothing, or only when given what the call does not give."""
+    name = None if action is None else string(action) or dotted(action)
+    found = index.action_class(module, name) if name else None
+    if found is None:
+        return None
+    owner, cls = found
+    functions = owner.functions
+    if f"{cls.name}.__init__" not in functions or f"{cls.name}.__call__" not in functions:
+        return None
+    init, run = functions.syntax(f"{cls.name}.__init__"), functions.syntax(f"{cls.name}.__call__")
+    params = [p.arg for p in run.args.args]
+    if len(params) < 2:
+        return None
+    for node in ast.walk(run):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "error" \
+                and _is_name(node.func.value, params[1]) and len(node.args) == 1:
+            attr = _attribute_of(node.args[0], params[0])
+            param = _init_source(init, attr) if attr else None
+            if param is not None and param in kwargs:
+                return string(kwargs[param])
+    return None
 
 
 def _field_reference(index: Index, module: ModuleSummary, node: ast.expr) -> str | None:
@@ -555,6 +584,7 @@ def _merge(name: str, decls: list[_Decl], defaults: dict[str, Default], renamed:
         origins=tuple(dict.fromkeys(d.origin for d in decls)),
         aliases=tuple(aliases),
         fallback=Lit(owner.fallback[1]) if owner and owner.fallback and owner.fallback[2] else None,  # type: ignore[arg-type]
+        refused=owner.refused if owner else None,
     )
 
 

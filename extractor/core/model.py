@@ -384,6 +384,8 @@ class Flag:
     # What SGLang's resolved reads of the field answer while it holds None (0.5.23's
     # `Arg(fallback=0.8)`, read by `resolution_result`); None when it declares none.
     fallback: Lit | None = None
+    # What argparse refuses the option with (a removed flag whose action calls `parser.error`), or None.
+    refused: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -466,6 +466,8 @@ def flag_json(flag: Flag) -> dict:
         data["aliases"] = [alias_json(a) for a in flag.aliases]
     if flag.fallback is not None:  # likewise: only 0.5.23's resolved fields declare one
         data["fallback"] = _literal_json(flag.fallback.value)
+    if flag.refused is not None:  # likewise: a removed flag of 0.5.18-0.5.19
+        data["refused"] = flag.refused
     return data
 
 
@@ -516,6 +518,7 @@ def flag_from_json(data: dict) -> Flag:
         origins=tuple(data.get("origins", ())),
         aliases=tuple(alias_from_json(a) for a in data.get("aliases", ())),
         fallback=Lit(_literal_from_json(data["fallback"])) if "fallback" in data else None,  # type: ignore[arg-type]
+        refused=data.get("refused"),
     )
 
 

@@ -381,6 +381,9 @@ def parse_command(argv: Sequence[str], catalog: Catalog, read: Callable[[str], s
                     i += 1  # its values would only repeat the complaint
             continue
         flag = option.flag
+        if flag.refused is not None:  # a removed flag: its action's `parser.error`
+            result.errors.append(ArgError(name, flag.refused))
+            continue
         if not option.store:
             if eq:
                 result.errors.append(ArgError(name, f"argument {name}: ignored explicit argument {inline!r}"))

@@ -141,7 +141,8 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
     out += ["## When it happens", "", fence(render_flags(rule.effective, flags.spellings), "text"), ""]
     if reads_resolved(rule.effective):
         out += ["Flags here are read as SGLang resolves them: after the defaults it fills in for the "
-                "platform and the model and the adjustments that run before this check.", ""]
+                "platform and the model and the adjustments that run before this "
+                f"{'check' if kind != 'adjustment' else 'one'}.", ""]
     if rule.affected_by:
         links = ", ".join(_rule_link(rules.get(a), a, link=link_to) for a in rule.affected_by)
         out += [f"Adjustments that run earlier may change what it reads: {links}.", ""]
@@ -159,7 +160,9 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
             out += ["Read off the condition (not checked on a command line):", ""]
         out += [f"{i}. " + _capital(way_text(way, markdown=True)) + "." for i, way in enumerate(ways, 1)]
     else:
-        out.append("No flag change that avoids it could be read off its condition: the message says what SGLang asks for.")
+        out.append("No flag change that avoids it could be read off its condition: the message says what SGLang asks for."
+                   if kind != "adjustment" else
+                   "No flag change that keeps SGLang from making it could be read off its condition.")
         if typical:
             out[-1] += " The typical launches below have fixes found by trying changes of their flags."
     out.append("")

@@ -9,7 +9,7 @@ import pytest
 
 from extractor.core.serialize import flag_json
 from extractor.products.check.linter import check
-from tests.packages import package_ruleset
+from tests.packages import OVERRIDES, package_ruleset
 
 PACKAGE = {
     "sglang/__init__.py": "",
@@ -29,33 +29,8 @@ def with_fallback(cls, name, value):
         return value
     return getattr(cls, "_FALLBACKS", {}).get(name, value)
 ''',
-    "sglang/srt/arg_groups/overrides.py": '''
-from sglang.srt.arg_groups.arg_utils import with_fallback
-
-
-class ResolvingConfig:
-    def __init__(self, server_args):
-        object.__setattr__(self, "_server_args", server_args)
-
-    def __getattr__(self, name):
-        server_args = object.__getattribute__(self, "_server_args")
-        for _source, declared in reversed(getattr(server_args, "_resolved_overrides", None) or ()):
-            if name in declared:
-                return declared[name]
-        return getattr(server_args, name)
-
-
-def resolving_view(server_args):
-    return ResolvingConfig(server_args)
-
-
-def declare_resolution(server_args, source, **fields):
-    stash = getattr(server_args, "_resolved_overrides", None)
-    if stash is None:
-        stash = []
-        server_args._resolved_overrides = stash
-    stash.append((source, dict(fields)))
-
+    # The shared overrides (views, declarations), and `resolution_result` as 0.5.23's reads a field.
+    "sglang/srt/arg_groups/overrides.py": "from sglang.srt.arg_groups.arg_utils import with_fallback\n" + OVERRIDES + '''
 
 def resolution_result(server_args, field, default=None):
     for _source, declared in reversed(getattr(server_args, "_resolved_overrides", None) or ()):

@@ -361,6 +361,8 @@ def value_failure(adjustment: Rule, context: Context) -> str | None:
     decides which value that is and every value it reads (`12 // speculative_ngram_max_bfs_breadth`
     with `--speculative-ngram-max-bfs-breadth 0`: "ZeroDivisionError"); None otherwise. Only a
     division or a remainder is computed here: nothing else in a value fails on known numbers."""
+    if not any(isinstance(value, Term) and ("/" in value.text or "%" in value.text) for _, value in adjustment.assigns):
+        return None  # most adjustments: no case is worked out
     for when, value in adjustment.assigns:
         truth = context.truth(when)
         if truth is None:

@@ -379,11 +379,10 @@ def _refusal(index: Index, module: ModuleSummary, action: ast.expr | None, kwarg
     found = index.action_class(module, name) if name else None
     if found is None:
         return None
-    owner, cls = found
-    functions = owner.functions
-    if f"{cls.name}.__init__" not in functions or f"{cls.name}.__call__" not in functions:
+    methods = _action_methods(*found)
+    if methods is None:
         return None
-    init, run = functions.syntax(f"{cls.name}.__init__"), functions.syntax(f"{cls.name}.__call__")
+    init, run = methods
     params = [p.arg for p in run.args.args]
     if len(params) < 2:
         return None
@@ -395,6 +394,14 @@ def _refusal(index: Index, module: ModuleSummary, action: ast.expr | None, kwarg
             if param is not None and param in kwargs:
                 return string(kwargs[param])
     return None
+
+
+def _action_methods(module: ModuleSummary, cls: ClassInfo) -> tuple[ast.FunctionDef, ast.FunctionDef] | None:
+    """A custom action's `__init__` and `__call__`, when its module defines both."""
+    names = (f"{cls.name}.__init__", f"{cls.name}.__call__")
+    if any(name not in module.functions for name in names):
+        return None
+    return module.functions.syntax(names[0]), module.functions.syntax(names[1])  # type: ignore[return-value]
 
 
 def _field_reference(index: Index, module: ModuleSummary, node: ast.expr) -> str | None:
@@ -491,10 +498,10 @@ def _action_class(index: Index, at: ModuleSummary, module: ModuleSummary, cls: C
     """Read a custom `argparse.Action`: `nargs` from the call or its `__init__` default, and what its
     `__call__` passes to `setattr(namespace, self.dest, ...)`: `values`, a literal, or an attribute
     `__init__` sets from one of its parameters."""
-    init = module.functions.syntax(f"{cls.name}.__init__") if f"{cls.name}.__init__" in module.functions else None
-    run = module.functions.syntax(f"{cls.name}.__call__") if f"{cls.name}.__call__" in module.functions else None
-    if init is None or run is None:
+    methods = _action_methods(module, cls)
+    if methods is None:
         return None
+    init, run = methods
     init_defaults = _parameter_defaults(init)
 
     def argument(param: str) -> tuple[ModuleSummary, ast.expr | None]:

@@ -27,7 +27,7 @@ from ...core.model import RUN_FUNCTION, Atom, Lit, Rule, RuleKind, Term, TermKin
 from ...logic.evaluation import Context, Evaluator
 from ...logic.facts import Facts
 from ...logic.launch import parse_command
-from .linter import Beyond, RuleSet, definite_errors, launch_context, launch_evaluator
+from .linter import Beyond, RuleSet, definite_errors, launch_context, launch_evaluator, written_case
 from .words import NOT_A_FIX, PLACEHOLDER, Edit, Flags, Way, apply_way, solutions, way_text
 
 MAX_EXTRA = 3
@@ -116,15 +116,12 @@ def checked_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags: Flag
 
 
 def _written_value(adjustment: Rule, context: Context) -> Term | None:
-    """The term an adjustment's value is computed from on this launch (its first case that holds),
-    when it is one; None for a guard, or while the launch does not decide the case."""
+    """The term an adjustment's value is computed from on this launch (`written_case`), when it is
+    one; None for a guard, or while the launch does not decide the case."""
     if adjustment.kind is not RuleKind.ADJUSTMENT:
         return None
-    for when, value in adjustment.assigns:
-        truth = context.truth(when)
-        if truth is not False:
-            return value if truth and isinstance(value, Term) else None
-    return None
+    holds, value = written_case(adjustment, context)
+    return value if holds and isinstance(value, Term) else None
 
 
 def _cleared(rule: Rule, evaluator: Evaluator) -> bool:
@@ -133,19 +130,15 @@ def _cleared(rule: Rule, evaluator: Evaluator) -> bool:
     truth = evaluator.holds(rule)
     if truth is not True or rule.kind is not RuleKind.ADJUSTMENT:
         return truth is False
-    context = evaluator.context
-    for when, value in rule.assigns:
-        case = context.truth(when)
-        if case is not False:
-            if not case:
-                return False
-            if isinstance(value, Term):
-                try:
-                    context.value_of(value)
-                except LookupError:
-                    return False
-            return True
-    return False
+    holds, value = written_case(rule, evaluator.context)
+    if not holds:
+        return False
+    if isinstance(value, Term):
+        try:
+            evaluator.context.value_of(value)
+        except LookupError:
+            return False
+    return True
 
 
 def _ways_past_failure(atom: Atom, context: Context, flags: Flags, given: Mapping[str, object]) -> list[Way]:

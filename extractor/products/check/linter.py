@@ -339,21 +339,27 @@ def _refilled(writer: Rule) -> bool:
     return text.startswith(("[", "{", "list(", "dict(", "set(")) or text in ("list()", "dict()", "set()")
 
 
-def _assigned(writer: Rule, context: Context) -> object:
-    """The value an adjustment that runs writes: its first case whose condition holds; `UNKNOWN` while
-    the launch does not decide it."""
-    for when, value in writer.assigns:
+def written_case(adjustment: Rule, context: Context) -> tuple[bool | None, Lit | Term | None]:
+    """An adjustment's first case whose condition is not false on the launch: (True, its value) when
+    it holds, (None, None) while undecided; (False, None) when no case holds."""
+    for when, value in adjustment.assigns:
         truth = context.truth(when)
-        if truth is None:
-            return UNKNOWN
-        if truth:
-            if isinstance(value, Lit):
-                return value.value
-            try:
-                return context.value_of(value)
-            except LookupError:
-                return UNKNOWN
-    return UNKNOWN
+        if truth is not False:
+            return (True, value) if truth else (None, None)
+    return False, None
+
+
+def _assigned(writer: Rule, context: Context) -> object:
+    """The value an adjustment that runs writes (`written_case`); `UNKNOWN` while undecided."""
+    holds, value = written_case(writer, context)
+    if not holds:
+        return UNKNOWN
+    if isinstance(value, Lit):
+        return value.value
+    try:
+        return context.value_of(value)  # type: ignore[arg-type]
+    except LookupError:
+        return UNKNOWN
 
 
 def value_failure(adjustment: Rule, context: Context) -> str | None:
@@ -361,22 +367,21 @@ def value_failure(adjustment: Rule, context: Context) -> str | None:
     decides which value that is and every value it reads (`12 // speculative_ngram_max_bfs_breadth`
     with `--speculative-ngram-max-bfs-breadth 0`: "ZeroDivisionError"); None otherwise. Only a
     division or a remainder is computed here: nothing else in a value fails on known numbers."""
-    if not any(isinstance(value, Term) and ("/" in value.text or "%" in value.text) for _, value in adjustment.assigns):
+    if not any(_divides(value) for _, value in adjustment.assigns):
         return None  # most adjustments: no case is worked out
-    for when, value in adjustment.assigns:
-        truth = context.truth(when)
-        if truth is None:
-            return None
-        if truth:
-            if not isinstance(value, Term) or ("/" not in value.text and "%" not in value.text):
-                return None
-            try:
-                context.value_of(value)
-            except LookupError as error:
-                if isinstance(error.__cause__, ArithmeticError):
-                    return type(error.__cause__).__name__
-            return None
+    holds, value = written_case(adjustment, context)
+    if not holds or not _divides(value):
+        return None
+    try:
+        context.value_of(value)  # type: ignore[arg-type]
+    except LookupError as error:
+        if isinstance(error.__cause__, ArithmeticError):
+            return type(error.__cause__).__name__
     return None
+
+
+def _divides(value: Lit | Term | None) -> bool:
+    return isinstance(value, Term) and ("/" in value.text or "%" in value.text)
 
 
 # What a rule set keeps only while it lives, not in its index (`RuleSet.__getstate__`).

@@ -1238,3 +1238,78 @@ def test_a_line_naming_a_hub_id_the_cache_holds_is_evaluated_every_time(tmp_path
     _hub_snapshot(tmp_path / "hf" / "hub", "org/model", {"architectures": ["LlamaForCausalLM"]})
     assert not reads_only_its_words(argv) and not reads_only_its_words(["--model-path=org/model"])
     assert reads_only_its_words(argv, {"HF_HUB_CACHE": str(tmp_path / "elsewhere")})
+
+
+CONSTANT_CALLS_PACKAGE = {
+    "sglang/__init__.py": "",
+    "sglang/srt/__init__.py": "",
+    "sglang/srt/server_args.py": '''
+import argparse
+import dataclasses
+
+AUDITED = frozenset({"triton", "fa3", "flashinfer"})
+ORDERED = ["b_backend", "a_backend"]
+REGISTRY = {}
+
+
+def register(name):
+    def wrap(fn):
+        REGISTRY[name] = fn
+        return fn
+    return wrap
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str = "m"
+    attention_backend: str = "triton"
+    sampling_backend: str = "pytorch"
+    grammar_backend: str = "a_backend"
+    hook: str = "a"
+
+    def __post_init__(self):
+        allowed = {"pytorch", "flashinfer"}
+        modalities = {"image", "video", "audio"}
+        if self.attention_backend not in AUDITED:
+            raise ValueError(f"attention backend must be one of {sorted(AUDITED)}; {len(AUDITED)} audited.")
+        if self.sampling_backend not in allowed:
+            raise ValueError(f"sampling backend: one of {', '.join(sorted(allowed))}, not {list(modalities)}.")
+        if self.grammar_backend not in ORDERED:
+            raise ValueError(f"grammar backend in {list(ORDERED)} or {tuple(ORDERED)}: {'/'.join(ORDERED)}.")
+        if self.hook == "x":
+            raise ValueError(f"hook must be one of {sorted(REGISTRY)}.")
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, default=ServerArgs.model_path)
+        parser.add_argument("--attention-backend", type=str, default=ServerArgs.attention_backend)
+        parser.add_argument("--sampling-backend", type=str, default=ServerArgs.sampling_backend)
+        parser.add_argument("--grammar-backend", type=str, default=ServerArgs.grammar_backend)
+        parser.add_argument("--hook", type=str, default=ServerArgs.hook)
+''',
+}
+
+
+def test_a_placeholder_calling_a_constant_shows_what_python_prints(tmp_path: Path) -> None:
+    """`{sorted(AUDITED)}`, `{len(AUDITED)}`, `{', '.join(sorted(allowed))}` of a constant print one text,
+    on the launch and on the page (0.5.23's `--enable-layernorm-sp` names its architectures so); a
+    set listed unsorted (`{list(modalities)}`, in another order each run) and a registry filled in
+    place (`{sorted(REGISTRY)}`) stay as written."""
+    from extractor.products.check.words import Flags
+    from extractor.products.site.pages import page
+    from tests.packages import package_ruleset
+
+    ruleset = package_ruleset(tmp_path, CONSTANT_CALLS_PACKAGE)
+    said = {argv[0]: [f.text for f in check(ruleset, argv).definite]
+            for argv in (["--attention-backend", "x"], ["--sampling-backend", "x"], ["--grammar-backend", "x"],
+                         ["--hook", "x"])}
+    assert said == {
+        "--attention-backend": ["attention backend must be one of ['fa3', 'flashinfer', 'triton']; 3 audited."],
+        "--sampling-backend": ["sampling backend: one of flashinfer, pytorch, not {list(modalities)}."],
+        "--grammar-backend": ["grammar backend in ['b_backend', 'a_backend'] or ('b_backend', 'a_backend'): "
+                              "b_backend/a_backend."],
+        "--hook": ["hook must be one of {sorted(REGISTRY)}."],
+    }
+    rule = next(r for r in ruleset.rules if r.message.startswith("attention backend"))
+    assert "attention backend must be one of ['fa3', 'flashinfer', 'triton']; 3 audited." in \
+        page(rule, Flags(ruleset.flags), {}, {})

@@ -98,6 +98,16 @@ def placeholder_values(node: cst.BaseExpression, scope: Scope, env: Env,
             inner += placeholder_values(bound.node, bound.scope or scope, bound.env, depth + 1)
     for name, value in inner:
         found.setdefault(name, value)
+    for string in strings:  # `{sorted(SUPPORTED)}`: a call over a constant prints one text
+        for before, part, after in zip((None, *string.parts), string.parts, (*string.parts[1:], None)):
+            # (`{{{x}}}` prints x in braces, which a message's text cannot tell from an escaped `{{x}}`)
+            braced = type(before) is cst.FormattedStringText and before.value.endswith("{{") \
+                or type(after) is cst.FormattedStringText and after.value.startswith("}}")
+            if type(part) is cst.FormattedStringExpression and type(part.expression) is cst.Call \
+                    and part.format_spec is None and part.conversion in (None, "s") and not braced:
+                shown = constant_display(part.expression, scope, env)
+                if shown is not None:
+                    found.setdefault(code(part.expression), Lit(shown))
     found.update(_reassigned_fields(strings, scope, env))
     return tuple(sorted(found.items(), key=lambda item: item[0]))
 
@@ -149,6 +159,63 @@ def _placeholder_value(expression: cst.Name, scope: Scope, env: Env, name: str) 
                                                    and _showable(case, name) for _, case in cases):
             return Choices(tuple(cases))
     return value if value is not None and _showable(value, name) else None
+
+
+def constant_display(call: cst.Call, scope: Scope, env: Env) -> str | None:
+    """What Python prints for `sorted(X)`, `len(X)`, `list(X)`, `tuple(X)` or `"sep".join(X)` (also of
+    `sorted(X)`) where X is a constant the walk knows (a module constant never changed in place, a local
+    bound to a literal), else None. `list`, `tuple` and a bare `join` only of a list or tuple: a set's
+    order is the process's own (`list(allowed_modalities)` prints another order each run)."""
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return None
+    argument = call.args[0].value
+    if type(call.func) is cst.Attribute and call.func.attr.value == "join" and type(call.func.value) is cst.SimpleString:
+        separator = call.func.value.evaluated_value
+        if type(argument) is cst.Call and type(argument.func) is cst.Name and argument.func.value == "sorted":
+            only = argument.args[0] if len(argument.args) == 1 else None
+            items = _constant_items(only.value, scope, env) if only is not None and only.keyword is None \
+                and not only.star else None
+            ordered = list(items[0]) if items is not None else None
+            if ordered is not None and all(isinstance(item, str) for item in ordered):
+                ordered.sort()
+        else:
+            items = _constant_items(argument, scope, env)
+            ordered = list(items[0]) if items is not None and items[1] else None
+        if isinstance(separator, str) and ordered is not None and all(isinstance(item, str) for item in ordered):
+            return separator.join(ordered)
+        return None
+    if type(call.func) is not cst.Name or call.func.value not in ("sorted", "len", "list", "tuple"):
+        return None
+    items = _constant_items(argument, scope, env)
+    if items is None:
+        return None
+    values, ordered = items
+    if call.func.value == "len":
+        return str(len(values))
+    if call.func.value == "sorted":
+        try:
+            return str(sorted(values))  # type: ignore[type-var]
+        except TypeError:  # mixed kinds: Python raises there too
+            return None
+    if not ordered:
+        return None
+    return str(list(values) if call.func.value == "list" else tuple(values))
+
+
+def _constant_items(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[tuple, bool] | None:
+    """The items of a constant sequence or set the walk knows, and whether their order is the source's
+    (a list or tuple display)."""
+    if type(node) is not cst.Name:
+        return None
+    value = to_term(node, scope, env)
+    if not isinstance(value, Lit) or not isinstance(value.value, tuple) \
+            or not all(item is None or isinstance(item, (str, int, float, bool)) for item in value.value):
+        return None
+    bound = env.get(node.value)
+    if bound is None:
+        display = getattr(scope.constants, "display", None)
+        return value.value, display is not None and display(node.value) is not None
+    return value.value, isinstance(bound, Bound) and type(bound.node) in (cst.List, cst.Tuple)
 
 
 def _chosen_by_way(bound: object) -> bool:

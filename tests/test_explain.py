@@ -219,3 +219,23 @@ def test_a_text_explained_before_is_answered_without_reading_a_rule_set(rules_fi
     assert (main([*argv[:3], "the server started fine"]), capsys.readouterr().out) == nothing == (1, nothing[1])
     assert main([*argv[:3], "--full", argv[3]]) != 0  # the CLI says what went wrong: an internal error
     assert "a rule set was read" in capsys.readouterr().err
+
+
+def test_a_guard_s_fixes_on_its_example_are_kept_beside_the_index(rules_file, capsys, monkeypatch) -> None:
+    """What `explain` shows under Solutions depends on the rule set and the code, not on the text
+    pasted: the first explain works the guard's fixes out on its example and keeps them beside the
+    index; the next, even `--fresh`, reads them (the example is not evaluated again) and shows the same."""
+    from extractor.products.check import fixes
+
+    argv = ["explain", "--rules", str(rules_file), "--fresh", "ValueError: NGRAM needs at least two draft tokens."]
+    first = main(argv), capsys.readouterr().out
+    assert first[0] == 0 and "Each one checked" in first[1]
+
+    def worked_out_again(*args, **kwargs):
+        raise AssertionError("the example's fixes were worked out again")
+
+    monkeypatch.setattr(fixes, "example_fix", worked_out_again)
+    assert (main(argv), capsys.readouterr().out) == first
+    # Another text naming the same guard (a traceback's last line) reads them too.
+    assert main([*argv[:4], "Traceback (most recent call last):\nValueError: NGRAM needs at least two draft tokens."]) == 0
+    assert "Each one checked" in capsys.readouterr().out

@@ -90,7 +90,7 @@ def _answer_book(args: argparse.Namespace, width: int, releases: list[str],
         f"rules {keys}",
         "code " + code_fingerprint("products.site.explain", "products.site.pages", "products.site.terminal",
                                    "products.check.fixes", "products.check.words", "products.reuse.index",
-                                   "products.reuse.rulesets"),
+                                   "products.reuse.rulesets", "products.reuse.examples"),
         "command " + hashlib.sha256(Path(__file__).read_bytes()).hexdigest(),
         f"options {[args.full, args.site_url, width]}",
     ])
@@ -112,6 +112,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if kept is not None:
         sys.stdout.write(kept.shown)  # type: ignore[arg-type]
         return kept.code
+    from ..products.reuse.examples import kept_example_fix
     from ..products.reuse.index import with_baseline_on
     from ..products.site.explain import explain_text
     from ..products.check.fixes import example_fix
@@ -128,9 +129,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
         # The page the site shows, its solutions checked on its example as `render` and `site` check them
         # (evaluated from the bare launch as those evaluate it, kept beside the rule set's index).
         ruleset = by_label[c.label]
-        with_baseline_on(ruleset, None, None, without_facts=True)
         flags, groups = Flags(ruleset.flags), by_function(ruleset.rules)
-        fixes = example_fix(ruleset, c.rule, flags, groups) if c.rule.example is not None else None
+
+        def work_out() -> list:
+            with_baseline_on(ruleset, None, None, without_facts=True)
+            return example_fix(ruleset, c.rule, flags, groups)
+
+        # (kept beside the index by rule: what the text pasted is does not change them)
+        fixes = kept_example_fix(ruleset, c.rule, work_out) if c.rule.example is not None else None
         markdown = page(c.rule, flags, ruleset.source, {r.id: r for r in ruleset.rules}, fixes=fixes, filled=c.values)
         url = f"{args.site_url.rstrip('/')}/errors/{c.rule.id}.html" if args.site_url else None
         return terminal_page(markdown, full=args.full, width=width, url=url)

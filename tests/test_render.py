@@ -209,6 +209,14 @@ OFFLOAD = Atom(field("offload"))
         (Atom(Term(TermKind.PLATFORM, "is_hip()", "is_hip()")), "`is_hip()` is true"),
         (Not(Atom(Term(TermKind.PLATFORM, RAISED, RAISED))), "`current_platform.get_device(device_id)` does not raise `Exception`"),
         (Atom(Term(TermKind.OPAQUE, "raised(Exception)", "raised(Exception)")), "`raised(Exception)` is true"),
+        (Not(Atom(field("tp_size"), "<=", Lit(2))), "`--tp-size` is greater than `2`"),
+        # An ordering of sets is no total order: `not (a <= b)` is "not a subset of", never "greater than"
+        # (0.5.23's `--enable-unified-memory` with `--dcp-size`: `backends <= dcp_allowed`).
+        (Not(Atom(Term(TermKind.OPAQUE, "set(backends)", "set(backends)"), "<=",
+                  Term(TermKind.OPAQUE, '{"fa3", "triton"}', '{"fa3", "triton"}'))),
+         '`set(backends)` is not a subset of `{"fa3", "triton"}`'),
+        (Atom(Term(TermKind.OPAQUE, "{backend}", "{backend}"), "<", Lit(("fa3", "triton"))),
+         '`{backend}` is a proper subset of `["fa3", "triton"]`'),
     ],
 )
 def test_words(formula, text) -> None:

@@ -7,21 +7,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import lru_cache
 
-from .model import (
-    FALSE,
-    NEGATED_OP,
-    RUN_FUNCTION,
-    TRUE,
-    And,
-    Atom,
-    Const,
-    Formula,
-    Lit,
-    Not,
-    Or,
-    Term,
-    TermKind,
-)
+from .model import FALSE, NEGATED_OP, RUN_FUNCTION, TRUE, And, Atom, Const, Formula, Lit, Not, Or, Term, TermKind
 
 
 # conj and disj are pure and called again and again with the same path conditions (a callee walked
@@ -250,7 +236,7 @@ def neg(f: Formula) -> Formula:
         return Const(not f.value)
     if isinstance(f, Not):
         return f.arg
-    if isinstance(f, Atom) and f.op in NEGATED_OP and (f.op not in _ORDERING or _totally_ordered(f)):
+    if isinstance(f, Atom) and f.op in NEGATED_OP and _flips(f):
         return Atom(f.term, NEGATED_OP[f.op], f.other)
     return Not(f)
 
@@ -259,14 +245,17 @@ _ORDERING = frozenset({"<", "<=", ">", ">="})
 _SET_TEXT = ("set(", "frozenset(", "{")
 
 
-def _totally_ordered(atom: Atom) -> bool:
+def _flips(atom: Atom) -> bool:
     """`not (a <= b)` is `a > b` for numbers and strings, not for sets (`<=` is "subset of" there)."""
-    for side in (atom.term, atom.other):
-        if isinstance(side, Lit) and not (isinstance(side.value, (int, float, str)) and not isinstance(side.value, bool)):
-            return False
-        if isinstance(side, Term) and side.text.lstrip("(").startswith(_SET_TEXT):
-            return False
-    return True
+    return atom.op not in _ORDERING or not compares_sets(atom) and all(
+        not isinstance(side, Lit) or isinstance(side.value, (int, float, str)) and not isinstance(side.value, bool)
+        for side in (atom.term, atom.other))
+
+
+def compares_sets(atom: Atom) -> bool:
+    """An ordering of sets (`backends <= {"fa3", "triton"}`): `<=` is "subset of" there."""
+    return atom.op in _ORDERING and any(isinstance(side, Term) and side.text.lstrip("(").startswith(_SET_TEXT)
+                                        for side in (atom.term, atom.other))
 
 
 @lru_cache(maxsize=65536)

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..core.formula import apply_transforms, assume, atoms, compare, formula_size, render
+from ..core.formula import apply_transforms, assume, atoms, compare, compares_sets, formula_size, render
 from ..core.model import FALSE, NEGATED_OP, SWAPPED_OP, TRUE, And, Atom, Const, Formula, Lit, Not, Or, Term, TermKind
 
 # Search steps (variable assignments tried) before giving up on the exact decision. Measured on the
@@ -246,8 +246,9 @@ class _Space:
         if isinstance(f, (And, Or)):
             children = [self.node(arg, positive) for arg in f.args]
             return _and(children) if isinstance(f, And) == positive else _or(children, self.vars)
-        if not positive and f.op in NEGATED_OP and _typed(f) not in self._free_atoms:
-            # `not (x > 2)` reads as `x <= 2`, as `formula.neg` builds it: both false for None.
+        if not positive and f.op in NEGATED_OP and not compares_sets(f) and _typed(f) not in self._free_atoms:
+            # `not (x > 2)` reads as `x <= 2`, as `formula.neg` builds it: both false for None (not
+            # of sets: `not (a <= b)` is no `a > b` there).
             return self.node(Atom(f.term, NEGATED_OP[f.op], f.other))
         var, allowed = self._literal_of(f)
         if not positive:

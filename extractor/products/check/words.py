@@ -13,7 +13,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ...core.formula import CONVENTION, Spellings, apply_transforms, compare, literal_source, neg, readable_text, terms
+from ...core.formula import (CONVENTION, Spellings, apply_transforms, compare, compares_sets, literal_source, neg,
+                             readable_text, terms)
 from ...core.model import NEGATED_OP, And, Atom, Const, Flag, Formula, Lit, Not, Or, Rule, RuleKind, Term, TermKind
 from ...logic.expressions import computable
 from ...logic.facts import run_site
@@ -114,6 +115,9 @@ def atom_words(atom: Atom, flags: Flags, positive: bool = True) -> str:
     if raised is not None:  # `raised(Exception, current_platform.get_device(device_id))`: a try body of one call
         return f"{code(raised.group(2))} {'raises' if positive else 'does not raise'} {code(raised.group(1))}"
     subject = term_words(term, flags)
+    if compares_sets(atom):  # `backends <= {"fa3", "triton"}`: not "at most"; its negation no ordering
+        other = term_words(atom.other, flags) if isinstance(atom.other, Term) else code(_value_text(atom.other.value))
+        return f"{subject} {'is' if positive else 'is not'} {_SET_WORDS[atom.op]} {other}"  # type: ignore[union-attr]
     op = atom.op if positive or atom.op == "truthy" else NEGATED_OP[atom.op]
     if atom.op == "truthy":
         return subject + " " + _truthy_words(atom, flags, positive)
@@ -148,6 +152,7 @@ def atom_words(atom: Atom, flags: Flags, positive: bool = True) -> str:
     return f"{subject} {words} {other}"
 
 
+_SET_WORDS = {"<=": "a subset of", "<": "a proper subset of", ">=": "a superset of", ">": "a proper superset of"}
 _RAISED_CALL = re.compile(r"raised\(([\w.]+), ([\w.]+\(.*\))\)")
 
 

@@ -346,3 +346,65 @@ def test_the_docstring_a_function_body_opens_with(source, doc) -> None:
     from extractor.analysis.pyast import docstring_at, source_lines
 
     assert docstring_at(source_lines(source), 2) == doc
+
+
+ADJUSTING_PACKAGE = {
+    "sglang/__init__.py": "",
+    "sglang/srt/__init__.py": "",
+    "sglang/srt/server_args.py": '''
+import argparse
+import dataclasses
+from typing import Optional
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str = "m"
+    served_model_name: Optional[str] = None
+    attention_backend: str = "triton"
+    page_size: Optional[int] = None
+    chunked_prefill_size: Optional[int] = None
+    tp_size: int = 1
+    dp_size: int = 1
+    enable_gather: Optional[bool] = None
+
+    def __post_init__(self):
+        if self.served_model_name is None:
+            self.served_model_name = self.model_path
+        if self.page_size is None:
+            local_page_size = 64 if self.attention_backend == "fa3" else 1
+            self.page_size = local_page_size
+        if self.chunked_prefill_size is None:
+            self.chunked_prefill_size = 4 * 1024
+        if self.enable_gather is None:
+            self.enable_gather = self.tp_size > 1 and self.dp_size == 1
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, default=ServerArgs.model_path)
+        parser.add_argument("--served-model-name", type=str, default=ServerArgs.served_model_name)
+        parser.add_argument("--attention-backend", type=str, default=ServerArgs.attention_backend)
+        parser.add_argument("--page-size", type=int, default=ServerArgs.page_size)
+        parser.add_argument("--chunked-prefill-size", type=int, default=ServerArgs.chunked_prefill_size)
+        parser.add_argument("--tp-size", type=int, default=ServerArgs.tp_size)
+        parser.add_argument("--dp-size", type=int, default=ServerArgs.dp_size)
+        parser.add_argument("--enable-gather", action="store_true", default=None)
+''',
+}
+
+
+def test_an_adjustment_page_says_what_it_writes_not_the_name_of_a_local(tmp_path) -> None:
+    """`self.page_size = local_page_size` writes 64 or 1, `served_model_name = model_path` the value of
+    `--model-path`, `4 * 1024` is 4096; a test written as the value stays as the source writes it
+    (0.5.23's pages said `local_page_size`, `sm100_default_attn_backend`, `dwdp_size`)."""
+    from extractor.core.model import RuleKind
+    from extractor.products.site.pages import meaning
+    from tests.packages import package_ruleset
+
+    ruleset = package_ruleset(tmp_path, ADJUSTING_PACKAGE)
+    flags = Flags(ruleset.flags)
+    said = {rule.target: meaning(rule, flags, []) for rule in ruleset.rules if rule.kind is RuleKind.ADJUSTMENT}
+    assert said["served_model_name"].startswith("SGLang sets `--served-model-name` to the value of `--model-path` when")
+    assert said["page_size"].startswith("SGLang sets `--page-size` to `64` or `1` when")
+    assert said["chunked_prefill_size"].startswith("SGLang sets `--chunked-prefill-size` to `4096` when")
+    assert said["enable_gather"].startswith("SGLang sets `--enable-gather` to `tp_size > 1 and dp_size == 1` when")

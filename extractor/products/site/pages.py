@@ -18,8 +18,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from ...core.formula import reads_resolved, render_flags, terms
-from ...core.model import And, Flag, Formula, Rule, RuleKind, TermKind
+from ...core.formula import literal_source, reads_resolved, render_flags, terms
+from ...core.model import And, Flag, Formula, Lit, Rule, RuleKind, Term, TermKind
 from ...core.serialize import rule_json
 from ...logic.launch_words import ENV_ASSIGNMENT
 from ...logic.messages import known_message, placeholder_alternatives
@@ -232,7 +232,7 @@ def meaning(rule: Rule, flags: Flags, siblings: Sequence[Rule]) -> str:
     """The first sentence of "What it means": the rule's own test in words (Markdown)."""
     own, _ = split_condition(rule, siblings)
     lead = ("Rejected" if rule.kind is not RuleKind.ADJUSTMENT
-            else f"SGLang sets {code(flags.option(rule.target or ''))} to {code(rule.value or '')}")
+            else f"SGLang sets {code(flags.option(rule.target or ''))} to {written_words(rule, flags)}")
     if not own:
         return f"{lead} whenever it is reached."
     whole = words(And(tuple(own)) if len(own) > 1 else own[0], flags)
@@ -245,6 +245,24 @@ def meaning(rule: Rule, flags: Flags, siblings: Sequence[Rule]) -> str:
     if len(own) > 1 and len(joined) <= _MAX_MEANING:
         return f"{lead} when {joined}."
     return f"{lead} under {_bullet(And(tuple(own)) if len(own) > 1 else own[0], flags, 0)}."
+
+
+def written_words(rule: Rule, flags: Flags) -> str:
+    """What an adjustment writes, in words (Markdown): the literal each of its cases writes (`128` or
+    `64`), or the value of the flag it copies, rather than the name of the local or field the source
+    writes (`local_page_size`, `dwdp_size`); else that source."""
+    values = list(dict.fromkeys(value for _, value in rule.assigns))
+    # (a test written as the value, `x = mode == "decode" and tp > 1`, says more than "`False` or `True`")
+    if values and len(values) <= _MAX_WRITTEN and all(isinstance(v, Lit) for v in values) \
+            and not (len(values) > 1 and all(isinstance(v.value, bool) for v in values)):  # type: ignore[union-attr]
+        return join_words([code(literal_source(v.value)) for v in values], "or")  # type: ignore[union-attr]
+    if len(values) == 1 and isinstance(values[0], Term) and values[0].kind in (TermKind.FIELD, TermKind.RESOLVED) \
+            and not values[0].transforms and values[0].name in flags.by_field:
+        return f"the value of {code(flags.option(values[0].name))}"
+    return code(rule.value or "")
+
+
+_MAX_WRITTEN = 4  # literals an adjustment's cases write, named one by one at most
 
 
 def own_words(rule: Rule, flags: Flags, siblings: Sequence[Rule]) -> list[str]:

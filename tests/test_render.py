@@ -187,6 +187,8 @@ def field(name: str, *transforms: str) -> Term:
 
 
 MODE_NOT_DECODE = Atom(field("mode"), "!=", Lit("decode"))
+ARCH = "model_config_of(server_args).hf_config.architectures[0]"
+QUANT = 'getattr(hf_config, "quantization_config", None).get("quant_method")'
 RAISED = "raised(Exception, current_platform.get_device(device_id))"
 OFFLOAD = Atom(field("offload"))
 
@@ -217,6 +219,15 @@ OFFLOAD = Atom(field("offload"))
          '`set(backends)` is not a subset of `{"fa3", "triton"}`'),
         (Atom(Term(TermKind.OPAQUE, "{backend}", "{backend}"), "<", Lit(("fa3", "triton"))),
          '`{backend}` is a proper subset of `["fa3", "triton"]`'),
+        # How a condition reads the checkpoint's config, as a reader knows it.
+        (Atom(Term(TermKind.MODEL, ARCH, ARCH), "in", Lit(("LlamaForCausalLM", "Qwen3ForCausalLM"))),
+         "the model's architecture is one of `LlamaForCausalLM`, `Qwen3ForCausalLM`"),
+        (Atom(Term(TermKind.MODEL, QUANT, QUANT), "!=", Lit("fp8")),
+         "`quant_method` of the model config's `quantization_config` is not `fp8`"),
+        (Not(Atom(Term(TermKind.MODEL, "hf_config.architectures", "hf_config.architectures"))),
+         "the model config's `architectures` is not given (or empty)"),
+        (Atom(Term(TermKind.MODEL, "model_config_of(server_args).is_multimodal", "model_config_of(server_args).is_multimodal")),
+         "`model_config_of(server_args).is_multimodal` is true"),
     ],
 )
 def test_words(formula, text) -> None:

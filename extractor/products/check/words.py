@@ -101,7 +101,32 @@ def term_words(term: Term, flags: Flags) -> str:
         if match or re.fullmatch(r"os\.(?:environ\.get|getenv)\(['\"]\w+['\"]\)", term.text):
             return f"environment variable {code(term.name)}"
         return code(readable_text(term.text, flags.spellings))
+    if term.kind is TermKind.MODEL:
+        found = model_words(term.text)
+        if found is not None:
+            return found
     return code(readable_text(term.text, flags.spellings))
+
+
+# How a condition reads the checkpoint's config (`model_config_of(server_args).hf_config`, the `hf_config`
+# of a helper), and what that says to a reader: the model's architecture, an entry of its config.
+_CONFIG = r"(?:model_config_of\(\w+\)\.)?hf_config"
+_ARCHITECTURE = re.compile(rf"{_CONFIG}\.architectures\[0\]|\({_CONFIG}\.architectures or \[None\]\)\[0\]"
+                           r"|model_architecture")
+_CONFIG_ENTRY = re.compile(rf"(?:{_CONFIG}\.(?!get\b)(\w+)|getattr\({_CONFIG}, \"(\w+)\", [^(),]*\)|{_CONFIG}\.get\(\"(\w+)\"\))"
+                           r"(?:\.get\(\"(\w+)\"\))?")
+
+
+def model_words(text: str) -> str | None:
+    """A model term in words (the model's architecture, an entry of the model config), or None
+    for one read otherwise (a helper of SGLang's over the config, a property of its ModelConfig)."""
+    if _ARCHITECTURE.fullmatch(text):
+        return "the model's architecture"
+    found = _CONFIG_ENTRY.fullmatch(text)
+    if found is None:
+        return None
+    entry, key = found.group(1) or found.group(2) or found.group(3), found.group(4)
+    return f"the model config's {code(entry)}" if key is None else f"{code(key)} of the model config's {code(entry)}"
 
 
 def atom_words(atom: Atom, flags: Flags, positive: bool = True) -> str:
@@ -167,6 +192,8 @@ def _truthy_words(atom: Atom, flags: Flags, positive: bool) -> str:
         return "is given" if positive else "is not given (or empty)"
     if term.kind is TermKind.ENV:
         return "is set" if positive else "is not set"
+    if term.kind is TermKind.MODEL and _CONFIG_ENTRY.fullmatch(term.text):  # a list or a dict there, as often
+        return "is given" if positive else "is not given (or empty)"
     return "is true" if positive else "is false"
 
 

@@ -166,40 +166,41 @@ def constant_display(call: cst.Call, scope: Scope, env: Env) -> str | None:
     `sorted(X)`) where X is a constant the walk knows (a module constant never changed in place, a local
     bound to a literal), else None. `list`, `tuple` and a bare `join` only of a list or tuple: a set's
     order is the process's own (`list(allowed_modalities)` prints another order each run)."""
-    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+    argument = _only_argument(call)
+    if argument is None:
         return None
-    argument = call.args[0].value
     if type(call.func) is cst.Attribute and call.func.attr.value == "join" and type(call.func.value) is cst.SimpleString:
-        separator = call.func.value.evaluated_value
-        if type(argument) is cst.Call and type(argument.func) is cst.Name and argument.func.value == "sorted":
-            only = argument.args[0] if len(argument.args) == 1 else None
-            items = _constant_items(only.value, scope, env) if only is not None and only.keyword is None \
-                and not only.star else None
-            ordered = list(items[0]) if items is not None else None
-            if ordered is not None and all(isinstance(item, str) for item in ordered):
-                ordered.sort()
-        else:
-            items = _constant_items(argument, scope, env)
-            ordered = list(items[0]) if items is not None and items[1] else None
-        if isinstance(separator, str) and ordered is not None and all(isinstance(item, str) for item in ordered):
-            return separator.join(ordered)
+        separator, items = call.func.value.evaluated_value, _in_order(argument, scope, env)
+        if isinstance(separator, str) and items is not None and all(isinstance(item, str) for item in items):
+            return separator.join(items)
         return None
     if type(call.func) is not cst.Name or call.func.value not in ("sorted", "len", "list", "tuple"):
         return None
-    items = _constant_items(argument, scope, env)
-    if items is None:
-        return None
-    values, ordered = items
     if call.func.value == "len":
-        return str(len(values))
-    if call.func.value == "sorted":
+        found = _constant_items(argument, scope, env)
+        return str(len(found[0])) if found is not None else None
+    items = _in_order(call if call.func.value == "sorted" else argument, scope, env)
+    return None if items is None else str(tuple(items) if call.func.value == "tuple" else items)
+
+
+def _only_argument(call: cst.Call) -> cst.BaseExpression | None:
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return None
+    return call.args[0].value
+
+
+def _in_order(node: cst.BaseExpression, scope: Scope, env: Env) -> list | None:
+    """The items Python iterates, in its order: of `sorted(X)` over any constant X the walk knows, of X
+    itself only when it is a list or tuple; else None."""
+    if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "sorted":
+        argument = _only_argument(node)
+        found = _constant_items(argument, scope, env) if argument is not None else None
         try:
-            return str(sorted(values))  # type: ignore[type-var]
+            return sorted(found[0]) if found is not None else None  # type: ignore[type-var]
         except TypeError:  # mixed kinds: Python raises there too
             return None
-    if not ordered:
-        return None
-    return str(list(values) if call.func.value == "list" else tuple(values))
+    found = _constant_items(node, scope, env)
+    return list(found[0]) if found is not None and found[1] else None
 
 
 def _constant_items(node: cst.BaseExpression, scope: Scope, env: Env) -> tuple[tuple, bool] | None:

@@ -222,11 +222,11 @@ def test_release_ranges(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_release_versions_skip_yanked_and_pre_releases(monkeypatch: pytest.MonkeyPatch) -> None:
-    def dist(version: str, yanked: bool = False) -> sources._Dist:
-        return sources._Dist(f"sglang-{version}.tar.gz", "u", "0" * 64, 1, yanked, Version(version))
+    def dist(version: str, yanked: bool = False) -> sources.Dist:
+        return sources.Dist(f"sglang-{version}.tar.gz", "u", "0" * 64, 1, yanked, Version(version))
 
     files = [dist("0.5.2"), dist("0.5.10"), dist("0.5.10"), dist("0.5.11rc1"), dist("0.5.3", yanked=True)]
-    monkeypatch.setattr(sources, "_index_files", lambda index, release: files)
+    monkeypatch.setattr(sources, "index_files", lambda index, package, release: files)
     assert sources.release_versions() == ["0.5.2", "0.5.10"]
     assert sources.release_versions(pre=True) == ["0.5.2", "0.5.10", "0.5.11rc1"]
 

@@ -40,7 +40,7 @@ class FakeIndex:
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 index.requests.append(self.path)
-                if self.path == "/simple/sglang/":
+                if self.path in ("/simple/sglang/", "/simple/transformers/"):  # each reads its own files
                     body, kind = index.page()
                 elif self.path.startswith("/files/") and self.path[7:] in index.files:
                     body, kind = index.files[self.path[7:]], "application/octet-stream"
@@ -502,3 +502,37 @@ def test_user_cache_folder_is_the_one_platformdirs_names(monkeypatch, xdg):
     else:
         monkeypatch.setenv("XDG_CACHE_HOME", xdg)
     assert cache_root() == Path(platformdirs.user_cache_dir("sglang-constraints"))
+
+
+# ---- the libraries a release pins ----------------------------------------------------------------------
+
+
+def test_a_release_gives_the_files_of_the_transformers_it_pins_fetched_once(index: FakeIndex, tmp_path: Path) -> None:
+    metadata = (b"Metadata-Version: 2.1\nName: sglang\nVersion: 1.0\nRequires-Dist: transformers==9.1.0\n"
+                b"Requires-Dist: torch>=2.5\nRequires-Dist: flashinfer==0.9; extra == \"cuda\"\n")
+    index.add("sglang-1.0-py3-none-any.whl", zip_bytes({"sglang/__init__.py": b"", "sglang/srt/server_args.py": b"x = 1\n",
+                                                       "sglang-1.0.dist-info/METADATA": metadata}))
+    index.add("transformers-9.1.0-py3-none-any.whl", zip_bytes({"transformers/models/auto/configuration_auto.py": b"T = 1\n"}))
+    index.add("transformers-9.2.0-py3-none-any.whl", zip_bytes({"transformers/models/auto/configuration_auto.py": b"T = 2\n"}))
+    tree = fetch(index, "1.0", tmp_path)
+    assert tree.pins() == {"transformers": "9.1.0"}  # an exact pin without a marker only
+    assert tree.library_text("transformers", "transformers/models/auto/configuration_auto.py") == "T = 1\n"
+    assert tree.library_text("transformers", "transformers/models/auto/auto_mappings.py") is None
+    assert tree.library_text("torch", "torch/__init__.py") is None
+    assert tree.looked_at()["library:transformers"] == "9.1.0"
+    asked = len(index.requests)
+    again = fetch(index, "1.0", tmp_path)
+    assert again.library_text("transformers", "transformers/models/auto/configuration_auto.py") == "T = 1\n"
+    assert again.library_text("transformers", "transformers/models/auto/auto_mappings.py") is None
+    assert len(index.requests) == asked  # kept: neither the release nor the library asked for again
+    assert again.agrees(tree.looked_at())
+    assert not path_tree(tmp_path / "trees" / "1.0").agrees(tree.looked_at())  # pins nothing: another source
+
+
+def test_a_pinned_library_the_index_lacks_is_a_one_line_error(index: FakeIndex, tmp_path: Path) -> None:
+    metadata = b"Metadata-Version: 2.1\nName: sglang\nVersion: 1.0\nRequires-Dist: transformers==9.1.0\n"
+    index.add("sglang-1.0-py3-none-any.whl", zip_bytes({"sglang/__init__.py": b"", "sglang/srt/server_args.py": b"x = 1\n",
+                                                       "sglang-1.0.dist-info/METADATA": metadata}))
+    tree = fetch(index, "1.0", tmp_path)
+    with pytest.raises(SourceError, match=r"^transformers==9\.1\.0: no such release on http://127\.0\.0\.1:\d+/simple$"):
+        tree.library_text("transformers", "transformers/models/auto/configuration_auto.py")

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import abc
 import hashlib
-import html.parser
 import io
 import json
-import math
 import os
 import posixpath
 import re
@@ -18,7 +16,6 @@ import tarfile
 import tempfile
 import threading
 import tokenize
-import urllib.parse
 import weakref
 import zipfile
 import zlib
@@ -31,13 +28,14 @@ from packaging.version import InvalidVersion, Version
 from ..core.errors import SourceError
 from ..core.places import INFO_FILE, cache_root
 from ..core.progress import Status, progress, step
+from .index import Dist, choose, chosen_index, fetch, index_files, reason
+from .libraries import REQUIRES_FILE, exact_pins, library_file
 
-DEFAULT_INDEX_URL = "https://pypi.org/simple"
-HTTP_TIMEOUT = 60.0
 # Caps against archive bombs; module-level so tests can shrink them.
 MAX_MEMBER_BYTES = 20 * 2**20
 MAX_TOTAL_BYTES = 500 * 2**20
 PACKAGE = "sglang"
+LIBRARY_KEY = "library:"  # among what a tree looked at: the version of a library it pins
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,12 +101,31 @@ class SourceTree(abc.ABC):
     def agrees(self, seen: dict[str, str | bool]) -> bool:
         """Does this source hold what another one was seen to hold, path by path?"""
         for path, what in seen.items():
-            if isinstance(what, bool):
+            if path.startswith(LIBRARY_KEY):  # a library's files: the same version pinned, the same files
+                if self.pins().get(path[len(LIBRARY_KEY):], "") != what:
+                    return False
+            elif isinstance(what, bool):
                 if (path in self._known) != what:
                     return False
             elif path not in self._known or hashlib.sha256(self._bytes(path)).hexdigest() != what:
                 return False
         return True
+
+    def pins(self) -> dict[str, str]:
+        """The libraries this source pins to one version, by name (a release's `Requires-Dist: x==v`)."""
+        return {}
+
+    def library_text(self, package: str, path: str) -> str | None:
+        """A file of a library this source pins (`transformers/models/auto/configuration_auto.py`), or
+        None: no version pinned (a local path, a git commit), or none such in that version. Kept among
+        what was looked at by the version pinned: a release's library files never change."""
+        version = self.pins().get(package)
+        self._seen[LIBRARY_KEY + package] = version or ""
+        data = self._library(package, version, path) if version is not None else None
+        return data.decode("utf-8", "replace") if data is not None else None
+
+    def _library(self, package: str, version: str, path: str) -> bytes | None:
+        return None
 
     def read_text(self, path: str) -> str:
         data = self.read_bytes(path)
@@ -117,7 +134,7 @@ class SourceTree(abc.ABC):
             encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
             return data.decode(encoding)
         except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-            raise SourceError(f"{path}: cannot decode: {_reason(exc)}") from None
+            raise SourceError(f"{path}: cannot decode: {reason(exc)}") from None
 
     def digest(self, paths: Iterable[str]) -> str:
         hasher = hashlib.sha256()
@@ -155,6 +172,21 @@ class _DirectoryTree(SourceTree):
             raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
+class _ReleaseTree(_DirectoryTree):
+    """An unpacked release: its files, and those of the libraries it pins, fetched when first asked."""
+
+    def __init__(self, info: SourceInfo, root: Path, paths: Iterable[str], pins: dict[str, str], index: str,
+                 cache: Path) -> None:
+        super().__init__(info, root, paths)
+        self._pinned, self._index, self._cache = pins, index, cache
+
+    def pins(self) -> dict[str, str]:
+        return dict(self._pinned)
+
+    def _library(self, package: str, version: str, path: str) -> bytes | None:
+        return library_file(package, version, path, index=self._index, root=self._cache)
+
+
 class _GitTree(SourceTree):
     """Blobs of one commit, read through a single `git cat-file --batch` process."""
 
@@ -186,7 +218,7 @@ class _GitTree(SourceTree):
                 data = process.stdout.read(int(header[2]))
                 process.stdout.read(1)  # the newline after each object
             except (OSError, ValueError) as exc:
-                raise SourceError(f"{self._repo}: {path}: git cat-file failed: {_reason(exc)}") from None
+                raise SourceError(f"{self._repo}: {path}: git cat-file failed: {reason(exc)}") from None
         return data
 
     def close(self) -> None:
@@ -203,19 +235,6 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 # ---- releases ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Dist:
-    """One file of the index page."""
-
-    filename: str
-    url: str
-    sha256: str | None
-    size: int | None
-    yanked: bool
-    version: Version
-    uploaded: str | None = None  # ISO time the index gives (PEP 700 "upload-time"), when it does
-
-
 def release_tree(version: str, *, index_url: str | None = None, cache_dir: Path | None = None) -> SourceTree:
     try:
         release = str(Version(version))
@@ -225,29 +244,50 @@ def release_tree(version: str, *, index_url: str | None = None, cache_dir: Path 
     tree_dir = root / "trees" / release
     info = _load_info(tree_dir)
     if info is None:
-        index = (index_url or os.environ.get("PIP_INDEX_URL") or DEFAULT_INDEX_URL).rstrip("/")
+        index = chosen_index(index_url)
         progress(f"sglang {release}: fetching it from {index} (once; kept in {root})")
         with Status(f"sglang {release}"):
-            dist = _choose(_index_files(index, release), release, index)
-            archive = _fetch(dist, root / "archives", release)
+            dist = choose(index_files(index, PACKAGE, release), PACKAGE, release, index)
+            archive = fetch(dist, root / "archives", f"{PACKAGE}=={release}")
             step("unpacking it")
             info = _unpack_release(archive, dist, release, tree_dir)
-    return _DirectoryTree(info, tree_dir, _walk_py(tree_dir / PACKAGE, tree_dir))
+    return _ReleaseTree(info, tree_dir, _walk_py(tree_dir / PACKAGE, tree_dir), _release_pins(tree_dir, root, info),
+                        chosen_index(index_url), root)
+
+
+def _release_pins(tree_dir: Path, root: Path, info: SourceInfo) -> dict[str, str]:
+    """What the release pins, noted beside its files when unpacked (or, for a release unpacked
+    before that note existed, read from its archive while it is kept)."""
+    noted = tree_dir / REQUIRES_FILE
+    try:
+        pins = json.loads(noted.read_text(encoding="utf-8"))
+        return {str(k): str(v) for k, v in pins.items()} if isinstance(pins, dict) else {}
+    except (OSError, ValueError):
+        pass
+    archive = root / "archives" / (info.archive or "")
+    if not info.archive or not archive.is_file():
+        return {}
+    pins = exact_pins(archive)
+    try:
+        noted.write_text(json.dumps(pins, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    except OSError:
+        pass
+    return pins
 
 
 def release_versions(*, index_url: str | None = None, pre: bool = False) -> list[str]:
     """Versions of the package on the index with a file that is not yanked, oldest first."""
-    index = (index_url or os.environ.get("PIP_INDEX_URL") or DEFAULT_INDEX_URL).rstrip("/")
-    found = {dist.version for dist in _index_files(index, "*") if not dist.yanked}
+    index = chosen_index(index_url)
+    found = {dist.version for dist in index_files(index, PACKAGE, "*") if not dist.yanked}
     return [str(version) for version in sorted(found) if pre or not version.is_prerelease]
 
 
 def release_dates(*, index_url: str | None = None) -> dict[str, str]:
     """The day each release was published (its first file's upload, `YYYY-MM-DD`), for the releases
     whose files the index dates (PyPI's JSON simple API does; an HTML page does not)."""
-    index = (index_url or os.environ.get("PIP_INDEX_URL") or DEFAULT_INDEX_URL).rstrip("/")
+    index = chosen_index(index_url)
     found: dict[str, str] = {}
-    for dist in _index_files(index, "*"):
+    for dist in index_files(index, PACKAGE, "*"):
         if dist.uploaded and not dist.yanked:
             label = str(dist.version)
             found[label] = min(found.get(label, dist.uploaded[:10]), dist.uploaded[:10])
@@ -261,147 +301,8 @@ def _load_info(tree_dir: Path) -> SourceInfo | None:
         return None
 
 
-def _index_files(index: str, release: str) -> list[_Dist]:
-    import http.client, urllib.error, urllib.request  # noqa: E401 - networking: only when a release is fetched
 
-    request = urllib.request.Request(
-        f"{index}/{PACKAGE}/", headers={"Accept": "application/vnd.pypi.simple.v1+json, text/html;q=0.1"}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT) as response:
-            body, page, content_type = response.read(), response.geturl(), response.headers.get_content_type()
-    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
-        raise SourceError(f"sglang=={release}: cannot reach package index {_redact(index)}: {_reason(exc)}") from None
-    try:
-        if "json" in content_type:
-            files = json.loads(body)["files"]
-        else:
-            parser = _AnchorParser()
-            parser.feed(body.decode("utf-8", "replace"))
-            files = parser.files
-        return [
-            _dist(entry, page, version) for entry in files if (version := _version_of(entry["filename"])) is not None
-        ]
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise SourceError(f"sglang=={release}: unreadable answer from package index {_redact(index)}: "
-                          f"{_reason(exc)}") from None
-
-
-def _dist(entry: dict, page: str, version: Version) -> _Dist:
-    size = entry.get("size")
-    return _Dist(
-        filename=entry["filename"],
-        url=urllib.parse.urljoin(page, entry["url"]),
-        sha256=(entry.get("hashes") or {}).get("sha256"),
-        size=size if isinstance(size, int) else None,
-        yanked=bool(entry.get("yanked")),
-        version=version,
-        uploaded=entry.get("upload-time") if isinstance(entry.get("upload-time"), str) else None,
-    )
-
-
-class _AnchorParser(html.parser.HTMLParser):
-    """Reads a PEP 503 page into the PEP 691 file shape."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.files: list[dict] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        attributes = dict(attrs)
-        if tag == "a" and attributes.get("href"):
-            url, fragment = urllib.parse.urldefrag(attributes["href"])
-            hashes = dict([fragment.split("=", 1)]) if "=" in fragment else {}
-            filename = urllib.parse.unquote(posixpath.basename(urllib.parse.urlsplit(url).path))
-            self.files.append({"filename": filename, "url": url, "hashes": hashes, "yanked": "data-yanked" in attributes})
-
-
-def _version_of(filename: str) -> Version | None:
-    from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
-
-    if "/" in filename or "\\" in filename:
-        return None
-    try:
-        if filename.endswith(".whl"):
-            name, version, _, _ = parse_wheel_filename(filename)
-        else:
-            name, version = parse_sdist_filename(filename)
-    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
-        return None
-    return version if name == PACKAGE else None
-
-
-def _choose(dists: list[_Dist], release: str, index: str) -> _Dist:
-    wanted = Version(release)
-    matching = [dist for dist in dists if dist.version == wanted]
-    if not matching:
-        versions = sorted({dist.version for dist in dists})
-        below = [str(v) for v in versions if v < wanted][-3:]
-        above = [str(v) for v in versions if v > wanted][:3]
-        nearby = f" (nearby: {', '.join(below + above)})" if below or above else ""
-        raise SourceError(f"sglang=={release}: no such release on {_redact(index)}{nearby}")
-    best = min(matching, key=_preference)
-    if not best.sha256:
-        raise SourceError(f"sglang=={release}: package index gives no sha256 for {best.filename}")
-    return best
-
-
-def _preference(dist: _Dist) -> tuple:
-    # Wheel Python sources do not depend on the platform, so any wheel will do; pure ones are smaller.
-    from packaging.utils import parse_wheel_filename
-
-    if dist.filename.endswith(".whl"):
-        tags = parse_wheel_filename(dist.filename)[3]
-        kind = 0 if any(tag.abi == "none" and tag.platform == "any" for tag in tags) else 1
-    else:
-        kind = 2
-    return (dist.yanked, kind, dist.size if dist.size is not None else math.inf, dist.filename)
-
-
-def _fetch(dist: _Dist, archives: Path, release: str) -> Path:
-    import http.client, urllib.error, urllib.request  # noqa: E401 - networking: only when a release is fetched
-
-    target = archives / dist.filename
-    expected = (dist.sha256 or "").lower()
-    if target.is_file() and _file_sha256(target) == expected:
-        return target
-    if urllib.parse.urlsplit(dist.url).scheme not in ("http", "https"):
-        raise SourceError(f"sglang=={release}: refusing to download {_redact(dist.url)}")
-    archives.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(dir=archives, prefix=".download-")
-    temp = Path(temp_name)
-    try:
-        hasher = hashlib.sha256()
-        with os.fdopen(handle, "wb") as out, urllib.request.urlopen(dist.url, timeout=HTTP_TIMEOUT) as response:
-            total = dist.size or int(response.headers.get("Content-Length") or 0)
-            done = 0
-            while chunk := response.read(1 << 20):
-                hasher.update(chunk)
-                out.write(chunk)
-                done += len(chunk)
-                step(f"downloading {dist.filename}: {done >> 20} of {total >> 20} MiB" if total
-                     else f"downloading {dist.filename}: {done >> 20} MiB", often=True)
-        if hasher.hexdigest() != expected:
-            raise SourceError(f"sglang=={release}: {dist.filename}: sha256 mismatch "
-                              f"(index says {expected}, got {hasher.hexdigest()})")
-        # Only complete, verified files ever get the archive's name.
-        os.replace(temp, target)
-    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
-        raise SourceError(f"sglang=={release}: cannot download {_redact(dist.url)}: {_reason(exc)}") from None
-    finally:
-        temp.unlink(missing_ok=True)
-    return target
-
-
-def _file_sha256(path: Path) -> str:
-    hasher = hashlib.sha256()
-    with path.open("rb") as stream:
-        while chunk := stream.read(1 << 20):
-            hasher.update(chunk)
-    return hasher.hexdigest()
-
-
-def _unpack_release(archive: Path, dist: _Dist, release: str, tree_dir: Path) -> SourceInfo:
+def _unpack_release(archive: Path, dist: Dist, release: str, tree_dir: Path) -> SourceInfo:
     tree_dir.parent.mkdir(parents=True, exist_ok=True)
     temp = Path(tempfile.mkdtemp(dir=tree_dir.parent, prefix=".unpack-"))
     try:
@@ -409,6 +310,8 @@ def _unpack_release(archive: Path, dist: _Dist, release: str, tree_dir: Path) ->
             kind="release", label=_sanitize(release, "release"), release=release,
             archive=dist.filename, archive_sha256=(dist.sha256 or "").lower(), prefix=_unpack(archive, temp),
         )
+        (temp / REQUIRES_FILE).write_text(json.dumps(exact_pins(archive), indent=2, sort_keys=True) + "\n",
+                                          encoding="utf-8")
         (temp / INFO_FILE).write_text(json.dumps(info.as_dict(), indent=2) + "\n", encoding="utf-8")
         if tree_dir.exists() and _load_info(tree_dir) is None:
             shutil.rmtree(tree_dir)  # an incomplete leftover
@@ -454,7 +357,7 @@ def _unpack(archive: Path, dest: Path) -> str:
             return _extract(members, zipped.open, not archive.name.endswith(".whl"), dest, archive.name)
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error, OSError, ValueError,
             NotImplementedError, RuntimeError) as exc:  # the last two: unsupported compression, encryption
-        raise SourceError(f"{archive.name}: cannot unpack: {_reason(exc)}") from None
+        raise SourceError(f"{archive.name}: cannot unpack: {reason(exc)}") from None
 
 
 def _extract(members: list[_Member], open_member, sdist: bool, dest: Path, archive: str) -> str:
@@ -508,7 +411,7 @@ def _check_tar_member(member: tarfile.TarInfo, dest: Path, archive: str) -> None
         try:
             data_filter(member, str(dest))
         except tarfile.FilterError as exc:
-            raise SourceError(f"{archive}: unsafe member {member.name!r}: {_reason(exc)}") from None
+            raise SourceError(f"{archive}: unsafe member {member.name!r}: {reason(exc)}") from None
         return
     # Same rules as the "data" filter for Pythons that lack it.
     if member.issym() or member.islnk():
@@ -605,7 +508,7 @@ def _git(repo: Path, *args: str) -> str:
     try:
         done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
     except OSError as exc:
-        raise SourceError(f"{repo}: cannot run git: {_reason(exc)}") from None
+        raise SourceError(f"{repo}: cannot run git: {reason(exc)}") from None
     if done.returncode != 0:
         lines = [line for line in done.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
         if args[0] == "rev-parse" and not lines:
@@ -622,18 +525,3 @@ def _sanitize(text: str, fallback: str) -> str:
     return fallback if label in ("", ".", "..") else label
 
 
-def _reason(exc: BaseException) -> str:
-    """An exception as one line of text, without urllib's "<urlopen error ...>" wrapping."""
-    import urllib.error
-
-    if isinstance(exc, urllib.error.HTTPError):
-        return f"HTTP {exc.code} {exc.reason}"
-    if isinstance(exc, urllib.error.URLError):
-        return _reason(exc.reason) if isinstance(exc.reason, BaseException) else str(exc.reason)
-    return " ".join(str(exc).split()) or type(exc).__name__
-
-
-def _redact(url: str) -> str:
-    """Drop user:password from a URL before it goes into a message."""
-    parts = urllib.parse.urlsplit(url)
-    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))

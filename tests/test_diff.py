@@ -492,9 +492,11 @@ def test_refactor_release_reads_as_moves(capsys: pytest.CaptureFixture) -> None:
     assert len(moved_out) >= 0.8 * len(guards_in_server_args)
     old_guards = sum(r.kind is not RuleKind.ADJUSTMENT for r in old.rules)
     assert counts["removed"] <= 0.02 * old_guards
-    # Every removed guard really has no counterpart with its message in the new release.
+    # Every removed guard really has no counterpart with its message in the new release (but json's own,
+    # one message for every call of it: 0.5.19 parses `--modelexpress-config` in one place, not two).
     new_messages = {diff.normalized_message(r.message) for r in new.rules}
-    assert all(diff.normalized_message(c.old.message) not in new_messages for c in changes if c.kind == "removed")
+    assert all(diff.normalized_message(c.old.message) not in new_messages for c in changes
+               if c.kind == "removed" and c.old.exception != "json.JSONDecodeError")
     # Every matched trigger pair was decided exactly, not by the budget fallback.
     domains = diff.field_domains(old.flags, new.flags)
     pairs, _, _ = match_rules(old.rules, new.rules)

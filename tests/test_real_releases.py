@@ -74,7 +74,12 @@ def test_every_guard_is_found(releases, version: str) -> None:
     def located(items, kind=None, exception=None):
         return Counter((f, line) for k, f, line, e in items if kind in (None, k) and exception in (None, e))
 
-    extracted = [(r.kind.value, r.location.file, r.location.line, r.exception) for r in guards]
+    # json's own error where SGLang parses a flag's text (`json.loads(cfg.x)`): a guard at the call, no raise of SGLang's.
+    parsing = [r for r in guards if r.exception == "json.JSONDecodeError"]
+    lines = {path: tree.read_text(path).splitlines() for path in {r.location.file for r in parsing}}
+    assert parsing and all("json.loads(" in "".join(lines[r.location.file][r.location.line - 1:r.location.end_line])
+                           for r in parsing)
+    extracted = [(r.kind.value, r.location.file, r.location.line, r.exception) for r in guards if r not in parsing]
     value_errors = located(expected, "raise", "ValueError")
     assert value_errors == located(extracted, "raise", "ValueError")
     assert located(expected, "raise") == located(extracted, "raise")

@@ -512,14 +512,19 @@ def message_agreement(real: str, said: str) -> str:
 def crash_foreseen(real: dict[str, Any], doc: dict[str, Any], first: str | None, index: RuleIndex) -> bool:
     """Did check name, as the launch's first error, the guard whose own test the real run crashed on
     (`fails_with` the same exception, the crash's innermost sglang frame between the guard's innermost
-    enclosing `if` and the end of its raise)?"""
+    enclosing `if` and the end of its raise), or the raise the library's error left SGLang through
+    (a frame of the traceback at the guard's raise)?"""
     finding = next((e for e in doc.get("errors", []) if e["id"] == first), None)
     rule = index.by_id.get(first or "")
     if finding is None or rule is None or not real.get("exception"):
         return False
+    where = rule["location"]
+    if rule.get("kind") == "raise" and any(
+            frame[0] == where["file"] and where["line"] <= frame[1] <= where.get("end_line", where["line"])
+            for frame in real.get("frames") or ()):
+        return True  # raised again at the guard (`except ValueError as e: raise e` of a library's error)
     if not str(finding.get("fails_with", "")).startswith(real["exception"]):
         return False
-    where = rule["location"]
     start = min([where["line"], *rule.get("enclosing", [])[-1:]])
     return real.get("file") == where["file"] and start <= (real.get("line") or 0) <= where.get("end_line", where["line"])
 

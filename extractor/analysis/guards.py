@@ -16,7 +16,6 @@ from .normalize import classify, normalize, term_source, value_fields
 from .paths import (ADDING_METHODS, GROWING_METHODS, assign_unknown, assigned_names, fields_after_loop,
                     literal_items, merge_branches, merged_events, one_per_item_lists, path_options, quantified,
                     same_shape, string_key, within)
-from .pyast import absolute_module
 from .scope import (ALIAS_PARAMS, ENV_KEY, FIELD_KEY, Bound, Choice, Env, NonEmpty, Original, Rewritten,
                     Scope, Unknown, bind, bound_string, expression_children, code, dotted_name, env_call,
                     field_of, is_alias, local_text, iter_expression, with_entry)
@@ -24,8 +23,9 @@ from .events import CallEvent, FunctionInfo, FunctionSummary, GuardEvent, Return
 from .messages import message_arg, message_of, placeholder_values
 from .object_locals import OBJECT_LOCAL, OBJECT_PREFIX
 from .run_sites import RunSites
-from .statements import (calls_outside_raises, caught_names, empty_iterable, handler_raises, has_call,
-                         platform_call, unpacked)
+from .statements import (BINARY_OF_AUGMENTED, JSON_TEMPLATE, LIBRARY_ERRORS, calls_outside_raises, caught_by,
+                         caught_names, config_load_call, empty_iterable, handler_raises, has_call, import_bindings,
+                         json_loads_calls, platform_call, unpacked)
 
 # Functions that declare a resolved value for fields given as keywords: `declare_resolution(sa, "src", x=1)`.
 DECLARE_FUNCTIONS = frozenset({"declare_resolution", "declare_late_resolution"})
@@ -287,6 +287,8 @@ class _Walker:
         finally:
             self.catching = catching
         body_raises = [i for i in range(start, len(self.summary.guards)) if self.summary.guards[i].kind is RuleKind.RAISE]
+        loading = config_load_call(node.body)
+        caught_failures: set[int] = set()  # a library's error the body's call raises that a handler takes
         ret, brk = (FALSE, FALSE) if node.handlers else (r_body, b_body)
         for handler in node.handlers:
             # `raised(E)`: the try body raised E; an opaque atom that still reads as Python.
@@ -296,25 +298,37 @@ class _Walker:
             # A `raise E(...)` of the body itself that this handler catches does not leave the try:
             # the handler runs when it fires (`except ValueError as exc: raise AssertionError(str(exc))`).
             names = {name.strip().rsplit(".", 1)[-1] for name in caught.split(",")}
-            taken = [i for i in body_raises if (self.summary.guards[i].exception or "").rsplit(".", 1)[-1] in names]
+            taken = [i for i in body_raises if caught_by(self.summary.guards[i].exception, names)]
             body_raises = [i for i in body_raises if i not in taken]
             fired = [self.summary.guards[i] for i in taken]
             for i in taken:
                 self.summary.guards[i] = replace(self.summary.guards[i], condition=FALSE)
+            caught_failures.update(i for i in taken if self.summary.guards[i].exception in LIBRARY_ERRORS)
             # Beyond those, only a call can raise what it catches (a body of tests and raises cannot).
             # A body that is one call of the platform's method names it: a profile says whether it raises.
             what = f"{caught}, {call}" if (call := platform_call(node.body)) else caught
-            elsewhere = Atom(classify(f"raised({what})", ())) if not fired or calls_outside_raises(node.body) else FALSE
+            # (`json.loads` of a value the launch gives raises no ValueError but the one spelled out)
+            json_modeled = names <= {"JSONDecodeError", "ValueError"}
+            elsewhere = Atom(classify(f"raised({what})", ())) if not fired or calls_outside_raises(node.body, json_modeled) \
+                else FALSE
+            if loading is not None:  # `AutoConfig.from_pretrained(path, ...)`: the checkpoint and transformers say
+                kinds = f"({caught})" if "," in caught else caught
+                elsewhere = to_formula(cst.parse_expression(f"raised({kinds}, {code(loading)})"), self.scope, env)
             context = disj(elsewhere, *(g.condition for g in fired))
             handler_env = dict(body_env)
             if handler.name is not None:
                 handler_env = assign_unknown(handler_env, handler.name.name, self.scope)
+                if loading is not None:  # `str(e)`: the message of what the load raised
+                    said = cst.parse_expression(f"raised_message({kinds}, {code(loading)})")
+                    handler_env[handler.name.name.value] = bind(said, env)
             first_of_handler = len(self.summary.guards)
             with self.within(context):
                 r, b, _ = self.suite(handler.body, conj(ctx, context), handler_env, nest)
             if len(fired) == 1 and handler.name is not None:
                 self._reraised(first_of_handler, handler.name.name.value, fired[0])  # type: ignore[union-attr]
             ret, brk = disj(ret, conj(context, r)), disj(brk, conj(context, b))
+        for i in sorted(caught_failures, reverse=True):
+            del self.summary.guards[i]  # not a guard: the handler goes on, or raises its own error
         for extra in (node.orelse, node.finalbody):
             if extra is not None:
                 r, b, body_env = self.suite(extra.body, ctx, body_env, nest)
@@ -358,6 +372,8 @@ class _Walker:
 
     def small(self, node: cst.CSTNode, ctx: Formula, env: Env, nest: tuple[int, ...]):
         line, end_line = self.spans.get(id(node), (0, 0))
+        if type(node) in (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Expr, cst.Return) and node.value is not None:
+            self.json_failures(node.value, ctx, env, nest, line, end_line)
         if type(node) is cst.Raise:
             if node.exc is not None:
                 self.calls_in(node.exc, ctx, env)
@@ -407,7 +423,7 @@ class _Walker:
             env = self.calls_in(node.value, ctx, env)
             operator = node.operator
             binary = cst.BinaryOperation(
-                left=node.target, operator=_BINARY_OF_AUGMENTED[type(operator)](), right=node.value  # type: ignore[operator]
+                left=node.target, operator=BINARY_OF_AUGMENTED[type(operator)](), right=node.value  # type: ignore[operator]
             )
             return FALSE, FALSE, self.assign(node.target, binary, ctx, env, nest, line, end_line)
         if type(node) is cst.Expr:
@@ -416,6 +432,15 @@ class _Walker:
         if type(node) in (cst.Import, cst.ImportFrom):
             self.summary.imports.update(import_bindings(node, self.summary.info.file))
         return FALSE, FALSE, env
+
+    def json_failures(self, value: cst.BaseExpression, ctx: Formula, env: Env, nest, line: int, end_line: int) -> None:
+        """`json.loads(cfg.x)`: the launch ends here, in json, when the text a flag gives is no JSON (a
+        guard of the library's own; a handler of a `try` around it takes it like a raise of the body)."""
+        for call in json_loads_calls(value):
+            failed = to_formula(cst.parse_expression(f"raised(json.JSONDecodeError, {code(call)})"), self.scope, env)
+            self.order += 1
+            self.summary.guards.append(GuardEvent(RuleKind.RAISE, "json.JSONDecodeError", JSON_TEMPLATE, False, line,
+                                                  end_line, conj(ctx, failed), nest, self.order, self.anchor(failed)))
 
     def raise_(self, node: cst.Raise, ctx: Formula, env: Env, nest, line: int, end_line: int) -> None:
         exc = node.exc
@@ -646,43 +671,6 @@ class _Walker:
                 yield n, when
             for child in reversed(list(expression_children(n))):
                 stack.append((child, when))
-
-
-_BINARY_OF_AUGMENTED = {
-    cst.AddAssign: cst.Add,
-    cst.SubtractAssign: cst.Subtract,
-    cst.MultiplyAssign: cst.Multiply,
-    cst.DivideAssign: cst.Divide,
-    cst.FloorDivideAssign: cst.FloorDivide,
-    cst.ModuloAssign: cst.Modulo,
-    cst.PowerAssign: cst.Power,
-    cst.BitOrAssign: cst.BitOr,
-    cst.BitAndAssign: cst.BitAnd,
-    cst.BitXorAssign: cst.BitXor,
-    cst.LeftShiftAssign: cst.LeftShift,
-    cst.RightShiftAssign: cst.RightShift,
-    cst.MatrixMultiplyAssign: cst.MatrixMultiply,
-}
-
-
-def import_bindings(node: cst.Import | cst.ImportFrom, file: str) -> dict[str, str]:
-    """Names an import statement binds, mapped to the dotted thing they denote."""
-    bound: dict[str, str] = {}
-    if type(node) is cst.Import:
-        for alias in node.names:
-            target = dotted_name(alias.name) or ""
-            local = alias.asname.name.value if alias.asname else target.split(".")[0]  # type: ignore[union-attr]
-            bound[local] = target if alias.asname else local
-        return bound
-    module = dotted_name(node.module) if node.module is not None else ""
-    module = absolute_module(module, len(node.relative), file)
-    if type(node.names) is cst.ImportStar:
-        return bound
-    for alias in node.names:
-        name = dotted_name(alias.name) or ""
-        local = alias.asname.name.value if alias.asname else name  # type: ignore[union-attr]
-        bound[local] = f"{module}.{name}" if module else name
-    return bound
 
 
 def _without_change_test(ctx: Formula, field: str, local: set[str]) -> Formula:

@@ -23,7 +23,8 @@ from ..core.collector import long_lived
 from ..core.errors import ParseError
 from ..core.model import Lit, SourceProblem
 from .events import FunctionInfo, straight_return
-from .guards import function_aliases, import_bindings as cst_import_bindings
+from .guards import function_aliases
+from .statements import import_bindings as cst_import_bindings
 from .lines import iter_statements
 from .lines import Span, ast_blocks, child_blocks, statement_lines, statement_pairs
 from .pyast import dotted, import_bindings, literal, segment, source_lines

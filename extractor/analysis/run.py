@@ -24,6 +24,7 @@ from .registry import (RegisteringCalls, Registries, predicate_registered, regis
 from .walks import Callee, Walk
 from .walks import Value as WalkValue
 from .events import GuardEvent
+from .statements import LIBRARY_ERRORS
 from .run_values import (Template, Value, atom_of, is_pinned, pinned_atom, pinned_term, put, resolved_term,
                          substitute, transformed, undecided)
 
@@ -516,6 +517,8 @@ def escapes(guard: GuardEvent, caught: frozenset[str]) -> bool:
     kind = "AssertionError" if guard.kind is RuleKind.ASSERT else (guard.exception or "").rsplit(".", 1)[-1]
     if not kind or kind in caught:
         return not kind  # a bare `raise` re-raises what a handler of its own function caught
+    if guard.exception in LIBRARY_ERRORS:  # `json.JSONDecodeError`: caught as the ValueError it is
+        return not LIBRARY_ERRORS[guard.exception] & caught
     if "Exception" in caught and kind not in _NOT_EXCEPTIONS:
         return False
     own = getattr(builtins, kind, None)

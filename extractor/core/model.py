@@ -336,12 +336,24 @@ CLASS_PREFIX = "mro:"
 
 
 @dataclass(frozen=True, slots=True)
+class ConfigLoader:
+    """What decides whether `AutoConfig.from_pretrained` loads a checkpoint's config.json, read from
+    the transformers a release pins: the model types it maps to a config class (with those SGLang's
+    own config classes register), and its message for another (`{model_type}` in it)."""
+
+    transformers: str  # the version pinned
+    model_types: tuple[str, ...]
+    unknown_type_message: str
+
+
+@dataclass(frozen=True, slots=True)
 class HelperLibrary:
     """The helpers of one extraction: the bare names terms call, each bound to a helper's key, and the
-    helpers (those they read in turn too)."""
+    helpers (those they read in turn too); what loads a checkpoint's config, where a term asks it."""
 
     names: tuple[tuple[str, str], ...] = ()
     helpers: tuple[Helper, ...] = ()
+    config_loader: ConfigLoader | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from .model import (
     Example,
     Flag,
     Helper,
+    ConfigLoader,
     HelperLibrary,
     Formula,
     Lit,
@@ -391,20 +392,28 @@ def environment_of(rules_document: dict, where: str = "rules.json") -> dict[str,
 
 def helpers_json(library: HelperLibrary) -> dict:
     """rules.json's `helpers`: the names terms call, and the definitions behind them."""
-    return {
+    found = {
         "names": dict(library.names),
         "definitions": [{"key": h.key, "source": h.source, "names": dict(h.names)} for h in library.helpers],
     }
+    loader = library.config_loader
+    if loader is not None:
+        found["config_loader"] = {"transformers": loader.transformers, "model_types": list(loader.model_types),
+                                  "unknown_type_message": loader.unknown_type_message}
+    return found
 
 
 def helpers_of(rules_document: dict, where: str = "rules.json") -> HelperLibrary:
     """The `helpers` of a read rules.json (none for documents written before it existed)."""
     data = rules_document.get("helpers") or {}
     try:
+        loader = data.get("config_loader")
         return HelperLibrary(
             tuple(sorted((str(k), str(v)) for k, v in data.get("names", {}).items())),
             tuple(Helper(str(h["key"]), str(h["source"]), tuple(sorted((str(k), str(v)) for k, v in h["names"].items())))
-                  for h in data.get("definitions", ())))
+                  for h in data.get("definitions", ())),
+            ConfigLoader(str(loader["transformers"]), tuple(str(t) for t in loader["model_types"]),
+                         str(loader["unknown_type_message"])) if loader is not None else None)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise DocumentError(f"{where}: malformed helpers record ({error.__class__.__name__}: {error})") from None
 

@@ -20,12 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.model import RUN_FUNCTION
-from .environment import EnvVar, env_default, parse_env
+from .environment import EnvVar, declared_env
+from .library_calls import is_library_call, library_raise
 from .expressions import BINARY_OPERATORS, Unknown, boolean_operation, comparison_chain, parsed_expression
 from .helpers import (MAX_STEPS, BoundMethod, Definition, EnumMember, Helpers, Instance, Outside, PackageClass, Raised,
                       Reader, World, bind_arguments, catches, closing_statements, guard_statements)
 from .model_config import (CLASS_DEFAULTED, CONFIG_LOADERS, NOT_GIVEN, Config, ModelConfig, ModelFacts, PlainDecoderSpec,
-                           built_config, constructed_config, local_model, overridden, text_config)
+                           built_config, constructed_config, local_model, overridden,
+                           text_config)
 from .fact_values import (CACHE_DECORATOR, CACHE_DECORATORS, OPAQUE_VALUES, Method, Partial, PathValue, cached, compare,
                           partial, plain_value)
 from .launch_host import PATH_METHODS, PATH_TESTS, LaunchHost
@@ -402,24 +404,6 @@ class _Evaluator:
             raise Unknown("raised")
         return bool(kind) and catches(caught, kind)
 
-    def _declared_env(self, func: ast.Attribute) -> object:
-        """`envs.NAME.get()` / `.is_set()`: the launch's value parsed as environ.py declares it, its
-        default when unset; None when the call is no such read."""
-        owner = func.value
-        if func.attr not in ("get", "is_set") or not isinstance(owner, ast.Attribute) \
-                or not isinstance(owner.value, ast.Name) or owner.value.id != "envs":
-            return None
-        name = owner.attr
-        var = (self.facts.envs or {}).get(name)
-        text = self.facts.env.get(name)
-        if text is None and var is not None and var.alias:
-            text = self.facts.env.get(var.alias)
-        if func.attr == "is_set":
-            return text is not None
-        if var is None:
-            raise Unknown(name)  # no declaration at hand: no parser, no default
-        return env_default(var) if text is None else parse_env(var, text)
-
     def _loaded_config(self, node: ast.Call) -> Config:
         """`get_config(model_path, ..., model_override_args={...})`: the checkpoint's config.json, when the
         path is the launch's own `--model-path` (or a folder it names), with the overrides applied."""
@@ -564,6 +548,11 @@ class _Evaluator:
                 return constructed_config(node, self.eval, self._launched(), self.facts.model)
             if name == RUN_FUNCTION:
                 return self._run(node)
+            if name in ("raised", "raised_message") and self.names is None and len(node.args) == 2 \
+                    and is_library_call(node.args[1]):  # `raised(ValueError, AutoConfig.from_pretrained(...))`
+                helpers = self.facts.helpers
+                return library_raise(name, node.args[0], node.args[1], self.eval, self.facts.folder_config,  # type: ignore[arg-type]
+                                     helpers.config_loader if helpers is not None else None)
             if name == "raised" and self.names is None and len(node.args) == 2 and self.facts.platform is not None:
                 return self._raised(*node.args)
             if name == "get_platform" and self.facts.platform is not None and not node.args:
@@ -600,7 +589,7 @@ class _Evaluator:
                 return self.call_outside(target.path, node)
             raise Unknown(name)
         if isinstance(func, ast.Attribute):
-            declared = self._declared_env(func)
+            declared = declared_env(func, self.facts.env, self.facts.envs)
             if declared is not None:
                 return declared
             test = _dotted(func)

@@ -246,9 +246,10 @@ class Helpers:
         self._parsed: dict[str, Definition | None] = {}
         self._members: dict[tuple[str, str], EnumMember] = {}
         self._by_model_type: dict[str, tuple[str, ...]] | None = None  # model_type -> the class and its bases
+        self.config_loader = library.config_loader  # what `AutoConfig.from_pretrained` loads (`facts`)
 
     def __bool__(self) -> bool:
-        return bool(self.names)
+        return bool(self.names) or self.config_loader is not None
 
     def __getstate__(self) -> dict:
         # A rule set's index is pickled with its helpers: parsed trees read back slower than they

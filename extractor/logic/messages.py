@@ -31,6 +31,10 @@ def filled_message(rule: Rule, context: Context, written: Mapping[str, object] |
     values where it stopped. Others as written."""
     if "{" not in rule.message:
         return rule.message
+    said = _raised_message(rule, context)
+    filled = _as_said(known_message(rule), said) if said is not None else None
+    if filled is not None:  # what a library call the trigger names said (json's, transformers' message)
+        return filled
     sites = _run_sites(rule.trigger)
     if sites:
         for atom in every_atom(rule.trigger):  # run here (not taken from another launch's evaluation)
@@ -189,19 +193,56 @@ def _read_in_trigger(rule: Rule, message: str, context: Context, field_value: Ca
     return _SOURCE_PLACEHOLDER.sub(value, message)
 
 
+def _raised_message(rule: Rule, context: Context) -> str | None:
+    """What the library call a trigger names said when it raised, where the launch decides one text:
+    `raised(json.JSONDecodeError, json.loads(...))` of a guard of the library's own, or
+    `str(raised_message(ValueError, AutoConfig.from_pretrained(...)))` of one that raises it again
+    (`except ValueError as e: ... raise e`)."""
+    said = set()
+    for key, term in _trigger_terms(rule.effective).items():
+        if key.startswith("raised("):
+            text = f"str(raised_message({term.text[len('raised('):]})"
+            term = Term(TermKind.OPAQUE, text, text, term.fields)
+        elif not key.startswith("str(raised_message("):
+            continue
+        try:
+            found = context.value_of(term)
+        except LookupError:
+            continue
+        if isinstance(found, str):
+            said.add(found)
+    return said.pop() if len(said) == 1 else None
+
+
+def _as_said(message: str, said: str) -> str | None:
+    """The message's placeholders filled from the text the error said, the message read as its
+    pattern (`{e}` is all of it; `{msg}: line {lineno} ...` the parts between its words); None when
+    the text is not this message."""
+    pieces = re.split(r"(\{\w+\})", message)
+    pattern = "".join(f"(?P<{p[1:-1]}>.*?)" if re.fullmatch(r"\{\w+\}", p) else re.escape(p) for p in pieces)
+    try:
+        found = re.fullmatch(pattern, said, re.DOTALL)
+    except re.error:  # a placeholder twice
+        return None
+    return "".join(found.group(p[1:-1]) if re.fullmatch(r"\{\w+\}", p) else p for p in pieces) if found else None
+
+
 @functools.lru_cache(maxsize=16384)  # the same terms' texts, over and over
 def readable_name(text: str) -> str:
     """Source text as people write it: the walk's `self__hf_text_config` is `self.hf_text_config`."""
     return re.sub(r"\s+", "", re.sub(r"\bself__", "self.", text))
 
 
-def known_message(rule: Rule) -> str:
+def known_message(rule: Rule, longest: int | None = None) -> str:
     """The message with the placeholders whose value holds for every launch filled (a local bound to
     a literal: `{ib_sysfs_path}` -> `/sys/class/infiniband`), and a local bound to an f-string
     written out as that f-string's own text (`{msg}` -> `Warning: {reason} context_length
-    ({context_length}) is greater than ...`): what pages and titles show."""
+    ({context_length}) is greater than ...`): what pages and titles show. `longest`: a literal longer
+    than that stays a placeholder (a heading names a list of 90 hooks by its name, not its words)."""
     message = rule.message
     for name, value in rule.placeholders:
+        if isinstance(value, Lit) and longest is not None and len(str(value.value)) > longest:
+            continue
         if isinstance(value, Lit):
             message = _placeholder(name).sub(lambda m: _shown(m, value.value), message)  # noqa: B023 - used at once
         elif isinstance(value, Term) and (template := _template(value.text)) is not None:

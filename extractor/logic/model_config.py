@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import UsageError
+from ..core.model import ConfigLoader
 from .expressions import Unknown
 
 
@@ -303,3 +304,20 @@ def local_model(path: object) -> ModelFacts | None:
     except (OSError, UsageError):
         return None
     return None
+
+
+def config_load_error(config: Mapping[str, object], trust_remote_code: object,
+                      loader: ConfigLoader) -> tuple[str, str | None] | None:
+    """What `AutoConfig.from_pretrained` raises on a checkpoint's config.json, as the transformers the
+    release pins decides it: (exception, message; None where the message is not known here), or None
+    when it loads. A config whose `auto_map` names an `AutoConfig` loads that code with
+    trust_remote_code, its own model type's class without, and fails without either."""
+    model_type = config.get("model_type")
+    auto_map = config.get("auto_map")
+    known = isinstance(model_type, str) and model_type in loader.model_types
+    if isinstance(auto_map, dict) and "AutoConfig" in auto_map:
+        return None if trust_remote_code or known else ("ValueError", None)  # "... set trust_remote_code=True"
+    if not isinstance(model_type, str):
+        return ("ValueError", None)  # "Unrecognized model in <path>. Should have a `model_type` key ..."
+    return None if known else ("ValueError", loader.unknown_type_message.replace("{model_type}", model_type))
+

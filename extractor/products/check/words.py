@@ -136,6 +136,14 @@ def atom_words(atom: Atom, flags: Flags, positive: bool = True) -> str:
         method = code(run[0].rpartition(":")[2])
         return (f"{method}, run over this launch's flags and the checkpoint's config, stops here" if positive
                 else f"{method}, run over this launch's flags and the checkpoint's config, does not stop here")
+    failure = _LIBRARY_FAILURE.fullmatch(term.text) if atom.op == "truthy" else None
+    if failure is not None and failure.group(2) == "json.loads":  # the text a flag gives is no JSON
+        given = failure.group(3).split("__v")[0]
+        text = code(flags.option(given) if given in term.fields else readable_text(failure.group(3), flags.spellings))
+        return f"{text} {'is not' if positive else 'is'} JSON text (`json.loads` {'raises' if positive else 'takes it'})"
+    if failure is not None:  # `AutoConfig.from_pretrained(path, ...)` of a config.json whose model type it does not know
+        return ("transformers does not load the checkpoint's config.json (no config class of the transformers this "
+                "release pins has its `model_type`)" if positive else "transformers loads the checkpoint's config.json")
     raised = _RAISED_CALL.fullmatch(term.text) if atom.op == "truthy" else None
     if raised is not None:  # `raised(Exception, current_platform.get_device(device_id))`: a try body of one call
         return f"{code(raised.group(2))} {'raises' if positive else 'does not raise'} {code(raised.group(1))}"
@@ -179,6 +187,8 @@ def atom_words(atom: Atom, flags: Flags, positive: bool = True) -> str:
 
 _SET_WORDS = {"<=": "a subset of", "<": "a proper subset of", ">=": "a superset of", ">": "a proper superset of"}
 _RAISED_CALL = re.compile(r"raised\(([\w.]+), ([\w.]+\(.*\))\)")
+# A library call the launch's values decide (`logic.library_calls`): the error, the call, its first argument.
+_LIBRARY_FAILURE = re.compile(r"raised\(([\w.]+), (json\.loads|AutoConfig\.from_pretrained)\((.*?)(?:, trust_remote_code=\w+)?\)\)")
 
 
 def _truthy_words(atom: Atom, flags: Flags, positive: bool) -> str:
@@ -331,6 +341,10 @@ def outside_terms(rule: Rule, spellings: Spellings = CONVENTION) -> dict[str, li
     for term in terms(rule.effective):
         if term.kind in (TermKind.FIELD, TermKind.RESOLVED) or term.kind is TermKind.OPAQUE and computable(term):
             continue  # the launch's own values: typed, or as the run resolved them from what was typed
+        failure = _LIBRARY_FAILURE.fullmatch(term.text)
+        if failure is not None and failure.group(2) == "json.loads" \
+                and computable(Term(TermKind.OPAQUE, failure.group(3), failure.group(3), term.fields)):
+            continue  # json.loads of a flag's text: the launch's own value decides it
         if run_site(term.text) is not None:
             continue  # a method `check` runs over the launch: the words of the rule's own test say it
         text = readable_text(term.text, spellings)

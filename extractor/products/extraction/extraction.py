@@ -6,20 +6,22 @@ import contextlib
 import hashlib
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ...analysis.callgraph import Program
 from ...analysis.reuse import MemoryStore, StaleReuse
 from ...analysis.run import Run
 from ...analysis.catalog import build_catalog
+from ...analysis.config_loader import SGLANG_CONFIGS, TRANSFORMERS_FILES, config_loader, said_again
 from ...analysis.modules import FunctionFacts, ModuleSummary, Outline, deep_recursion, dotted_module, outline, summarize
 from ...analysis.environ import env_defaults
 from ...analysis.helpers import CalledNames, helper_library, places_of_names
 from ...analysis.rules import rules_of
 from ...core.collector import long_lived
 from ...core.errors import ParseError, SourceError
-from ...core.model import (Flag, HelperLibrary, Notice, Rule, SourceProblem, Write, placeholder_conditions,
-                           placeholder_operands)
+from ...core.formula import terms_once
+from ...core.model import (ConfigLoader, Flag, HelperLibrary, Notice, Rule, SourceProblem, Term, Write,
+                           placeholder_conditions, placeholder_operands)
 from ...core.progress import step
 from ...logic.environment import EnvVar
 from ...sources.layout import Layout, find_layout
@@ -131,6 +133,22 @@ def _helpers(program: Program, rules: list[Rule], resolution: tuple[Write, ...])
                           program.changed_by_functions, program.registrations)
 
 
+def _config_loader(tree: SourceTree, rules: list[Rule]) -> ConfigLoader | None:
+    """What decides whether transformers loads a checkpoint's config.json, where a trigger or message
+    asks (`raised(ValueError, AutoConfig.from_pretrained(...))`), from the transformers the source pins."""
+    seen: set = set()
+    asked = any("AutoConfig.from_pretrained(" in term.text for rule in rules
+                for term in (*terms_once(rule.effective, seen),
+                             *(o for _, v in rule.placeholders for o in placeholder_operands(v) if isinstance(o, Term))))
+    version = tree.pins().get("transformers") if asked else None
+    if version is None:
+        return None
+    transformers = {path: text for path in TRANSFORMERS_FILES
+                    if (text := tree.library_text("transformers", path)) is not None}
+    return config_loader(version, transformers, {path: tree.read_text(path) for path in tree.paths()
+                                                  if path.startswith(SGLANG_CONFIGS)})
+
+
 def _file_info(tree: SourceTree, path: str) -> FileInfo:
     data = tree.read_bytes(path)
     return FileInfo(path, hashlib.sha256(data).hexdigest(), data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1))
@@ -227,7 +245,10 @@ def _extract(tree: SourceTree, include: list[str] | None, keep_going: bool, stag
         followed = list(_followed(program, run))
         rules = run.apply(rules_of(read + followed))
         resolution = run.resolution(rules)
-        helpers = _helpers(program, rules, resolution)
+        loader = _config_loader(tree, rules)
+        helpers = replace(_helpers(program, rules, resolution), config_loader=loader)
+        if loader is not None:
+            rules = [said_again(rule, loader) for rule in rules]
         files.extend(_file_info(tree, path) for path in sorted({module.path for module, _ in followed}))
     if later is not None and run.registries.used != later.get("registering"):
         later["registering"] = run.registries.used

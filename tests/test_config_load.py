@@ -1,0 +1,208 @@
+"""Loading the checkpoint's config: transformers' `AutoConfig.from_pretrained` raises ValueError for a
+config.json whose `model_type` the version a release pins does not know, and SGLang raises it again.
+
+The made-up package imitates SGLang 0.5.10's `get_config` (names and messages of the package are
+ours): a try body of one `AutoConfig.from_pretrained(model, trust_remote_code=..., **kwargs)`, and
+`except ValueError as e: if not "deepseek_v32" in str(e): raise e`, reached from a function handed
+the server arguments (as 0.5.10's `ModelConfig` is); its config modules declare the
+model types SGLang registers. The made-up transformers has both layouts of its table (the older one
+in `configuration_auto.py`, the newer completed there from `auto_mappings.py`) and its message.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from extractor.analysis.config_loader import config_loader
+from extractor.core.serialize import helpers_json, helpers_of
+from extractor.logic.messages import filled_message
+from extractor.logic.platforms import find_platform
+from extractor.products.check.linter import check
+from extractor.products.extraction.extraction import extract
+from extractor.products.reuse.rulesets import ruleset_of
+from extractor.sources.trees import path_tree
+from tests.packages import write_package
+
+PACKAGE = {
+    "sglang/__init__.py": "",
+    "sglang/srt/__init__.py": "",
+    "sglang/srt/server_args.py": '''
+import argparse
+import dataclasses
+
+from sglang.srt.utils.hf_transformers_utils import get_hf_config
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str = None
+    trust_remote_code: bool = False
+    page_size: int = 1
+
+    def __post_init__(self):
+        self._handle_model_specific_adjustments()
+        if self.page_size < 1:
+            raise ValueError("The page size must be at least 1.")
+
+    def _handle_model_specific_adjustments(self):
+        hf_config = get_hf_config(self)
+
+    @staticmethod
+    def add_cli_args(parser: argparse.ArgumentParser):
+        parser.add_argument("--model-path", type=str, default=ServerArgs.model_path)
+        parser.add_argument("--trust-remote-code", action="store_true")
+        parser.add_argument("--page-size", type=int, default=ServerArgs.page_size)
+''',
+    "sglang/srt/utils/__init__.py": "",
+    "sglang/srt/utils/hf_transformers_utils.py": '''
+from transformers import AutoConfig
+
+
+def get_config(model, trust_remote_code, revision=None, **kwargs):
+    try:
+        config = AutoConfig.from_pretrained(
+            model, trust_remote_code=trust_remote_code, revision=revision, **kwargs
+        )
+    except ValueError as e:
+        if not "deepseek_v32" in str(e):
+            raise e
+        config = load_deepseek_v32(model)
+    return config
+
+
+def load_deepseek_v32(model):
+    return model
+
+
+def get_hf_config(server_args):
+    return get_config(server_args.model_path, trust_remote_code=server_args.trust_remote_code, revision=None)
+''',
+    "sglang/srt/configs/__init__.py": "",
+    "sglang/srt/configs/kimi_vl.py": '''
+class KimiVLConfig:
+    model_type = "kimi_vl"
+''',
+}
+MESSAGE = ("The checkpoint you are trying to load has model type `{model_type}` but Transformers does not "
+           "recognize this architecture.")
+OLDER = {"transformers/models/auto/configuration_auto.py": '''
+CONFIG_MAPPING_NAMES = OrderedDict[str, str](
+    [
+        ("llama", "LlamaConfig"),
+        ("qwen3", "Qwen3Config"),
+    ]
+)
+
+
+class AutoConfig:
+    @classmethod
+    def from_pretrained(cls, path, **kwargs):
+        config_dict, unused = get_config_dict(path)
+        try:
+            config_class = CONFIG_MAPPING[config_dict["model_type"]]
+        except KeyError:
+            raise ValueError(
+                f"The checkpoint you are trying to load has model type `{config_dict['model_type']}` "
+                "but Transformers does not recognize this architecture."
+            )
+        raise ValueError(f"Unrecognized model in {path}.")
+'''}
+NEWER = {
+    "transformers/models/auto/auto_mappings.py": 'CONFIG_MAPPING_NAMES = OrderedDict([("llama", "LlamaConfig")])\n',
+    "transformers/models/auto/configuration_auto.py": OLDER["transformers/models/auto/configuration_auto.py"].replace(
+        'CONFIG_MAPPING_NAMES = OrderedDict[str, str](\n    [\n        ("llama", "LlamaConfig"),\n'
+        '        ("qwen3", "Qwen3Config"),\n    ]\n)',
+        'from .auto_mappings import CONFIG_MAPPING_NAMES\n\nCONFIG_MAPPING_NAMES.update({"qwen3": "Qwen3Config"})\n'
+        'CONFIG_MAPPING_NAMES = OrderedDict(**{"gpt-sw3": "GPT2Config"}, **CONFIG_MAPPING_NAMES)'),
+}
+
+
+@pytest.mark.parametrize("files", [OLDER, NEWER], ids=["older", "newer"])
+def test_the_model_types_and_the_message_are_read_from_either_layout_of_transformers(files) -> None:
+    loader = config_loader("9.1.0", files, {"sglang/srt/configs/kimi_vl.py": PACKAGE["sglang/srt/configs/kimi_vl.py"]})
+    assert loader is not None and loader.transformers == "9.1.0"
+    assert set(loader.model_types) == {"llama", "qwen3", "kimi_vl"} | ({"gpt-sw3"} if files is NEWER else set())
+    assert loader.unknown_type_message == MESSAGE
+    assert config_loader("9.1.0", {"transformers/models/auto/configuration_auto.py": "X = 1\n"}, {}) is None
+
+
+def _ruleset(folder: Path, library: dict[str, str] | None):
+    """The package extracted from a tree that pins transformers 9.1.0 (`library` its files), or pins nothing."""
+    tree = path_tree(write_package(folder, PACKAGE))
+    if library is not None:
+        tree.pins = lambda: {"transformers": "9.1.0"}  # type: ignore[method-assign]
+        tree._library = lambda package, version, path: library[path].encode() if path in library else None  # type: ignore[method-assign]
+    return ruleset_of(extract(tree), tree)
+
+
+@pytest.fixture(scope="module")
+def pinned(tmp_path_factory):
+    return _ruleset(tmp_path_factory.mktemp("pinned"), OLDER)
+
+
+def _model(folder: Path, config: dict) -> str:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    return str(folder)
+
+
+def _first(report) -> tuple[str, str] | None:
+    definite = report.definite
+    return (definite[0].rule.function, definite[0].rule.message) if definite else None
+
+
+@pytest.mark.parametrize("config, flags, first", [
+    ({"model_type": "gemma4"}, [], ("get_config", MESSAGE)),  # unknown to transformers 9.1.0: raised again
+    ({"model_type": "gemma4"}, ["--page-size", "0"], ("get_config", MESSAGE)),  # before the later guard
+    ({"model_type": "llama"}, ["--page-size", "0"], ("ServerArgs.__post_init__", "The page size must be at least 1.")),
+    ({"model_type": "kimi_vl"}, [], None),  # SGLang's own config class registers it
+    ({"model_type": "deepseek_v32"}, [], None),  # unknown, but the handler loads it itself
+    ({"model_type": "gemma4", "auto_map": {"AutoConfig": "m.C"}}, ["--trust-remote-code"], None),  # its own code
+])
+def test_a_model_type_the_pinned_transformers_does_not_know_is_the_launchs_first_error(pinned, tmp_path: Path,
+                                                                                       config, flags, first) -> None:
+    argv = ["--model-path", _model(tmp_path / "model", config), *flags]
+    assert _first(check(pinned, argv, platform=find_platform("H100"))) == first
+
+
+def test_without_a_pinned_transformers_or_a_local_config_the_load_is_only_possible(pinned, tmp_path: Path) -> None:
+    unpinned = _ruleset(tmp_path / "unpinned", None)
+    gemma = _model(tmp_path / "gemma", {"model_type": "gemma4"})
+    assert unpinned.library.config_loader is None
+    for ruleset, argv in ((unpinned, ["--model-path", gemma]), (pinned, ["--model-path", "org/not-here"]),
+                          (pinned, ["--model-path", _model(tmp_path / "remote", {"model_type": "gemma4",
+                                                                                 "auto_map": {"AutoConfig": "m.C"}})])):
+        report = check(ruleset, argv, platform=find_platform("H100"))
+        assert not report.definite
+        assert any(f.rule.function == "get_config" for f in report.findings)  # possible: not decided here
+
+
+def test_check_says_what_transformers_says_and_rules_json_keeps_what_decides_it(pinned, tmp_path: Path) -> None:
+    report = check(pinned, ["--model-path", _model(tmp_path / "m", {"model_type": "gemma4"})], platform=find_platform("H100"))
+    assert filled_message(report.definite[0].rule, report.evaluator.context) == MESSAGE.replace("{model_type}", "gemma4")
+    document = {"helpers": json.loads(json.dumps(helpers_json(pinned.helpers)))}
+    assert helpers_of(document) == pinned.helpers
+    assert document["helpers"]["config_loader"]["model_types"] == ["kimi_vl", "llama", "qwen3"]
+
+
+@pytest.mark.network
+def test_0_5_10_stops_at_a_model_type_the_transformers_it_pins_does_not_know(real_extraction, tmp_path: Path) -> None:
+    """SGLang 0.5.10 pins transformers 5.3.0, which has no Gemma 4: a launch of a Gemma 4 checkpoint
+    ends in `get_config`, which raises the load's ValueError again (as `make verify` saw the real
+    SGLang do, 73 of its user commands on H100); a Llama checkpoint loads."""
+    ruleset = ruleset_of(real_extraction("0.5.10"))
+    assert ruleset.helpers.config_loader is not None and ruleset.helpers.config_loader.transformers == "5.3.0"
+    gemma = _model(tmp_path / "gemma", {"architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4"})
+    report = check(ruleset, ["--model-path", gemma], platform=find_platform("H100"))
+    first = report.definite[0].rule
+    assert (first.location.file, first.function) == ("sglang/srt/utils/hf_transformers_utils.py", "get_config")
+    assert filled_message(first, report.evaluator.context).startswith(
+        "The checkpoint you are trying to load has model type `gemma4` but Transformers does not recognize")
+    llama = _model(tmp_path / "llama", {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+                                        "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+                                        "vocab_size": 128256, "max_position_embeddings": 131072})
+    loaded = check(ruleset, ["--model-path", llama], platform=find_platform("H100"))
+    assert not [f for f in loaded.findings if f.rule.function == "get_config" and "model type" in f.rule.message]

@@ -28,6 +28,7 @@ _NO_FLAG = "(no flag)"
 # every neighbouring guard, and the meaning, solutions and example name the flags of the condition,
 # which other guards' messages name too: they would bury the page whose message was pasted (measured
 # on 100 pasted messages of 0.5.23; a flag's own page lists the errors it can set off).
+HEADING_LITERAL = 120  # the longest literal a page's heading shows in its message
 _UNSEARCHED = ("## What it means", "## Source", "## When it happens", "## Solutions", "## Example fix",
                "## Typical launches that hit it",
                "## Related errors", "## History")
@@ -151,7 +152,9 @@ def error_page(entry: ErrorEntry, rule: Rule, label: str, flags: Flags, source: 
     here = text_path(entry, label, site)
     newest = here == error_path(entry.page)
     version_labels = [r for r in entry.releases if entry.version_of(r, site.order) == entry.version_of(label, site.order)]
-    heading = [f"# {_one_line(known_message(rule))}", ""]
+    # (a long list a message prints stays a placeholder here: as words of the heading, which the search
+    # weighs most, it made the page the first result of most pasted errors)
+    heading = [f"# {_one_line(known_message(rule, HEADING_LITERAL))}", ""]
     if newest:
         heading.append(f"The newest text, from sglang {_release_link(entry.newest, here)}; in "
                        f"{len(entry.releases)} release{'s' * (len(entry.releases) > 1)} ({_span(entry.releases)}).")
@@ -169,7 +172,10 @@ def error_page(entry: ErrorEntry, rule: Rule, label: str, flags: Flags, source: 
                 report_url=report_url, typical=typical)
     for section in _UNSEARCHED:
         text = text.replace(f"\n{section}\n", f"\n{section} {{ data-search-exclude }}\n", 1)
-    return "\n".join(_front(searched=newest, page_title=known_message(rule))) + "\n" + text
+    # The rule's id is no word anyone searches for, and one can set off a fault of Lunr's token set
+    # (0.5.23's `062904d3ccb0ae87` made every query of a word starting with `a` fail): out of the index.
+    text = text.replace(f" · `{rule.id}` · ", f" · `{rule.id}`{{ data-search-exclude }} · ", 1)
+    return "\n".join(_front(searched=newest, page_title=known_message(rule, HEADING_LITERAL))) + "\n" + text
 
 
 def errors_index(site: SiteIndex) -> str:

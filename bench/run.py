@@ -402,6 +402,7 @@ def measure_first_runs() -> dict:
             with tempfile.TemporaryDirectory() as cache:
                 env = {**os.environ, "SGLANG_CONSTRAINTS_CACHE": cache}
                 if kind != "shipped":
+                    release_tree(release)  # a fresh machine's cache has no tree yet: fetched once, not timed
                     shutil.copytree(cache_root() / "trees" / release, Path(cache, "trees", release))
                 if kind == "indexed":
                     subprocess.run([sys.executable, "-m", "extractor", "extract", "--release", release, "-o",

@@ -21,7 +21,6 @@ from pathlib import Path
 
 from ..core.model import RUN_FUNCTION
 from .environment import EnvVar, declared_env
-from .library_calls import is_library_call, library_raise
 from .expressions import BINARY_OPERATORS, Unknown, boolean_operation, comparison_chain, parsed_expression
 from .helpers import (MAX_STEPS, BoundMethod, Definition, EnumMember, Helpers, Instance, Outside, PackageClass, Raised,
                       Reader, World, bind_arguments, catches, closing_statements, guard_statements)
@@ -30,6 +29,7 @@ from .model_config import (CLASS_DEFAULTED, CONFIG_LOADERS, NOT_GIVEN, Config, M
                            text_config)
 from .fact_values import (CACHE_DECORATOR, CACHE_DECORATORS, OPAQUE_VALUES, Method, Partial, PathValue, cached, compare,
                           partial, plain_value)
+from .library_calls import is_library_call, library_raise
 from .launch_host import PATH_METHODS, PATH_TESTS, LaunchHost
 from .platforms import Platform, PlatformView, platform_key
 

@@ -33,17 +33,23 @@ def library_raise(name: str, caught: ast.expr, call: ast.Call, evaluate: Callabl
             raise Unknown("json.loads")
         try:
             json.loads(argument)
-            error = None
+            said = None
         except ValueError as decode_error:
-            error = str(decode_error)
-        if name == "raised" or error is not None:
-            return error is not None if name == "raised" else error
-        raise Unknown("json.loads message")
+            said = str(decode_error)
+        return _raised_or_said(name, said is not None, said, "json.loads")
     config = folder_config(argument) if isinstance(argument, str) and loader is not None else None
     if config is None or not catches(caught, "ValueError"):
         raise Unknown("config load")
     trust = next((evaluate(k.value) for k in call.keywords if k.arg == "trust_remote_code"), False)
     found = config_load_error(config, trust, loader)  # type: ignore[arg-type]
-    if name == "raised" or found is not None and found[1] is not None:
-        return found is not None if name == "raised" else found[1]  # type: ignore[index]
-    raise Unknown("config load message")
+    return _raised_or_said(name, found is not None, found[1] if found is not None else None, "config load")
+
+
+def _raised_or_said(name: str, failed: bool, said: str | None, call: str) -> object:
+    """`raised(...)`: whether the call failed; `raised_message(...)`: what it said, Unknown when it
+    did not fail or said what this code does not know."""
+    if name == "raised":
+        return failed
+    if said is None:
+        raise Unknown(f"{call} message")
+    return said

@@ -9,10 +9,9 @@ import functools
 import re
 from collections.abc import Callable, Mapping
 
-from ..core.formula import OneOf, fields_read, readable_text, terms
+from ..core.formula import OneOf, every_atom, fields_read, readable_text, terms
 from ..core.model import (Choices, Formula, Lit, PlaceholderValue, PlaceValues, Rule, Term, TermKind,
                           placeholder_operands)
-from ..core.formula import every_atom
 from .evaluation import Context
 from .expressions import UNKNOWN, Unknown
 from .fact_values import plain_value
@@ -199,12 +198,7 @@ def _raised_message(rule: Rule, context: Context) -> str | None:
     `str(raised_message(ValueError, AutoConfig.from_pretrained(...)))` of one that raises it again
     (`except ValueError as e: ... raise e`)."""
     said = set()
-    for key, term in _trigger_terms(rule.effective).items():
-        if key.startswith("raised("):
-            text = f"str(raised_message({term.text[len('raised('):]})"
-            term = Term(TermKind.OPAQUE, text, text, term.fields)
-        elif not key.startswith("str(raised_message("):
-            continue
+    for term in _said_terms(rule.effective):
         try:
             found = context.value_of(term)
         except LookupError:
@@ -212,6 +206,20 @@ def _raised_message(rule: Rule, context: Context) -> str | None:
         if isinstance(found, str):
             said.add(found)
     return said.pop() if len(said) == 1 else None
+
+
+@functools.lru_cache(maxsize=4096)  # every message filled asks it of its trigger: the terms found once
+def _said_terms(trigger: Formula) -> tuple[Term, ...]:
+    """The terms of what a trigger's library calls said: `str(raised_message(...))`, as the trigger
+    reads it or as a `raised(...)` of the same call would say it."""
+    found = []
+    for key, term in _trigger_terms(trigger).items():
+        if key.startswith("raised("):
+            text = f"str(raised_message({term.text[len('raised('):]})"
+            found.append(Term(TermKind.OPAQUE, text, text, term.fields))
+        elif key.startswith("str(raised_message("):
+            found.append(term)
+    return tuple(found)
 
 
 def _as_said(message: str, said: str) -> str | None:

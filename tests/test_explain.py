@@ -239,3 +239,27 @@ def test_a_guard_s_fixes_on_its_example_are_kept_beside_the_index(rules_file, ca
     # Another text naming the same guard (a traceback's last line) reads them too.
     assert main([*argv[:4], "Traceback (most recent call last):\nValueError: NGRAM needs at least two draft tokens."]) == 0
     assert "Each one checked" in capsys.readouterr().out
+
+
+def test_the_first_line_of_a_message_of_several_paragraphs_matches_it() -> None:
+    """A log shows a long message's first line, and a reader pastes that: transformers' message for a
+    model type it does not know goes on for three more paragraphs. A head of the message up to one of
+    its own line breaks matches, partly, with its values; a cut inside a line matches nothing."""
+    long = rule("The checkpoint has model type `{model_type}` but Transformers does not recognize it.\n\n"
+                "You can update Transformers with `pip install --upgrade transformers`. If this does not work, "
+                "install it from source.")
+    pasted = "ValueError: The checkpoint has model type `gemma4` but Transformers does not recognize it."
+    assert match(pasted, long) == (len("The checkpoint has model type `` but Transformers does not recognize it."),
+                                   False, {"model_type": "gemma4"})
+    assert match("The checkpoint has model type `gemma4` but Transformers", long) is None
+    whole = pasted + "\n\nYou can update Transformers with `pip install --upgrade transformers`. If this does " \
+                     "not work, install it from source."
+    assert match(whole, long)[1:] == (True, {"model_type": "gemma4"})
+
+
+def test_a_message_that_starts_with_a_placeholder_takes_nothing_the_log_shows_before_it() -> None:
+    """json's `{msg}: line {lineno} column {colno} (char {pos})`: the exception's name and the log
+    lines before are no part of `{msg}`."""
+    json_error = rule("{msg}: line {lineno} column {colno} (char {pos})", exception="json.JSONDecodeError")
+    pasted = "[2026-12-01 10:00:01] Traceback ...\njson.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)"
+    assert match(pasted, json_error)[2] == {"msg": "Expecting value", "lineno": "1", "colno": "1", "pos": "0"}

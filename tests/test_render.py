@@ -10,7 +10,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from extractor.cli import main
-from extractor.core.model import And, Atom, Flag, Lit, Not, Or, Term, TermKind
+from extractor.core.model import And, Atom, Flag, Formula, Lit, Not, Or, Term, TermKind
 from extractor.core.serialize import rule_json
 from extractor.logic.messages import known_message
 from extractor.products.extraction.extraction import extract
@@ -419,3 +419,31 @@ def test_an_adjustment_page_says_what_it_writes_not_the_name_of_a_local(tmp_path
     assert said["page_size"].startswith("SGLang sets `--page-size` to `64` or `1` when")
     assert said["chunked_prefill_size"].startswith("SGLang sets `--chunked-prefill-size` to `4096` when")
     assert said["enable_gather"].startswith("SGLang sets `--enable-gather` to `tp_size > 1 and dp_size == 1` when")
+
+
+def test_a_library_call_failure_on_each_call_path_reads_as_that_failure() -> None:
+    """0.5.10's `get_config`: `try: AutoConfig.from_pretrained(model, ...) except ValueError as e: if
+    "deepseek_v32" not in str(e): raise e`, reached with `model` as typed or as its folder. Each call
+    path tests the same failure on another path, and no conjunct is shared: the page says that failure
+    (it said "Rejected whenever it is reached"), and names a few of the many terms outside the
+    command line, not every one."""
+    from extractor.products.site.pages import meaning, page
+
+    def path(given: str) -> Formula:
+        call = f"AutoConfig.from_pretrained({given}, trust_remote_code=trust_remote_code)"
+        failed = Atom(Term(TermKind.OPAQUE, f"raised(ValueError, {call})", f"raised(ValueError, {call})", ("model_path",)))
+        said = Term(TermKind.OPAQUE, f"str(raised_message(ValueError, {call}))",
+                    f"str(raised_message(ValueError, {call}))", ("model_path",))
+        walk = [Atom(Term(TermKind.OPAQUE, f"Path({given}).is_{n}()", f"Path({given}).is_{n}()", ("model_path",)))
+                for n in ("file", "dir", "mount", "symlink", "socket")]
+        return And((*walk, failed, Not(Atom(said, "contains", Lit("deepseek_v32")))))
+
+    rule = _rule(Or((path("model_path__v1"), path("Path(model_path__v1).parent"))), message_static=True,
+                 condition=Not(Atom(Term(TermKind.OPAQUE, "str(e)", "str(e)"), "contains", Lit("deepseek_v32"))))
+    assert meaning(rule, FLAGS, []) == (
+        "Rejected when transformers does not load the checkpoint's config.json (no config class of the "
+        "transformers this release pins has its `model_type`) and what transformers says does not include "
+        "`deepseek_v32`.")
+    text = page(rule, FLAGS, {"label": "9.9.9"})
+    outside = next(line for line in text.splitlines() if line.startswith("- other: "))
+    assert outside.endswith("and 6 more (see “When it happens”)") and outside.count("`") == 2 * 8  # of 14

@@ -144,6 +144,12 @@ def atom_words(atom: Atom, flags: Flags, positive: bool = True) -> str:
     if failure is not None:  # `AutoConfig.from_pretrained(path, ...)` of a config.json whose model type it does not know
         return ("transformers does not load the checkpoint's config.json (no config class of the transformers this "
                 "release pins has its `model_type`)" if positive else "transformers loads the checkpoint's config.json")
+    said = _LIBRARY_SAID.fullmatch(term.text)
+    if said is not None and atom.op in ("contains", "not contains") and isinstance(atom.other, Lit):
+        # `"deepseek_v32" not in str(e)` of the error a library call raised: what it says.
+        speaker = "json" if said.group(1) == "json.loads" else "transformers"
+        includes = (atom.op == "contains") == positive
+        return f"what {speaker} says {'includes' if includes else 'does not include'} {code(_value_text(atom.other.value))}"
     raised = _RAISED_CALL.fullmatch(term.text) if atom.op == "truthy" else None
     if raised is not None:  # `raised(Exception, current_platform.get_device(device_id))`: a try body of one call
         return f"{code(raised.group(2))} {'raises' if positive else 'does not raise'} {code(raised.group(1))}"
@@ -189,6 +195,7 @@ _SET_WORDS = {"<=": "a subset of", "<": "a proper subset of", ">=": "a superset 
 _RAISED_CALL = re.compile(r"raised\(([\w.]+), ([\w.]+\(.*\))\)")
 # A library call the launch's values decide (`logic.library_calls`): the error, the call, its first argument.
 _LIBRARY_FAILURE = re.compile(r"raised\(([\w.]+), (json\.loads|AutoConfig\.from_pretrained)\((.*?)(?:, trust_remote_code=\w+)?\)\)")
+_LIBRARY_SAID = re.compile(r"str\(raised_message\([\w.]+, (json\.loads|AutoConfig\.from_pretrained)\(.*\)\)\)")
 
 
 def _truthy_words(atom: Atom, flags: Flags, positive: bool) -> str:
@@ -282,7 +289,9 @@ def split_condition(rule: Rule, siblings: Iterable[Rule] = ()) -> tuple[list[For
     for path in paths:
         parts = list(conjuncts(path))
         tail = parts[-local:] if local else []
-        own = [p for p in tail if _mentions(p, region) and _nnf(p) not in earlier] or tail[-1:] or parts[-1:]
+        # A library call's failure is the guard's own test: the call is the line that raises.
+        own = [p for p in tail if (_mentions(p, region) or library_test(p) is not None) and _nnf(p) not in earlier] \
+            or tail[-1:] or parts[-1:]
         splits.append((own, [p for p in parts if p not in own]))
     if len(splits) == 1:
         return splits[0]
@@ -301,7 +310,39 @@ def _same_test(a: Formula, b: Formula) -> bool:
     if a == b:
         return True
     sites = [run_site(f.term.text) if isinstance(f, Atom) and f.op == "truthy" else None for f in (a, b)]
-    return sites[0] is not None and sites[0] == sites[1]
+    if sites[0] is not None and sites[0] == sites[1]:
+        return True
+    calls = [library_test(f) for f in (a, b)]
+    return calls[0] is not None and calls[0] == calls[1]
+
+
+# A test of what a library call did (`logic.library_calls`), or of what it said: the same on every
+# call path whatever the path it is given (a model path as is, its folder, an object store's copy).
+_LIBRARY_TEST = re.compile(r"(?:str\()?(raised(?:_message)?)\(([\w.]+), (json\.loads|AutoConfig\.from_pretrained)\(")
+
+
+def library_tests(f: Formula) -> list[Formula]:
+    """The tests of what a library call did or said in a formula, negations pushed to them, each test
+    once whatever the path its call is given (`_library_test`), in order."""
+    found: dict[tuple, Formula] = {}
+    stack = [_nnf(f)]
+    while stack:
+        part = stack.pop()
+        if isinstance(part, (And, Or)):
+            stack.extend(reversed(part.args))
+        elif (key := library_test(part)) is not None:
+            found.setdefault(key, part)
+    return list(found.values())
+
+
+def library_test(f: Formula) -> tuple | None:
+    """What a library-call test tests, its call's argument aside: (op, operand, raised or
+    raised_message, the exception, the call); None for any other test."""
+    atom = f.arg if isinstance(f, Not) else f
+    if not isinstance(atom, Atom):
+        return None
+    found = _LIBRARY_TEST.match(atom.term.text)
+    return (isinstance(f, Not), atom.op, atom.other, *found.groups()) if found else None
 
 
 def own_lines(rule: Rule) -> set[str]:

@@ -50,6 +50,20 @@ class Template:
         return re.compile("".join(pieces), re.DOTALL)
 
 
+    def heads(self) -> tuple[Template, ...]:
+        """The message cut at each line break of its fixed text, longest first: a log shows a long
+        message's first line (transformers' unknown model type, four paragraphs) where a reader
+        pastes only that. A cut leaving less fixed text than a template must show is no head."""
+        found = []
+        for i in range(len(self.parts) - 1, -1, -2):  # fixed pieces, last first
+            piece = self.parts[i]
+            for cut in sorted((m.start() for m in re.finditer(r"\n", piece)), reverse=True):
+                head = Template((*self.parts[:i], piece[:cut].rstrip()))
+                if len(" ".join(head.literal.split())) >= _MIN_LITERAL and head.parts[-1].strip():
+                    found.append(head)
+        return tuple(dict.fromkeys(found))
+
+
 def template(rule: Rule) -> Template:
     """The rule's message as a template, as pages show it (`known_message`: a placeholder that holds
     one literal filled, a message built in a local f-string written out); a static message is all
@@ -109,9 +123,17 @@ def match(text: str, rule: Rule) -> tuple[float, bool, dict[str, str]] | None:
     fixed = [" ".join(piece.split()) for piece in tpl.parts[0::2] if piece.strip()]
     found = tpl.pattern().search(text) if all(piece in cleaned for piece in fixed) else None
     if found:
-        values = {name.strip(): " ".join(value.split()) for name, value in zip(tpl.placeholders, found.groups())}
+        values = _values(tpl, found)
         bonus = 0.5 if rule.exception and re.search(rf"\b{re.escape(rule.exception)}\s*:", text) else 0.0
         return len(literal) + bonus, True, values
+    # The message's first lines, up to one of its own line breaks: a partial match, its length what
+    # it shows (a reader pasting one line of a log, where the message goes on over several).
+    for head in tpl.heads() if "\n" in tpl.literal else ():
+        fixed_head = [" ".join(piece.split()) for piece in head.parts[0::2] if piece.strip()]
+        found = head.pattern().search(text) if all(piece in cleaned for piece in fixed_head) else None
+        if found:
+            values = _values(head, found)
+            return len(" ".join(head.literal.split())), False, values
     chunks = [c for c in fixed if len(c) >= _MIN_CHUNK]
     shown = sum(len(c) for c in chunks if c in cleaned)
     if not shown:
@@ -123,6 +145,15 @@ def match(text: str, rule: Rule) -> tuple[float, bool, dict[str, str]] | None:
     if shown / max(len(literal), 1) >= _PARTIAL:
         return shown / 2, False, {}
     return None
+
+
+def _values(tpl: Template, found: re.Match[str]) -> dict[str, str]:
+    """The placeholders' values in a match; one the message starts with holds none of what the log
+    line shows before it (`json.decoder.JSONDecodeError: ` before json's `{msg}: line ...`)."""
+    groups = list(found.groups())
+    if groups and not tpl.parts[0].strip():
+        groups[0] = _strip_noise(groups[0].rsplit("\n", 1)[-1])
+    return {name.strip(): " ".join(value.split()) for name, value in zip(tpl.placeholders, groups)}
 
 
 def _strip_noise(text: str) -> str:

@@ -26,7 +26,8 @@ from ...logic.messages import known_message, placeholder_alternatives
 from ...logic.releases import release_date
 from ..check.fixes import Fix, intent_keeping
 from ..check.typical import Typical
-from ..check.words import Flags, by_function, code, join_words, outside_terms, solutions, split_condition, way_text, words
+from ..check.words import (Flags, by_function, code, join_words, library_test, library_tests, outside_terms, solutions,
+                           split_condition, way_text, words)
 
 DEFAULT_SOURCE_URL = "https://github.com/sgl-project/sglang/blob/{commit}/python/{path}#L{line}"
 # Where readers report a wrong page: this project's repository (`--report-url` names another).
@@ -124,7 +125,7 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
     outside = outside_terms(rule, flags.spellings)
     if outside:
         out += ["Conditions outside the command line:", ""]
-        out += [f"- {_KIND_WORDS[k]}: " + ", ".join(code(t) for t in texts) for k, texts in outside.items()]
+        out += [f"- {_KIND_WORDS[k]}: " + _listed_outside(texts) for k, texts in outside.items()]
         out.append("")
     if not rule.reachable:
         out += ["Not reached from the server-argument entry points: the condition is the function's own.", ""]
@@ -206,6 +207,18 @@ def typical_section(typical: Sequence[Typical]) -> list[str]:
     return out
 
 
+_OUTSIDE_LISTED = 8  # terms of one kind named at most: a trigger over many call paths reads dozens
+
+
+def _listed_outside(texts: Sequence[str]) -> str:
+    """Terms of one kind, the shortest first past `_OUTSIDE_LISTED` (the whole condition is under
+    "When it happens")."""
+    if len(texts) <= _OUTSIDE_LISTED:
+        return ", ".join(code(t) for t in texts)
+    shown = sorted(sorted(texts, key=lambda t: (len(t), t))[:_OUTSIDE_LISTED])
+    return ", ".join(code(t) for t in shown) + f" and {len(texts) - len(shown)} more (see “When it happens”)"
+
+
 def pinned_to(source: Mapping[str, object]) -> str | None:
     """What the page's source is pinned to, in words: the commit and its day, or the release's tag
     and the day it was published."""
@@ -233,18 +246,34 @@ def meaning(rule: Rule, flags: Flags, siblings: Sequence[Rule]) -> str:
     own, _ = split_condition(rule, siblings)
     lead = ("Rejected" if rule.kind is not RuleKind.ADJUSTMENT
             else f"SGLang sets {code(flags.option(rule.target or ''))} to {written_words(rule, flags)}")
-    if not own:
-        return f"{lead} whenever it is reached."
+    # Its own test is what a library call did or said, on whichever path a call path gives it (a model
+    # path as is, its folder, an object store's copy): that failure, and what it said, in words, first.
+    tests = library_tests(rule.effective) if rule.kind is not RuleKind.ADJUSTMENT else []
+    rest = [part for part in own if library_test(part) is None]
+    tested = not own or len(rest) < len(own)  # no own test shared by the paths, or a library test among them
+    failing = join_words([words(test, flags) for test in tests], "and") if tests and tested else ""
+    if not rest:
+        return f"{lead} when {failing}." if failing else f"{lead} whenever it is reached."
+    said = _own_words(rest, flags)
+    if not failing:
+        return f"{lead} {said}."
+    if said.startswith("under"):
+        return f"{lead} when {failing}, {said}."
+    return f"{lead} when {failing} and {said.removeprefix('when ')}."
+
+
+def _own_words(own: Sequence[Formula], flags: Flags) -> str:
+    """The rule's own test in words, after "Rejected": "when ..." or, too long, "under ..."."""
     whole = words(And(tuple(own)) if len(own) > 1 else own[0], flags)
     if len(whole) <= _MAX_MEANING:
-        return f"{lead} when {whole}."
+        return f"when {whole}"
     # Too long to read as one sentence: each part in words, a long one by what it reads; all of it
     # by what it reads when that is still too long. The whole condition is under "When it happens".
     parts = [_bullet(part, flags) for part in own]
     joined = join_words(list(dict.fromkeys(parts)), "and")
     if len(own) > 1 and len(joined) <= _MAX_MEANING:
-        return f"{lead} when {joined}."
-    return f"{lead} under {_bullet(And(tuple(own)) if len(own) > 1 else own[0], flags, 0)}."
+        return f"when {joined}"
+    return f"under {_bullet(And(tuple(own)) if len(own) > 1 else own[0], flags, 0)}"
 
 
 def written_words(rule: Rule, flags: Flags) -> str:

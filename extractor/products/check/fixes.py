@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -331,6 +332,26 @@ def short_command_fixes(ruleset: RuleSet, rule: Rule, argv: Sequence[str], flags
     return checked_fixes(ruleset, rule, argv, flags, siblings, facts=facts, had=had, base=base)
 
 
+# The evaluations of fixed command lines made from one launch's (its `base`): the fixes of its several
+# definite errors reach the same fixed command line by edits in another order (the seed's two errors,
+# each fixed by passing a decode mode and a storage backend), evaluated once.
+_FIXED: weakref.WeakKeyDictionary[Evaluator, dict[tuple, Evaluator]] = weakref.WeakKeyDictionary()
+
+
+def _fixed_evaluator(ruleset: RuleSet, fixed: Sequence[str], env: Mapping[str, str] | None, facts: Facts | None,
+                     base: Evaluator | None) -> Evaluator:
+    """`launch_evaluator` of a fixed command line, from `base` (fresh facts: the launch's keep what
+    its terms read by their text); the same command line, whatever its order, evaluated once."""
+    command = parse_command(fixed, ruleset.catalog)
+    key = (repr(sorted(command.given.items())), repr(sorted(command.env.items())), repr(command.errors),
+           tuple(command.placeholders), command.unread_config, repr(sorted((env or {}).items())), id(facts))
+    made = _FIXED.setdefault(base, {}) if base is not None else {}
+    if key not in made:
+        made[key] = launch_evaluator(ruleset, fixed, env=env, facts=dataclasses.replace(facts) if facts else None,
+                                     base=base)
+    return made[key]
+
+
 def _completed(ruleset: RuleSet, rule: Rule, argv: list[str], way: Way, flags: Flags,
                siblings: Mapping[tuple[str, str], Sequence[Rule]], had: set[str],
                env: Mapping[str, str] | None, facts: Facts | None, base: Evaluator | None = None,
@@ -353,8 +374,7 @@ def _completed(ruleset: RuleSet, rule: Rule, argv: list[str], way: Way, flags: F
         reading = _fields(edits, ruleset) | (set(fields_read(rule.effective)) - _EVERYWHERE)
         # Fresh facts for the fixed command: the launch's keep what its terms read by their text,
         # and a method run over the launch (`--quantization` read by `_verify_quantization`) reads the flags.
-        evaluator = launch_evaluator(ruleset, fixed, env=env, facts=dataclasses.replace(facts) if facts else None,
-                                     base=base)
+        evaluator = _fixed_evaluator(ruleset, fixed, env, facts, base)
         if not _cleared(rule, evaluator):
             return fallback  # the way does not clear it on this command line, or not surely
         errors = definite_errors(ruleset, fixed, reading=reading, evaluator=evaluator)

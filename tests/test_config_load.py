@@ -18,11 +18,15 @@ import pytest
 
 from extractor.analysis.config_loader import config_loader
 from extractor.core.serialize import helpers_json, helpers_of
+from extractor.logic.launch import parse_command
 from extractor.logic.messages import filled_message
 from extractor.logic.platforms import find_platform
-from extractor.products.check.linter import check
+from extractor.products.check.fixes import beyond_flags
+from extractor.products.check.linter import check, launch_facts
+from extractor.products.check.words import Flags
 from extractor.products.extraction.extraction import extract
 from extractor.products.reuse.rulesets import ruleset_of
+from extractor.products.site.pages import meaning
 from extractor.sources.trees import path_tree
 from tests.packages import write_package
 
@@ -206,3 +210,20 @@ def test_0_5_10_stops_at_a_model_type_the_transformers_it_pins_does_not_know(rea
                                         "vocab_size": 128256, "max_position_embeddings": 131072})
     loaded = check(ruleset, ["--model-path", llama], platform=find_platform("H100"))
     assert not [f for f in loaded.findings if f.rule.function == "get_config" and "model type" in f.rule.message]
+
+
+def test_no_flag_avoids_it_and_what_decides_it_is_the_checkpoint_s_config(pinned, tmp_path: Path) -> None:
+    """No change of flags avoids a config transformers cannot load, and what decides it is the
+    checkpoint's config.json (it said "the GPU or platform; the model's config": the platform tests
+    on the paths that load it only say where the load happens first); the page says the failure is
+    its own test, and that what transformers says does not name the type the handler loads itself."""
+    argv = ["--model-path", _model(tmp_path / "m", {"model_type": "gemma4"})]
+    platform = find_platform("H100")
+    rule = check(pinned, argv, platform=platform).definite[0].rule
+    facts = launch_facts(parse_command(argv, pinned.catalog), platform, None, None, pinned.library, {}, pinned.envs)
+    assert beyond_flags(pinned, rule, argv, facts=facts).text() == (
+        "no change of flags avoids it here; it depends on the checkpoint's config.json: its model type is none "
+        "the transformers this release pins knows")
+    assert meaning(rule, Flags(pinned.flags), []) == (
+        "Rejected when transformers does not load the checkpoint's config.json (no config class of the transformers "
+        "this release pins has its `model_type`) and what transformers says does not include `deepseek_v32`.")

@@ -29,7 +29,8 @@ from ...logic.evaluation import Context, Evaluator
 from ...logic.facts import Facts
 from ...logic.launch import parse_command
 from .linter import Beyond, RuleSet, definite_errors, launch_context, launch_evaluator, written_case
-from .words import NOT_A_FIX, PLACEHOLDER, Edit, Flags, Way, apply_way, solutions, way_text
+from .words import (NOT_A_FIX, PLACEHOLDER, Edit, Flags, Way, apply_way, library_test, library_tests, solutions,
+                    way_text)
 
 MAX_EXTRA = 3
 
@@ -486,6 +487,10 @@ def beyond_flags(ruleset: RuleSet, rule: Rule, argv: Sequence[str], *, env: Mapp
 
     if not proven(frozenset()):
         return None
+    if any(test[-1] == "AutoConfig.from_pretrained" for test in map(library_test, library_tests(rule.effective))):
+        # transformers failed to load the checkpoint's config.json: that is what decides it, on any GPU
+        # (the platform tests on the paths that load it only say where the load happens first).
+        return Beyond((_NO_LOAD,))
     read = {t.kind for t in terms(rule.effective)}
     deciding = [kind for kind in _DECIDED_BY if kind in read and not proven(frozenset({kind}))]
     found = []
@@ -522,5 +527,6 @@ class _Unknowing(Context):
         return super().value_of(term)
 
 
+_NO_LOAD = "the checkpoint's config.json: its model type is none the transformers this release pins knows"
 _DECIDED_BY = {TermKind.PLATFORM: "the GPU or platform", TermKind.MODEL: "the model's config",
                TermKind.ENV: "environment variable"}

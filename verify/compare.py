@@ -176,6 +176,7 @@ def snapshot_extractor(dest: Path) -> Path:
 
 
 WORKDIR = ROOT  # where check runs: the snapshot, unless --live
+STARTED_FROM: dict[str, Any] | None = None  # `extractor_state()` when the run took its snapshot
 
 
 # GPU memory (MiB) of a simulated profile whose `check --platform` profile assumes another size: passed
@@ -676,8 +677,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="only the cases the last full run disagreed on (a quick look at a fix); "
                              "writes report-disagreements.json and disagreements-again.md, not the full report")
     args = parser.parse_args(argv)
-    global WORKDIR
+    global WORKDIR, STARTED_FROM
     WORKDIR = ROOT if args.live else snapshot_extractor(SNAPSHOT)
+    STARTED_FROM = extractor_state()  # the commit and local changes the snapshot was taken of, not those at the end
     # check keeps an index of the rules it reads (and compiled code) under its user cache, which
     # whoever works on the extractor meanwhile rewrites: a run once saw check's answer to the canary
     # change mid-run although its code (the snapshot) did not. Each run gets a cache of its own.
@@ -831,7 +833,7 @@ def main(argv: list[str] | None = None) -> int:
 
     disagreements = [r for r in rows if r["class"] not in AGREEMENTS]
     report = {
-        "release": release, "rules": str(rules), "extractor": extractor_state(), "rules_sha256": rules_sha,
+        "release": release, "rules": str(rules), "extractor": STARTED_FROM or extractor_state(), "rules_sha256": rules_sha,
         "check_changed_during_run": changed_any, "summary": lines, "runs": per_run, "rows": rows,
     }
     report_path.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")

@@ -248,10 +248,11 @@ def meaning(rule: Rule, flags: Flags, siblings: Sequence[Rule]) -> str:
             else f"SGLang sets {code(flags.option(rule.target or ''))} to {written_words(rule, flags)}")
     # Its own test is what a library call did or said, on whichever path a call path gives it (a model
     # path as is, its folder, an object store's copy): that failure, and what it said, in words, first.
-    tests = library_tests(rule.effective) if rule.kind is not RuleKind.ADJUSTMENT else []
     rest = [part for part in own if library_test(part) is None]
     tested = not own or len(rest) < len(own)  # no own test shared by the paths, or a library test among them
-    failing = join_words([words(test, flags) for test in tests], "and") if tests and tested else ""
+    # (the whole trigger walked only then: most pages' own test names no library call)
+    tests = library_tests(rule.effective) if tested and rule.kind is not RuleKind.ADJUSTMENT else []
+    failing = join_words([words(test, flags) for test in tests], "and") if tests else ""
     if not rest:
         return f"{lead} when {failing}." if failing else f"{lead} whenever it is reached."
     said = _own_words(rest, flags)

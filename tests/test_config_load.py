@@ -192,6 +192,16 @@ def test_check_says_what_transformers_says_and_rules_json_keeps_what_decides_it(
     assert document["helpers"]["config_loader"]["model_types"] == ["kimi_vl", "llama", "qwen3"]
 
 
+def _stops_at_the_load(ruleset, model: str, model_type: str, where: tuple[str, str]) -> None:
+    """The launch's first definite error is the config load at `where` (file, function), with what
+    transformers says of `model_type`."""
+    report = check(ruleset, ["--model-path", model], platform=find_platform("H100"))
+    first = report.definite[0].rule
+    assert (first.location.file, first.function) == where
+    assert filled_message(first, report.evaluator.context).startswith(
+        f"The checkpoint you are trying to load has model type `{model_type}` but Transformers does not recognize")
+
+
 @pytest.mark.network
 def test_0_5_10_stops_at_a_model_type_the_transformers_it_pins_does_not_know(real_extraction, tmp_path: Path) -> None:
     """SGLang 0.5.10 pins transformers 5.3.0, which has no Gemma 4: a launch of a Gemma 4 checkpoint
@@ -200,16 +210,29 @@ def test_0_5_10_stops_at_a_model_type_the_transformers_it_pins_does_not_know(rea
     ruleset = ruleset_of(real_extraction("0.5.10"))
     assert ruleset.helpers.config_loader is not None and ruleset.helpers.config_loader.transformers == "5.3.0"
     gemma = _model(tmp_path / "gemma", {"architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4"})
-    report = check(ruleset, ["--model-path", gemma], platform=find_platform("H100"))
-    first = report.definite[0].rule
-    assert (first.location.file, first.function) == ("sglang/srt/utils/hf_transformers_utils.py", "get_config")
-    assert filled_message(first, report.evaluator.context).startswith(
-        "The checkpoint you are trying to load has model type `gemma4` but Transformers does not recognize")
+    _stops_at_the_load(ruleset, gemma, "gemma4", ("sglang/srt/utils/hf_transformers_utils.py", "get_config"))
     llama = _model(tmp_path / "llama", {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
                                         "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
                                         "vocab_size": 128256, "max_position_embeddings": 131072})
     loaded = check(ruleset, ["--model-path", llama], platform=find_platform("H100"))
     assert not [f for f in loaded.findings if f.rule.function == "get_config" and "model type" in f.rule.message]
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("release", ["0.5.18", "0.5.23"])
+def test_from_0_5_18_the_hf_parser_s_load_stops_a_model_type_transformers_does_not_know(real_extraction, tmp_path: Path,
+                                                                                         release) -> None:
+    """0.5.18 to 0.5.23 load the config through the parser registered as "hf" (`parser.parse(...)` of
+    `get_model_config_parser(name)`), whose bare `AutoConfig.from_pretrained` raises for a model type
+    the pinned transformers does not know (the real 0.5.23 stops there, `config.py:228`); a Llama
+    checkpoint loads, and in 0.5.23 a raw state-space one (no model type, `d_model` and `ssm_cfg`)."""
+    ruleset = ruleset_of(real_extraction(release))
+    unknown = _model(tmp_path / "unknown", {"architectures": ["FooForCausalLM"], "model_type": "foo_unknown"})
+    _stops_at_the_load(ruleset, unknown, "foo_unknown", ("sglang/srt/utils/hf_transformers/config.py", "HfModelConfigParser.parse"))
+    raw = {"d_model": 768, "n_layer": 24, "ssm_cfg": {}, "vocab_size": 50277}
+    for config in ({"architectures": ["LlamaForCausalLM"], "model_type": "llama"}, *([raw] if release == "0.5.23" else [])):
+        loaded = check(ruleset, ["--model-path", _model(tmp_path / str(len(config)), config)], platform=find_platform("H100"))
+        assert not [f for f in loaded.definite if f.rule.function == "HfModelConfigParser.parse"]
 
 
 def test_no_flag_avoids_it_and_what_decides_it_is_the_checkpoint_s_config(pinned, tmp_path: Path) -> None:
@@ -227,3 +250,139 @@ def test_no_flag_avoids_it_and_what_decides_it_is_the_checkpoint_s_config(pinned
     assert meaning(rule, Flags(pinned.flags), []) == (
         "Rejected when transformers does not load the checkpoint's config.json (no config class of the transformers "
         "this release pins has its `model_type`) and what transformers says does not include `deepseek_v32`.")
+
+
+# SGLang 0.5.18 to 0.5.23 ask a registry of parsers (names of the package are ours): `get_config`
+# resolves "auto" by the model's name, takes the parser registered under that key, and the "hf"
+# parser tries a raw checkpoint's config dict before a bare `AutoConfig.from_pretrained` (no `try`
+# around it but the caller's, whose handler raises again when the model is no adapter).
+REGISTRY = {
+    **{path: text for path, text in PACKAGE.items() if path != "sglang/srt/utils/hf_transformers_utils.py"},
+    "sglang/srt/server_args.py": PACKAGE["sglang/srt/server_args.py"].replace(
+        "    page_size: int = 1\n", '    page_size: int = 1\n    model_config_parser: str = "auto"\n').replace(
+        '        parser.add_argument("--page-size"',
+        '        parser.add_argument("--model-config-parser", type=str, default=ServerArgs.model_config_parser)\n'
+        '        parser.add_argument("--page-size"'),
+    "sglang/srt/configs/parser_registry.py": '''
+from abc import ABC, abstractmethod
+
+_PARSERS = {}
+
+
+class ParserBase(ABC):
+    @abstractmethod
+    def parse(self, model, trust_remote_code, revision=None, **kwargs):
+        raise NotImplementedError
+
+
+def register_parser(name):
+    def _wrapper(cls):
+        _PARSERS[name] = cls
+        return cls
+    return _wrapper
+
+
+def get_parser(name) -> ParserBase:
+    if name not in _PARSERS:
+        raise ValueError(f"Unknown parser {name!r}.")
+    return _PARSERS[name]()
+''',
+    "sglang/srt/utils/hf_transformers_utils.py": '''
+from transformers import AutoConfig, PretrainedConfig
+
+from sglang.srt.configs.parser_registry import ParserBase, get_parser, register_parser
+
+
+class RawStateConfig:
+    def __init__(self, width):
+        self.width = width
+
+
+def _try_raw_state_config(model, revision, **kwargs):
+    config_dict, _ = PretrainedConfig.get_config_dict(model, revision=revision, **kwargs)
+    if config_dict.get("model_type") or "d_model" not in config_dict:
+        return None
+    return RawStateConfig(width=config_dict["d_model"])
+
+
+def is_native_model(name):
+    return "native-format" in str(name).lower()
+
+
+@register_parser("hf")
+class HfParser(ParserBase):
+    def parse(self, model, trust_remote_code, revision=None, **kwargs):
+        config = _try_raw_state_config(model, revision, **kwargs)
+        if config is None:
+            config = AutoConfig.from_pretrained(model, trust_remote_code=trust_remote_code, revision=revision, **kwargs)
+        return config
+
+
+@register_parser("native")
+class NativeParser(ParserBase):
+    def parse(self, model, trust_remote_code, revision=None, **kwargs):
+        return load_native(model)
+
+
+def load_native(model):
+    return model
+
+
+def load_adapter(model):
+    return None
+
+
+def get_config(model, trust_remote_code, revision=None, model_config_parser="auto", **kwargs):
+    if model_config_parser == "auto":
+        model_config_parser = "native" if is_native_model(model) else "hf"
+    parser = get_parser(model_config_parser)
+    try:
+        config = parser.parse(model, trust_remote_code=trust_remote_code, revision=revision, **kwargs)
+    except (OSError, ValueError):
+        meta = load_adapter(model)
+        if meta is None:
+            raise
+        config = parser.parse(meta["base"], trust_remote_code=trust_remote_code)
+    return config
+
+
+def get_hf_config(server_args):
+    return get_config(server_args.model_path, trust_remote_code=server_args.trust_remote_code,
+                      model_config_parser=server_args.model_config_parser)
+''',
+}
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory):
+    tree = path_tree(write_package(tmp_path_factory.mktemp("registry"), REGISTRY))
+    tree.pins = lambda: {"transformers": "9.1.0"}  # type: ignore[method-assign]
+    tree._library = lambda package, version, path: OLDER.get(path, "").encode() or None  # type: ignore[method-assign]
+    return ruleset_of(extract(tree), tree)
+
+
+@pytest.mark.parametrize("folder, config, flags, loads", [
+    ("m", {"model_type": "gemma4"}, [], False),  # the "hf" parser's bare load: transformers raises
+    ("m", {"model_type": "llama"}, [], True),
+    ("m", {"d_model": 64}, [], True),  # a raw checkpoint: its config dict is read, no load is tried
+    ("m", {"hidden_size": 64}, [], False),  # no model type, not raw: transformers raises
+    ("native-format-m", {"model_type": "gemma4"}, [], True),  # "auto" takes the native parser by the name
+    ("m", {"model_type": "gemma4"}, ["--model-config-parser", "native"], True),
+])
+def test_a_parser_taken_from_a_registry_loads_the_config_as_its_key_says(registry, tmp_path: Path, folder, config,
+                                                                          flags, loads) -> None:
+    argv = ["--model-path", _model(tmp_path / folder, config), *flags]
+    report = check(registry, argv, platform=find_platform("H100"))
+    assert _first(report) == (None if loads else ("HfParser.parse", MESSAGE))
+    if not loads and "model_type" in config:
+        said = filled_message(report.definite[0].rule, report.evaluator.context)
+        assert said == MESSAGE.replace("{model_type}", config["model_type"])
+
+
+def test_a_registered_parser_is_reached_only_under_its_key(registry) -> None:
+    """The load's rule is reached through `get_parser(...)`'s "hf" class only; the native parser's
+    method adds no load, and the abstract method of the base is never walked."""
+    loads = [r for r in registry.by_id.values() if r.location.file.endswith("hf_transformers_utils.py")
+             and r.message == MESSAGE]
+    assert [r.function for r in loads] == ["HfParser.parse"]
+    assert not [r for r in registry.by_id.values() if r.exception == "NotImplementedError"]

@@ -453,10 +453,10 @@ class Program(NameQueries, CallQueries):
         for event, call in zip(summary.calls, self._walks[memo].calls):
             found: list[tuple[Callee, Env]] = []
             if call.condition != FALSE:
-                for target, callee_env, callee_key, callee_aliases in self.callees(summary, event):
+                for target, callee_env, callee_key, callee_aliases, when in self.callees(summary, event):
                     context = _context(target, callee_env, callee_key, callee_aliases)
                     callee_env = _with_defaults(target, callee_env, callee_aliases)
-                    found.append((Callee(target.key, label(target), context, callee_aliases), callee_env))
+                    found.append((Callee(target.key, label(target), context, callee_aliases, when), callee_env))
             calls.append(replace(call, callees=tuple(c for c, _ in found)))
             envs.append([e for _, e in found])
         values = tuple(_write_value(summary, w) for w in summary.writes)
@@ -541,6 +541,8 @@ class Program(NameQueries, CallQueries):
             return self._registered_said
         if kind == "inlining":
             return len(self._inlining) >= MAX_INLINE if args[0] == "full" else args[1] in self._inlining
+        if kind == "dispatch":
+            return canonical(tuple(self._registered_methods((args[0], args[1]), args[1], args[2])))
         if kind == "method":
             return args[0] in self.server_args_methods
         if kind == "field-name":

@@ -17,6 +17,7 @@ from dataclasses import replace
 
 from ..core.formula import terms_once
 from ..core.model import ConfigLoader, Rule
+from .statements import CONFIG_LOAD_MESSAGE
 
 # Where transformers keeps the table, by the version's layout (the older file first).
 TRANSFORMERS_FILES = ("transformers/models/auto/configuration_auto.py", "transformers/models/auto/auto_mappings.py")
@@ -106,10 +107,11 @@ def _declared_model_types(tree: ast.Module) -> set[str]:
 
 
 def said_again(rule: Rule, loader: ConfigLoader) -> Rule:
-    """A guard that raises the load's error again (`except ValueError as e: ... raise e`, its message
-    `{e}`) says what transformers says of a model type it does not know: the message SGLang prints,
-    what a page shows and `explain` finds (`check` fills it from what the launch's load says)."""
-    if re.fullmatch(r"\{\w+\}", rule.message) and any(
+    """A guard of the load's own (`CONFIG_LOAD_MESSAGE`), or one that raises its error again (`except
+    ValueError as e: ... raise e`, its message `{e}`), says what transformers says of a model type it
+    does not know: the message SGLang prints, what a page shows and `explain` finds (`check` fills it
+    from what the launch's load says)."""
+    if rule.message == CONFIG_LOAD_MESSAGE or re.fullmatch(r"\{\w+\}", rule.message) and any(
             term.text.startswith("str(raised_message(") for term in terms_once(rule.effective, set())):
         return replace(rule, message=loader.unknown_type_message)
     return rule

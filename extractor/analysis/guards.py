@@ -23,8 +23,8 @@ from .events import CallEvent, FunctionInfo, FunctionSummary, GuardEvent, Return
 from .messages import message_arg, message_of, placeholder_values
 from .object_locals import OBJECT_LOCAL, OBJECT_PREFIX
 from .run_sites import RunSites
-from .statements import (BINARY_OF_AUGMENTED, JSON_TEMPLATE, LIBRARY_ERRORS, calls_outside_raises, caught_by,
-                         caught_names, config_load_call, empty_iterable, handler_raises, has_call, import_bindings,
+from .statements import (BINARY_OF_AUGMENTED, CONFIG_LOAD_MESSAGE, JSON_TEMPLATE, LIBRARY_ERRORS, calls_outside_raises,
+                         caught_by, caught_names, config_load_call, config_loads, empty_iterable, handler_raises, has_call, import_bindings,
                          json_loads_calls, platform_call, unpacked)
 
 # Functions that declare a resolved value for fields given as keywords: `declare_resolution(sa, "src", x=1)`.
@@ -299,6 +299,9 @@ class _Walker:
             # the handler runs when it fires (`except ValueError as exc: raise AssertionError(str(exc))`).
             names = {name.strip().rsplit(".", 1)[-1] for name in caught.split(",")}
             taken = [i for i in body_raises if caught_by(self.summary.guards[i].exception, names)]
+            if loading is not None:  # the load's own guard: `elsewhere` below says when it raised
+                caught_failures.update(i for i in taken if self.summary.guards[i].message == CONFIG_LOAD_MESSAGE)
+                taken = [i for i in taken if i not in caught_failures]
             body_raises = [i for i in body_raises if i not in taken]
             fired = [self.summary.guards[i] for i in taken]
             for i in taken:
@@ -373,7 +376,7 @@ class _Walker:
     def small(self, node: cst.CSTNode, ctx: Formula, env: Env, nest: tuple[int, ...]):
         line, end_line = self.spans.get(id(node), (0, 0))
         if type(node) in (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Expr, cst.Return) and node.value is not None:
-            self.json_failures(node.value, ctx, env, nest, line, end_line)
+            self.library_failures(node.value, ctx, env, nest, line, end_line)
         if type(node) is cst.Raise:
             if node.exc is not None:
                 self.calls_in(node.exc, ctx, env)
@@ -433,14 +436,17 @@ class _Walker:
             self.summary.imports.update(import_bindings(node, self.summary.info.file))
         return FALSE, FALSE, env
 
-    def json_failures(self, value: cst.BaseExpression, ctx: Formula, env: Env, nest, line: int, end_line: int) -> None:
-        """`json.loads(cfg.x)`: the launch ends here, in json, when the text a flag gives is no JSON (a
-        guard of the library's own; a handler of a `try` around it takes it like a raise of the body)."""
-        for call in json_loads_calls(value):
-            failed = to_formula(cst.parse_expression(f"raised(json.JSONDecodeError, {code(call)})"), self.scope, env)
+    def library_failures(self, value: cst.BaseExpression, ctx: Formula, env: Env, nest, line: int, end_line: int) -> None:
+        """`json.loads(cfg.x)`, `AutoConfig.from_pretrained(model, ...)`: the launch ends here, in the
+        library, when the text a flag gives is no JSON or transformers does not load the checkpoint's
+        config.json (guards of the library's own; a handler of a `try` around takes them like raises)."""
+        failures = [("json.JSONDecodeError", JSON_TEMPLATE, call) for call in json_loads_calls(value)]
+        failures += [("ValueError", CONFIG_LOAD_MESSAGE, load) for load in config_loads(value)]
+        for exception, message, call in failures:
+            failed = to_formula(cst.parse_expression(f"raised({exception}, {code(call)})"), self.scope, env)
             self.order += 1
-            self.summary.guards.append(GuardEvent(RuleKind.RAISE, "json.JSONDecodeError", JSON_TEMPLATE, False, line,
-                                                  end_line, conj(ctx, failed), nest, self.order, self.anchor(failed)))
+            self.summary.guards.append(GuardEvent(RuleKind.RAISE, exception, message, False, line, end_line,
+                                                  conj(ctx, failed), nest, self.order, self.anchor(failed)))
 
     def raise_(self, node: cst.Raise, ctx: Formula, env: Env, nest, line: int, end_line: int) -> None:
         exc = node.exc

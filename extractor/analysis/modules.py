@@ -42,6 +42,9 @@ class ClassInfo:
     methods: tuple[str, ...]
     line: int
     is_enum: bool
+    # `@register_model_config_parser("hf")`: the decorator that puts the class in a registry by a
+    # key, and the key (a factory of that decorator's module gives the class back by it).
+    registered: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,6 +310,14 @@ def module_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
                 yield from module_statements(block)
 
 
+def _registered(decorators: list[ast.expr]) -> tuple[str, str] | None:
+    """The one decorator of a class called with one string, `@register_x("key")`: (its name, the key)."""
+    found = [(name, d.args[0].value) for d in decorators
+             if isinstance(d, ast.Call) and len(d.args) == 1 and not d.keywords and (name := dotted(d.func))
+             and isinstance(d.args[0], ast.Constant) and isinstance(d.args[0].value, str)]
+    return found[0] if len(found) == 1 else None
+
+
 def _scan(summary: ModuleSummary, places: dict[str, _Place], nodes: dict[int, AstFunction],
           class_nodes: dict[str, ast.ClassDef], body: list[ast.stmt], prefix: str, class_name: str | None,
           root: _Place | None) -> None:
@@ -332,7 +343,8 @@ def _scan(summary: ModuleSummary, places: dict[str, _Place], nodes: dict[int, As
             bases = tuple(dotted(b) or segment(summary.lines, b) for b in stmt.bases)
             methods = tuple(s.name for s in stmt.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
             is_enum = any(b.rsplit(".", 1)[-1] in _ENUM_BASES for b in bases)
-            summary.classes[qualname] = ClassInfo(qualname, bases, methods, stmt.lineno, is_enum)
+            summary.classes[qualname] = ClassInfo(qualname, bases, methods, stmt.lineno, is_enum,
+                                                  _registered(stmt.decorator_list))
             class_nodes[qualname] = stmt
             _scan(summary, places, nodes, class_nodes, stmt.body, f"{qualname}.", qualname, root)
         else:

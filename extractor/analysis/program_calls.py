@@ -8,12 +8,13 @@ from collections.abc import Iterable, Iterator
 
 import libcst as cst
 
-from ..core.formula import disj, fields_read, neg, render
-from ..core.model import FALSE, Flag, Notice, Rule, TermKind
+from ..core.formula import conj, disj, fields_read, neg, render
+from ..core.model import FALSE, TRUE, Flag, Notice, Rule, TermKind
+from .conditions import to_formula
 from .events import CallEvent, FunctionInfo, FunctionSummary
 from .object_locals import object_local
 from .normalize import classify, normalize
-from .scope import FIELD_KEY, Bound, Choice, Env, Scope, bind, dotted_name, field_of, is_alias
+from .scope import FIELD_KEY, Bound, Choice, Env, Scope, bind, code, dotted_name, field_of, is_alias
 from .registry import has_loop_items, registry_of, runs_call
 
 MAX_INLINE = 6  # nested predicate inlining
@@ -115,7 +116,10 @@ class CallQueries:
         if resolved is not None:
             target, implicit = resolved
             skip_self = type(call.node.func) is cst.Attribute
-            yield (target, *self._bindings(info, summary.scope, target, call.node, call.env, implicit, skip_self))
+            yield (target, *self._bindings(info, summary.scope, target, call.node, call.env, implicit, skip_self), TRUE)
+        else:
+            for target, when in self._dispatched(info, summary.scope, call.node.func, call.env):
+                yield (target, *self._bindings(info, summary.scope, target, call.node, call.env, {}, True), when)
         for arg in call.node.args:
             if type(arg.value) in (cst.Name, cst.Attribute) and not is_alias(arg.value, summary.scope, call.env):
                 if type(arg.value) is cst.Name and arg.value.value in call.env:
@@ -123,7 +127,55 @@ class CallQueries:
                 passed = self.resolve(info, arg.value, call.env)
                 if passed is not None and passed[0] is not (resolved[0] if resolved else None):
                     implicit = {k: _with_scope(v, summary.scope) for k, v in passed[1].items()}
-                    yield passed[0], implicit, tuple(sorted((k, _value_key(v, summary.scope)) for k, v in implicit.items())), frozenset()
+                    yield passed[0], implicit, tuple(sorted((k, _value_key(v, summary.scope)) for k, v in implicit.items())), \
+                        frozenset(), TRUE
+
+    def _dispatched(self, info: FunctionInfo, scope: Scope, func: cst.BaseExpression, env: Env):
+        """`parser.parse(...)` of `parser = get_model_config_parser(name)`: a factory that gives back the
+        class a decorator of its module registered under `name` (`@register_model_config_parser("hf")`).
+        The call reaches each registered class's own method, when `name` is its key: (method, when).
+        Registered classes are looked for in the caller's module and the factory's, not in every module
+        loaded so far (which would depend on what was read before)."""
+        if type(func) is not cst.Attribute or type(func.value) is not cst.Name:
+            return
+        value = env.get(func.value.value)
+        # One factory call, or the same call under several paths (its argument bound on each).
+        options = value.options if isinstance(value, Choice) else ((TRUE, value),)
+        if not options or not all(isinstance(v, Bound) and type(v.node) is cst.Call and v.node.args
+                                  and v.node.args[0].keyword is None and not v.node.args[0].star
+                                  and code(v.node.func) == code(options[0][1].node.func) for _, v in options):
+            return
+        first: Bound = options[0][1]  # type: ignore[assignment]
+        factory = self.resolve(info, first.node.func, first.env)
+        if factory is None or factory[0].class_name is not None:
+            return
+        method, home = func.attr.value, factory[0].module
+        found = self._ask(("dispatch", info.module, home, method),
+                          lambda: tuple(self._registered_methods((info.module, home), home, method)))
+        for class_key, key in found:
+            target = self._method(class_key, method)
+            if target is None:
+                continue
+            tests = []
+            for condition, bound in options:
+                test = cst.Comparison(bound.node.args[0].value,  # type: ignore[union-attr]
+                                      [cst.ComparisonTarget(cst.Equal(), cst.SimpleString(repr(key)))])
+                tests.append(conj(condition, to_formula(test, scope, bound.env)))  # type: ignore[union-attr]
+            yield target, disj(*tests)
+
+    def _registered_methods(self, modules: tuple[str, ...], home: str, method: str) -> Iterator[tuple[str, str]]:
+        """(class key, registry key) of the classes of `modules` that a decorator defined in module `home`
+        registers and that define `method` themselves."""
+        for dotted in sorted(set(modules)):
+            module = self.module(dotted)
+            for qualname, cls in sorted(module.classes.items()) if module is not None else ():
+                if cls.registered is None or method not in cls.methods:
+                    continue
+                decorator, key = cls.registered
+                head = decorator.split(".")[0]
+                target = module.imports.get(head, f"{dotted}.{head}") + decorator[len(head):]
+                if target.rpartition(".")[0] == home:
+                    yield f"{dotted}:{qualname}", key
 
     def _inline_target(self, info: FunctionInfo, scope: Scope, call: cst.Call, env: Env, depth: int):
         """The function a call to inline reaches (and its implicit bindings), within the depth limit."""

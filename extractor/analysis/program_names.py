@@ -191,14 +191,21 @@ class NameQueries:
 
     def _used(self, module: ModuleSummary, function: str) -> bool:
         """Is a module-level function called or applied as a decorator anywhere but its own lines, in its
-        module or a read file?"""
+        module or a read file, or applied as a decorator in a loaded module that imports it?"""
         use = re.compile(rf"(?<![\w.]){re.escape(function)}\s*\(|@\s*{re.escape(function)}\b")
         first, last = module.functions.lines_of(function)
         own = module.text.splitlines()
         outside = "\n".join(own[: first - 1] + own[last:])
         if use.search(outside):
             return True
-        return any(use.search(self.modules[dotted].text) for dotted in self.read if dotted != module.dotted)
+        if any(use.search(self.modules[dotted].text) for dotted in self.read if dotted != module.dotted):
+            return True
+        # A class decorator of a module the launch loaded (`@register_model_config_parser("hf")` in
+        # the module whose `get_config` takes a parser from the registry): applied when it is imported.
+        decorator = re.compile(rf"^\s*@\s*{re.escape(function)}\b", re.MULTILINE)
+        target = f"{module.dotted}.{function}"
+        return any(decorator.search(other.text) for dotted, other in sorted(self.modules.items())
+                   if dotted != module.dotted and other.imports.get(function) == target)
 
     def is_enum(self, info: FunctionInfo, name: str) -> bool:
         """Is `name`, as seen from the function, an Enum class? Read from the class line, without parsing."""

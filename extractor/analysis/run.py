@@ -266,7 +266,7 @@ class Run:
                 for number, callee in enumerate(call.callees):
                     if callee.label in path:
                         continue  # recursion: the cycle adds nothing a first pass did not
-                    where = reached
+                    where = reached if callee.when == TRUE else conj(reached, self.resolve(callee.when, instance))
                     if self.program.memoizes(callee.key):
                         # `model_config_of(server_args)` builds once and keeps the result on the record: walked
                         # at its first call, under "some call built it", the calls' conditions joined at the end.

@@ -71,7 +71,18 @@ def config_load_call(body: cst.BaseSuite) -> cst.Call | None:
     raises. Given back with the arguments that decide it, `AutoConfig.from_pretrained(path,
     trust_remote_code=...)` (`raised(ValueError, <call>)`)."""
     call = _one_call(body)
-    name = dotted_name(call.func) if call is not None else None
+    return config_load(call) if call is not None else None
+
+
+def config_loads(node: cst.BaseExpression) -> list[cst.Call]:
+    """The `AutoConfig.from_pretrained(path, ...)` calls of an expression, each as `config_load` spells it."""
+    return [load for n in iter_expression(node) if type(n) is cst.Call and (load := config_load(n)) is not None]
+
+
+def config_load(call: cst.Call) -> cst.Call | None:
+    """`AutoConfig.from_pretrained(path, trust_remote_code=...)` of a call of it, with only the arguments
+    that decide whether it raises; None for any other call."""
+    name = dotted_name(call.func)
     if name is None or name.rpartition(".")[0].rpartition(".")[2] != "AutoConfig" or not name.endswith(".from_pretrained") \
             or not call.args or call.args[0].keyword is not None or call.args[0].star:
         return None
@@ -127,6 +138,9 @@ def unpacked(target: cst.Tuple | cst.List, value: cst.BaseExpression) -> list[cs
 # Errors a library raises on a value the launch gives, and the `except` names that catch each.
 LIBRARY_ERRORS = {"json.JSONDecodeError": frozenset({"JSONDecodeError", "ValueError", "Exception", "BaseException"})}
 JSON_TEMPLATE = "{msg}: line {lineno} column {colno} (char {pos})"  # json.decoder's, as `str()` of its error shows
+# The message of a guard of transformers' own (`AutoConfig.from_pretrained` outside a `try` that takes
+# its error), until the extraction puts there what the pinned transformers says (`config_loader.said_again`).
+CONFIG_LOAD_MESSAGE = "{config_load_error}"
 
 
 def json_loads_calls(node: cst.BaseExpression) -> list[cst.Call]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..core.model import Formula, Lit, Term
+from ..core.model import TRUE, Formula, Lit, Term
 from .events import GuardEvent, WriteEvent
 
 Context = tuple  # the memo key of a walk's bound arguments (`callgraph._value_key` texts, defaults)
@@ -25,6 +25,9 @@ class Callee:
     label: str  # "<file>::<qualname>", as call paths spell it
     context: Context
     aliases: frozenset[str]
+    # When the call reaches it, in the caller's terms: TRUE but for a method of a registered class,
+    # reached when the factory's key is its (`CallQueries._dispatched`).
+    when: Formula = TRUE
 
     @property
     def memo_key(self) -> tuple[str, Context, frozenset[str]]:

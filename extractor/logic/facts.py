@@ -611,6 +611,13 @@ class _Evaluator:
                     or func.attr == "get_model_config"):
                 # `ModelConfig.from_server_args(server_args, ...)`, `server_args.get_model_config()`: the model's config
                 return self._model_config()
+            if func.attr == "get_config_dict" and _dotted(func.value) == "PretrainedConfig" and node.args:
+                # transformers' read of a folder's config.json as it is, model type or not: (dict, kwargs)
+                path = self.eval(node.args[0])
+                config = self.facts.folder_config(path) if isinstance(path, str) else None
+                if config is None:
+                    raise Unknown("config dict")
+                return copy.deepcopy(dict(config)), {}
             owner = self.eval(func.value)
             if isinstance(owner, PlatformView):
                 return owner.fact(func.attr)

@@ -283,9 +283,12 @@ class Helpers:
 
     def made(self, path: str, call: ast.Call, read: Callable[[ast.expr], object]) -> Instance:
         """A dataclass of the package made by `call` (a registry's entry): its fields as the call gives
-        them, else their defaults, each read when first asked for; unknown for any other class."""
+        them, else their defaults, each read when first asked for. An instance of any other class is
+        one nothing is known of but that it is one (never None, `MambaConfig(...) is None` is false)."""
         fields = (self._class(path) or {}).get("fields")
-        if not isinstance(fields, list) or any(isinstance(a, ast.Starred) for a in call.args) \
+        if not isinstance(fields, list):
+            return Instance(path, {}, read)
+        if any(isinstance(a, ast.Starred) for a in call.args) \
                 or len(call.args) > len(fields) or any(k.arg not in dict(fields) for k in call.keywords):
             raise Unknown(f"an instance of {path}")
         given = {**{name: arg for (name, _), arg in zip(fields, call.args)}, **{k.arg: k.value for k in call.keywords}}

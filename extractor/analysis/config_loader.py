@@ -4,8 +4,9 @@ source of the transformers a release pins and of SGLang's own config classes (`C
 transformers maps a config.json's `model_type` to a config class through `CONFIG_MAPPING_NAMES`
 (in `configuration_auto.py`, or from 5.12 in `auto_mappings.py` and completed there), plus what is
 registered at run time: SGLang registers its own config classes (`AutoConfig.register(name, cls)`
-over `_CONFIG_REGISTRY`). Every `model_type = "..."` of SGLang's config modules is taken as
-registered: more than registered at worst, so a model type taken as unknown is one neither knows.
+over `_CONFIG_REGISTRY`). Every `model_type = "..."` of SGLang's config modules, and of a module
+that fills that registry or registers itself, is taken as registered: more than registered at worst,
+so a model type taken as unknown is one neither knows.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from .statements import CONFIG_LOAD_MESSAGE
 # Where transformers keeps the table, by the version's layout (the older file first).
 TRANSFORMERS_FILES = ("transformers/models/auto/configuration_auto.py", "transformers/models/auto/auto_mappings.py")
 SGLANG_CONFIGS = "sglang/srt/configs/"
+REGISTERS = ("_CONFIG_REGISTRY[", "AutoConfig.register(")  # what a module outside them that registers says
 _TABLE = "CONFIG_MAPPING_NAMES"
 _UNKNOWN_TYPE_WORDS = "does not recognize this architecture"
 

@@ -12,7 +12,7 @@ from ...analysis.callgraph import Program
 from ...analysis.reuse import MemoryStore, StaleReuse
 from ...analysis.run import Run
 from ...analysis.catalog import build_catalog
-from ...analysis.config_loader import SGLANG_CONFIGS, TRANSFORMERS_FILES, config_loader, said_again
+from ...analysis.config_loader import REGISTERS, SGLANG_CONFIGS, TRANSFORMERS_FILES, config_loader, said_again
 from ...analysis.modules import FunctionFacts, ModuleSummary, Outline, deep_recursion, dotted_module, outline, summarize
 from ...analysis.environ import env_defaults
 from ...analysis.helpers import CalledNames, helper_library, places_of_names
@@ -145,8 +145,11 @@ def _config_loader(tree: SourceTree, rules: list[Rule]) -> ConfigLoader | None:
         return None
     transformers = {path: text for path in TRANSFORMERS_FILES
                     if (text := tree.library_text("transformers", path)) is not None}
-    return config_loader(version, transformers, {path: tree.read_text(path) for path in tree.paths()
-                                                  if path.startswith(SGLANG_CONFIGS)})
+    # SGLang's config classes, and the modules that register more (0.5.23's `common.py` subclasses
+    # transformers' DeepseekV3Config as `kimi_k2` and puts it in `_CONFIG_REGISTRY`).
+    registering = {path: text for path in tree.paths() if path.endswith(".py")
+                   and (path.startswith(SGLANG_CONFIGS) or any(m in (text := tree.read_text(path)) for m in REGISTERS))}
+    return config_loader(version, transformers, registering)
 
 
 def _file_info(tree: SourceTree, path: str) -> FileInfo:

@@ -263,6 +263,17 @@ REGISTRY = {
         '        parser.add_argument("--page-size"',
         '        parser.add_argument("--model-config-parser", type=str, default=ServerArgs.model_config_parser)\n'
         '        parser.add_argument("--page-size"'),
+    # A module outside configs/ that registers a config class of its own (0.5.23's `common.py`).
+    "sglang/srt/utils/aliases.py": '''
+from sglang.srt.configs import _CONFIG_REGISTRY
+
+
+class _MoonConfigAlias:
+    model_type = "moon_k2"
+
+
+_CONFIG_REGISTRY["moon_k2"] = _MoonConfigAlias
+''',
     "sglang/srt/configs/parser_registry.py": '''
 from abc import ABC, abstractmethod
 
@@ -364,6 +375,8 @@ def registry(tmp_path_factory):
 @pytest.mark.parametrize("folder, config, flags, loads", [
     ("m", {"model_type": "gemma4"}, [], False),  # the "hf" parser's bare load: transformers raises
     ("m", {"model_type": "llama"}, [], True),
+    ("m", {"model_type": "kimi_vl"}, [], True),  # a config class of configs/
+    ("m", {"model_type": "moon_k2"}, [], True),  # registered by a module outside configs/
     ("m", {"d_model": 64}, [], True),  # a raw checkpoint: its config dict is read, no load is tried
     ("m", {"hidden_size": 64}, [], False),  # no model type, not raw: transformers raises
     ("native-format-m", {"model_type": "gemma4"}, [], True),  # "auto" takes the native parser by the name

@@ -147,8 +147,9 @@ def _config_loader(tree: SourceTree, rules: list[Rule]) -> ConfigLoader | None:
                     if (text := tree.library_text("transformers", path)) is not None}
     # SGLang's config classes, and the modules that register more (0.5.23's `common.py` subclasses
     # transformers' DeepseekV3Config as `kimi_k2` and puts it in `_CONFIG_REGISTRY`).
-    registering = {path: text for path in tree.paths() if path.endswith(".py")
-                   and (path.startswith(SGLANG_CONFIGS) or any(m in (text := tree.read_text(path)) for m in REGISTERS))}
+    modules = {path: tree.read_text(path) for path in tree.paths() if path.endswith(".py")}
+    registering = {path: text for path, text in modules.items()
+                   if path.startswith(SGLANG_CONFIGS) or any(m in text for m in REGISTERS)}
     return config_loader(version, transformers, registering)
 
 

@@ -617,7 +617,7 @@ class _Evaluator:
                 config = self.facts.folder_config(path) if isinstance(path, str) else None
                 if config is None:
                     raise Unknown("config dict")
-                return copy.deepcopy(dict(config)), {}
+                return dict(config), {}  # read, never changed, by the terms (no method that changes it)
             owner = self.eval(func.value)
             if isinstance(owner, PlatformView):
                 return owner.fact(func.attr)

@@ -111,6 +111,24 @@ def test_bound_locals_are_substituted_with_parentheses_where_needed() -> None:
         assert text == expected
 
 
+def test_an_or_a_call_site_decides_is_written_as_its_operand() -> None:
+    """`model_path or cfg.model_path` called with its default (None) or with the very field reads
+    the field: one spelling, so every test of it is one atom, not three."""
+    for argument, call, comprehension in [
+        ("None", "check_gguf_file(model_path)", "any(p for p in [model_path])"),
+        ("self.model_path", "check_gguf_file(model_path)", "any(p for p in [model_path])"),
+        ("self.other", "check_gguf_file((other or model_path))", "any(p for p in [(other or model_path)])"),
+    ]:
+        inner: Env = {"model_path": Bound(cst.parse_expression(argument), {})}
+        env: Env = {"path": Bound(cst.parse_expression("model_path or self.model_path"), inner)}
+        assert assert_same(cst.parse_expression("check_gguf_file(path)"), env) == call
+        assert assert_same(cst.parse_expression("any(p for p in [path])"), env) == comprehension
+    # What Python would not give the same is kept: `x or None` is None where x is falsy, `None and x`
+    # is None, and `a or b or a` is the second `a` where both are falsy.
+    for source in ("self.a or None", "None and self.a", "self.a or self.b or self.a"):
+        assert assert_same(cst.parse_expression(source), {}) == source.replace("self.", "")
+
+
 def test_fields_read_through_locals_are_collected() -> None:
     env: Env = {"gone": Unknown("gone", ("d",)), "either": Choice(((TRUE, Bound(cst.parse_expression("self.e"), {})),))}
     assert normalize(cst.parse_expression("gone and either and self.f"), SCOPE, env)[1] == ("d", "e", "f")
@@ -160,8 +178,8 @@ def test_a_local_is_rendered_once_per_walk() -> None:
     locals_kept = {key: kept for key, kept in memo.items() if key[0] != "normalize"}  # beside each test's own text
     assert len(locals_kept) == 1
     (key, (value, scope, _, _)), = locals_kept.items()
-    memo[key] = (value, scope, "KEPT", frozenset({"kept"}))
-    assert normalize(cst.parse_expression("n > 2"), with_memo, env) == ("(KEPT) > 2", ("kept",))
+    memo[key] = (value, scope, "KEPT * 1", frozenset({"kept"}))
+    assert normalize(cst.parse_expression("n > 2"), with_memo, env) == ("(KEPT * 1) > 2", ("kept",))
     # Another local bound to the same text is another object: rendered for itself.
     other: Env = {"n": Bound(cst.parse_expression("self.tp_size * self.pp_size"), {})}
     assert normalize(cst.parse_expression("n > 2"), with_memo, other) == ("(tp_size * pp_size) > 2", ("pp_size", "tp_size"))

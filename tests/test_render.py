@@ -447,3 +447,28 @@ def test_a_library_call_failure_on_each_call_path_reads_as_that_failure() -> Non
     text = page(rule, FLAGS, {"label": "9.9.9"})
     outside = next(line for line in text.splitlines() if line.startswith("- other: "))
     assert outside.endswith("and 6 more (see “When it happens”)") and outside.count("`") == 2 * 8  # of 14
+
+
+def test_a_condition_too_long_to_read_says_how_long_and_where_it_is_whole() -> None:
+    """0.5.23's `get_hf_text_config` asserts are reached through the config load of every model path:
+    their triggers written out run to megabytes. Past 20,000 characters "When it happens" says how many
+    tests over what, and where the whole condition is; a shorter one is written out as before."""
+    from extractor.core.formula import render_flags
+    from extractor.products.site.pages import page
+
+    def section(text: str) -> str:
+        return text.split("## When it happens\n\n", 1)[1].split("\n## ", 1)[0]
+
+    ways = Or(tuple(And((Atom(field("tp_size"), "==", Lit(n)),
+                         Atom(Term(TermKind.OPAQUE, f"load_{n:04}(model_path__v1).some_long_attribute_name",
+                                   f"load_{n:04}(model_path__v1).some_long_attribute_name", ("model_path",)))))
+                    for n in range(400)))
+    long = _rule(And((OFFLOAD, ways)))
+    assert len(render_flags(long.effective, FLAGS.spellings)) > 20_000
+    said = section(page(long, FLAGS, {"label": "9.9.9"}))
+    assert said.startswith("The whole condition is too long to read here: 801 tests (801 distinct) over "
+                           "`--offload`, `--tp-size` and other conditions, ")
+    assert f"It is the `trigger` of rule `{long.id}` in the release's rules.json" in said and "```" not in said
+    short = _rule(And((OFFLOAD, MODE_NOT_DECODE)))
+    assert section(page(short, FLAGS, {"label": "9.9.9"})).startswith(
+        "```text\n" + render_flags(short.effective, FLAGS.spellings) + "\n```")

@@ -50,6 +50,20 @@ def _method_of_arguments(node: cst.Call, scope: Scope, env: Env) -> bool:
 
 # Expressions that need no parentheses where a local bound to them is substituted.
 _ATOMIC = frozenset({cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.Integer, cst.Float})
+# A name or a dotted name: its text needs no parentheses anywhere, and reading it twice reads one value.
+_DOTTED = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*\Z")
+
+
+def _folded(operator: type, left: str, right: str) -> str | None:
+    """`left or right` (`left and right`) as the one operand that decides it whatever the values, when
+    there is one: `None or x` and `x or x` are `x`. A call site passes its default (`model_path=None`)
+    or the very field (`model_path or cfg.model_path`): without this a term read through such a
+    parameter takes two spellings more, and every test of it is written three times over."""
+    if left == right and _DOTTED.match(left):
+        return left
+    if left in (("None", "False") if operator is cst.Or else ("True",)):
+        return right
+    return None
 
 
 class _Normalizer(cst.CSTTransformer):
@@ -101,6 +115,17 @@ class _Normalizer(cst.CSTTransformer):
             self.fields.add(name)
             return cst.Name(name)
         return updated_node
+
+    def leave_BooleanOperation(self, original_node: cst.BooleanOperation,
+                               updated_node: cst.BooleanOperation) -> cst.BaseExpression:
+        if self.quotes:
+            return updated_node  # a message keeps its source text
+        left, right = code(updated_node.left), code(updated_node.right)
+        folded = _folded(type(updated_node.operator), left, right)
+        if folded is None:
+            return updated_node
+        kept = updated_node.left if folded is left else updated_node.right
+        return kept if type(kept) in _ATOMIC else _parenthesize(kept)
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         value = self.env.get(original_node.value)
@@ -194,7 +219,7 @@ class _Renderer:
         if write is None:
             return self._fallback(node, outer)
         text = write(self, node)
-        if node.lpar and not outer:
+        if node.lpar and not outer and not (kind is cst.BooleanOperation and _DOTTED.match(text)):
             text = "(" * len(node.lpar) + text + ")" * len(node.rpar)
         elif outer and kind is cst.Tuple and not node.elements:  # type: ignore[attr-defined]
             return "()"
@@ -205,7 +230,7 @@ class _Renderer:
         if isinstance(value, Bound):
             text, fields = self._bound(value, outer)
             self.fields |= fields
-            if outer or type(value.node) in _ATOMIC or value.node.lpar:  # type: ignore[attr-defined]
+            if outer or type(value.node) in _ATOMIC or value.node.lpar or _DOTTED.match(text):  # type: ignore[attr-defined]
                 return text
             return f"({text})"
         if value is not None:
@@ -243,7 +268,7 @@ class _Renderer:
         if isinstance(assigned, Bound):
             text, fields = self._bound(assigned, False)
             self.fields |= fields
-            return text if type(assigned.node) in _ATOMIC or assigned.node.lpar else f"({text})"  # type: ignore[attr-defined]
+            return text if type(assigned.node) in _ATOMIC or assigned.node.lpar or _DOTTED.match(text) else f"({text})"  # type: ignore[attr-defined]
         self.fields.add(name)
         return name
 
@@ -319,7 +344,12 @@ class _Renderer:
         return text
 
     def binary(self, node: cst.BinaryOperation | cst.BooleanOperation) -> str:
-        return f"{self.expression(node.left)} {_OPERATORS[type(node.operator)]} {self.expression(node.right)}"
+        left, right = self.expression(node.left), self.expression(node.right)
+        if type(node) is cst.BooleanOperation:
+            folded = _folded(type(node.operator), left, right)
+            if folded is not None:
+                return folded
+        return f"{left} {_OPERATORS[type(node.operator)]} {right}"
 
     def unary(self, node: cst.UnaryOperation) -> str:
         return _UNARY[type(node.operator)] + self.expression(node.expression)

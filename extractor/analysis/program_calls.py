@@ -173,8 +173,8 @@ class CallQueries:
                     continue
                 decorator, key = cls.registered
                 head = decorator.split(".")[0]
-                target = module.imports.get(head, f"{dotted}.{head}") + decorator[len(head):]
-                if target.rpartition(".")[0] == home:
+                found = self._resolve_dotted(module.imports.get(head, f"{dotted}.{head}") + decorator[len(head):])
+                if found is not None and found[0] == "function" and found[1].partition(":")[0] == home:
                     yield f"{dotted}:{qualname}", key
 
     def _inline_target(self, info: FunctionInfo, scope: Scope, call: cst.Call, env: Env, depth: int):

@@ -251,11 +251,24 @@ def _env_read(node: ast.Call) -> tuple[str, str, object] | None:
     if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name) and inner.value.id == "envs" and not node.args:
         if func.attr in ("get", "is_set"):
             return inner.attr, func.attr, None
-    dotted = ast.unparse(func)
-    if dotted in ("os.environ.get", "os.getenv") and node.args and isinstance(node.args[0], ast.Constant):
+    if dotted_name(func) in ("os.environ.get", "os.getenv") and node.args \
+            and isinstance(node.args[0], ast.Constant):
         default = node.args[1].value if len(node.args) > 1 and isinstance(node.args[1], ast.Constant) else None
         return str(node.args[0].value), "environ", default
     return None
+
+
+def dotted_name(node: ast.expr) -> str | None:
+    """`os.path.isfile` for a chain of names and attributes, else None (cheaper than `ast.unparse`:
+    every call of every term is asked)."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
 def boolean_operation(node: ast.BoolOp, ev: Callable[[ast.AST], object]) -> object:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..core.model import RUN_FUNCTION
 from .environment import EnvVar, declared_env
-from .expressions import BINARY_OPERATORS, Unknown, boolean_operation, comparison_chain, parsed_expression
+from .expressions import BINARY_OPERATORS, Unknown, boolean_operation, comparison_chain, dotted_name, parsed_expression
 from .helpers import (MAX_STEPS, BoundMethod, Definition, EnumMember, Helpers, Instance, Outside, PackageClass, Raised,
                       Reader, World, bind_arguments, catches, closing_statements, guard_statements)
 from .model_config import (CLASS_DEFAULTED, CONFIG_LOADERS, NOT_GIVEN, Config, ModelConfig, ModelFacts, PlainDecoderSpec,
@@ -35,18 +35,6 @@ from .platforms import Platform, PlatformView, platform_key
 
 # Modules a term's text names as SGLang's modules import them (`import copy`, `import torch`).
 _WORLD_MODULES = frozenset({"copy", "json", "os", "re", "torch", "importlib"})
-
-
-def _dotted(node: ast.expr) -> str | None:
-    """`os.path.isfile` for a chain of names and attributes, else None (cheaper than `ast.unparse`)."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 # ---- deciding a platform or model term -------------------------------------------------------------
@@ -592,7 +580,7 @@ class _Evaluator:
             declared = declared_env(func, self.facts.env, self.facts.envs)
             if declared is not None:
                 return declared
-            test = _dotted(func)
+            test = dotted_name(func)
             if test in PATH_TESTS and len(node.args) == 1 and not node.keywords:
                 path = self.eval(node.args[0])
                 if not isinstance(path, str):
@@ -611,7 +599,7 @@ class _Evaluator:
                     or func.attr == "get_model_config"):
                 # `ModelConfig.from_server_args(server_args, ...)`, `server_args.get_model_config()`: the model's config
                 return self._model_config()
-            if func.attr == "get_config_dict" and _dotted(func.value) == "PretrainedConfig" and node.args:
+            if func.attr == "get_config_dict" and dotted_name(func.value) == "PretrainedConfig" and node.args:
                 # transformers' read of a folder's config.json as it is, model type or not: (dict, kwargs)
                 path = self.eval(node.args[0])
                 config = self.facts.folder_config(path) if isinstance(path, str) else None

@@ -147,9 +147,10 @@ def _config_loader(tree: SourceTree, rules: list[Rule]) -> ConfigLoader | None:
                     if (text := tree.library_text("transformers", path)) is not None}
     # SGLang's config classes, and the modules that register more (0.5.23's `common.py` subclasses
     # transformers' DeepseekV3Config as `kimi_k2` and puts it in `_CONFIG_REGISTRY`).
-    modules = {path: tree.read_text(path) for path in tree.paths() if path.endswith(".py")}
-    registering = {path: text for path, text in modules.items()
-                   if path.startswith(SGLANG_CONFIGS) or any(m in text for m in REGISTERS)}
+    # Tested as bytes, decoded only when kept: a release has some 2,000 modules and a few register.
+    marks = tuple(mark.encode() for mark in REGISTERS)
+    registering = {path: tree.read_text(path) for path in tree.paths() if path.endswith(".py") and (
+        path.startswith(SGLANG_CONFIGS) or any(mark in tree.read_bytes(path) for mark in marks))}
     return config_loader(version, transformers, registering)
 
 

@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from ...core.formula import literal_source, reads_resolved, render_flags, terms
+from ...core.formula import every_atom, formula_size, literal_source, reads_resolved, render_flags, terms
 from ...core.model import And, Flag, Formula, Lit, Rule, RuleKind, Term, TermKind
 from ...core.serialize import rule_json
 from ...logic.launch_words import ENV_ASSIGNMENT
@@ -139,7 +139,7 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
         out += ["Reached through " + " → ".join(code(step.split("::")[-1]) for step in rule.call_path) + ".", ""]
     out += [fence(rule.snippet.text, "python"), ""]
 
-    out += ["## When it happens", "", fence(render_flags(rule.effective, flags.spellings), "text"), ""]
+    out += ["## When it happens", "", *_whole_condition(rule, flags)]
     if reads_resolved(rule.effective):
         out += ["Flags here are read as SGLang resolves them: after the defaults it fills in for the "
                 "platform and the model and the adjustments that run before this "
@@ -349,13 +349,35 @@ def _bullet(part: Formula, flags: Flags, most: int = _MAX_WORDS) -> str:
     text = words(part, flags)
     if len(text) <= most:
         return text
+    return f"a longer condition over {_what_it_reads(part, flags)} (see “When it happens”)"
+
+
+def _what_it_reads(part: Formula, flags: Flags) -> str:
+    """The options a condition reads (the first eight) and the kinds of what else it tests, in words."""
     names = sorted({flags.option(n) for t in terms(part) for n in t.fields
                     if t.kind in (TermKind.FIELD, TermKind.RESOLVED) and flags.settable(n)})
     kinds = sorted({_KIND_WORDS[t.kind.value] for t in terms(part)
                     if t.kind not in (TermKind.FIELD, TermKind.RESOLVED) and t.kind.value in _KIND_WORDS})
     reads = ", ".join(code(n) for n in names[:8]) + (" …" if len(names) > 8 else "")
-    also = ((" and " if names else "") + join_words(kinds, "and") + " conditions") if kinds else ""
-    return f"a longer condition over {reads}{also} (see “When it happens”)"
+    return reads + (((" and " if names else "") + join_words(kinds, "and") + " conditions") if kinds else "")
+
+
+_MAX_WHOLE_CONDITION = 20_000  # characters of "When it happens" written out; past that, where it is
+
+
+def _whole_condition(rule: Rule, flags: Flags) -> list[str]:
+    """The trigger written out in flags (Markdown lines), or, when that runs past `_MAX_WHOLE_CONDITION`
+    characters, how large it is and where it is whole. A guard reached through the config load of every
+    model path (0.5.23's `get_hf_text_config` asserts) repeats the load's conditions per call path:
+    written out, megabytes no reader reads, which `check` decides for a launch."""
+    text = render_flags(rule.effective, flags.spellings)
+    if len(text) <= _MAX_WHOLE_CONDITION:
+        return [fence(text, "text"), ""]
+    tests, distinct = formula_size(rule.effective), len(every_atom(rule.effective))
+    return [f"The whole condition is too long to read here: {tests:,} tests ({distinct:,} distinct) over "
+            f"{_what_it_reads(rule.effective, flags)}, {len(text):,} characters written out. It is the "
+            f"`trigger` of rule `{rule.id}` in the release's rules.json (and in this page's JSON record); "
+            "`sglang-constraints check` decides it for a launch command.", ""]
 
 
 def _capital(text: str) -> str:

@@ -103,8 +103,8 @@ CONFIG_MAPPING_NAMES = OrderedDict[str, str](
 
 class AutoConfig:
     @classmethod
-    def from_pretrained(cls, path, **kwargs):
-        config_dict, unused = get_config_dict(path)
+    def from_pretrained(cls, pretrained_model_name_or_path, **kwargs):
+        config_dict, unused = get_config_dict(pretrained_model_name_or_path)
         try:
             config_class = CONFIG_MAPPING[config_dict["model_type"]]
         except KeyError:
@@ -112,7 +112,10 @@ class AutoConfig:
                 f"The checkpoint you are trying to load has model type `{config_dict['model_type']}` "
                 "but Transformers does not recognize this architecture."
             )
-        raise ValueError(f"Unrecognized model in {path}.")
+        raise ValueError(
+            f"Unrecognized model in {pretrained_model_name_or_path}. "
+            f"Should have a `model_type` key in its {CONFIG_NAME}."
+        )
 '''}
 NEWER = {
     "transformers/models/auto/auto_mappings.py": 'CONFIG_MAPPING_NAMES = OrderedDict([("llama", "LlamaConfig")])\n',
@@ -130,6 +133,7 @@ def test_the_model_types_and_the_message_are_read_from_either_layout_of_transfor
     assert loader is not None and loader.transformers == "9.1.0"
     assert set(loader.model_types) == {"llama", "qwen3", "kimi_vl"} | ({"gpt-sw3"} if files is NEWER else set())
     assert loader.unknown_type_message == MESSAGE
+    assert loader.untyped_message == "Unrecognized model in {path}. Should have a `model_type` key in its config.json."
     assert config_loader("9.1.0", {"transformers/models/auto/configuration_auto.py": "X = 1\n"}, {}) is None
 
 
@@ -229,6 +233,12 @@ def test_from_0_5_18_the_hf_parser_s_load_stops_a_model_type_transformers_does_n
     ruleset = ruleset_of(real_extraction(release))
     unknown = _model(tmp_path / "unknown", {"architectures": ["FooForCausalLM"], "model_type": "foo_unknown"})
     _stops_at_the_load(ruleset, unknown, "foo_unknown", ("sglang/srt/utils/hf_transformers/config.py", "HfModelConfigParser.parse"))
+    # No model type and no raw state-space keys: transformers' own words, with the path it was given.
+    untyped = _model(tmp_path / "untyped", {"hidden_size": 64})
+    report = check(ruleset, ["--model-path", untyped], platform=find_platform("H100"))
+    assert report.definite[0].rule.function == "HfModelConfigParser.parse"
+    assert filled_message(report.definite[0].rule, report.evaluator.context) == \
+        f"Unrecognized model in {untyped}. Should have a `model_type` key in its config.json."
     raw = {"d_model": 768, "n_layer": 24, "ssm_cfg": {}, "vocab_size": 50277}
     for config in ({"architectures": ["LlamaForCausalLM"], "model_type": "llama"}, *([raw] if release == "0.5.23" else [])):
         loaded = check(ruleset, ["--model-path", _model(tmp_path / str(len(config)), config)], platform=find_platform("H100"))
@@ -387,9 +397,10 @@ def test_a_parser_taken_from_a_registry_loads_the_config_as_its_key_says(registr
     argv = ["--model-path", _model(tmp_path / folder, config), *flags]
     report = check(registry, argv, platform=find_platform("H100"))
     assert _first(report) == (None if loads else ("HfParser.parse", MESSAGE))
-    if not loads and "model_type" in config:
+    if not loads:  # transformers' own words: of the model type, or of a config that has none
         said = filled_message(report.definite[0].rule, report.evaluator.context)
-        assert said == MESSAGE.replace("{model_type}", config["model_type"])
+        assert said == (MESSAGE.replace("{model_type}", config["model_type"]) if "model_type" in config else
+                        f"Unrecognized model in {argv[1]}. Should have a `model_type` key in its config.json.")
 
 
 def test_a_registered_parser_is_reached_only_under_its_key(registry) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 
 from ..core.formula import terms_once
@@ -26,6 +26,10 @@ SGLANG_CONFIGS = "sglang/srt/configs/"
 REGISTERS = ("_CONFIG_REGISTRY[", "AutoConfig.register(")  # what a module outside them that registers says
 _TABLE = "CONFIG_MAPPING_NAMES"
 _UNKNOWN_TYPE_WORDS = "does not recognize this architecture"
+_UNTYPED_WORDS = "Should have a `model_type` key"
+# The names the message of a config without a model type fills in: the path the load was given, and
+# transformers' `CONFIG_NAME` (its documented file name).
+_UNTYPED_HOLES = {"pretrained_model_name_or_path": "{path}", "CONFIG_NAME": "config.json"}
 
 
 def config_loader(version: str, transformers: Mapping[str, str], sglang_configs: Mapping[str, str]) -> ConfigLoader | None:
@@ -33,20 +37,21 @@ def config_loader(version: str, transformers: Mapping[str, str], sglang_configs:
     `sglang_configs` those of SGLang's config modules. None when transformers' table or its message
     for an unknown model type is not found (a layout this reading does not know)."""
     known: set[str] = set()
-    message = None
+    message = untyped = None
     for text in transformers.values():
         tree = _parsed(text)
         if tree is None:
             continue
         known |= _table_keys(tree)
         message = message or _unknown_type_message(tree)
+        untyped = untyped or _untyped_message(tree)
     if not known or message is None:
         return None
     for text in sglang_configs.values():
         tree = _parsed(text)
         if tree is not None:
             known |= _declared_model_types(tree)
-    return ConfigLoader(version, tuple(sorted(known)), message)
+    return ConfigLoader(version, tuple(sorted(known)), message, untyped)
 
 
 def _parsed(text: str) -> ast.Module | None:
@@ -85,19 +90,44 @@ def _text(node: ast.expr) -> str | None:
 def _unknown_type_message(tree: ast.Module) -> str | None:
     """The message of `raise ValueError(f"The checkpoint ... has model type `{config_dict['model_type']}` but
     Transformers does not recognize this architecture ...")`, its one placeholder as `{model_type}`."""
+    for parts in _value_errors(tree):
+        holes = [p for p in parts if isinstance(p, ast.FormattedValue)]
+        if len(holes) != 1:
+            continue
+        text = "".join("{model_type}" if isinstance(p, ast.FormattedValue) else str(p.value) for p in parts)  # type: ignore[attr-defined]
+        if _UNKNOWN_TYPE_WORDS in text:
+            return text
+    return None
+
+
+def _untyped_message(tree: ast.Module) -> str | None:
+    """The message of `raise ValueError(f"Unrecognized model in {pretrained_model_name_or_path}. Should
+    have a `model_type` key in its {CONFIG_NAME}.")`, the path as `{path}`; None when it fills in
+    anything else (a layout this reading does not know)."""
+    for parts in _value_errors(tree):
+        holes = [p.value.id if isinstance(p, ast.FormattedValue) and isinstance(p.value, ast.Name) else None
+                 for p in parts if isinstance(p, ast.FormattedValue)]
+        if not all(hole in _UNTYPED_HOLES for hole in holes):
+            continue
+        text = "".join(_UNTYPED_HOLES[p.value.id] if isinstance(p, ast.FormattedValue) else str(p.value)  # type: ignore[attr-defined]
+                       for p in parts)
+        if _UNTYPED_WORDS in text:
+            return text
+    return None
+
+
+def _value_errors(tree: ast.Module) -> Iterator[list[ast.expr]]:
+    """The parts of each `raise ValueError(<string>)` message: its constants and the values it formats
+    (no conversion or format spec)."""
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args
                 and isinstance(node.exc.func, ast.Name) and node.exc.func.id == "ValueError"):
             continue
         message = node.exc.args[0]
-        parts = message.values if isinstance(message, ast.JoinedStr) else [message]
-        holes = [p for p in parts if isinstance(p, ast.FormattedValue)]
-        if len(holes) != 1 or any(not isinstance(p, (ast.Constant, ast.FormattedValue)) for p in parts):
-            continue
-        text = "".join("{model_type}" if isinstance(p, ast.FormattedValue) else str(p.value) for p in parts)
-        if _UNKNOWN_TYPE_WORDS in text:
-            return text
-    return None
+        parts = list(message.values) if isinstance(message, ast.JoinedStr) else [message]
+        if all(isinstance(p, ast.Constant) and isinstance(p.value, str)
+               or isinstance(p, ast.FormattedValue) and p.conversion == -1 and p.format_spec is None for p in parts):
+            yield parts
 
 
 def _declared_model_types(tree: ast.Module) -> set[str]:

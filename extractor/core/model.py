@@ -339,11 +339,13 @@ CLASS_PREFIX = "mro:"
 class ConfigLoader:
     """What decides whether `AutoConfig.from_pretrained` loads a checkpoint's config.json, read from
     the transformers a release pins: the model types it maps to a config class (with those SGLang's
-    own config classes register), and its message for another (`{model_type}` in it)."""
+    own config classes register), its message for another (`{model_type}` in it), and for a config
+    without a model type (`{path}` in it: the path the load was given; None where not read)."""
 
     transformers: str  # the version pinned
     model_types: tuple[str, ...]
     unknown_type_message: str
+    untyped_message: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

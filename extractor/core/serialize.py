@@ -400,6 +400,8 @@ def helpers_json(library: HelperLibrary) -> dict:
     if loader is not None:
         found["config_loader"] = {"transformers": loader.transformers, "model_types": list(loader.model_types),
                                   "unknown_type_message": loader.unknown_type_message}
+        if loader.untyped_message is not None:
+            found["config_loader"]["untyped_message"] = loader.untyped_message
     return found
 
 
@@ -413,7 +415,9 @@ def helpers_of(rules_document: dict, where: str = "rules.json") -> HelperLibrary
             tuple(Helper(str(h["key"]), str(h["source"]), tuple(sorted((str(k), str(v)) for k, v in h["names"].items())))
                   for h in data.get("definitions", ())),
             ConfigLoader(str(loader["transformers"]), tuple(str(t) for t in loader["model_types"]),
-                         str(loader["unknown_type_message"])) if loader is not None else None)
+                         str(loader["unknown_type_message"]),
+                         str(loader["untyped_message"]) if "untyped_message" in loader else None)
+            if loader is not None else None)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise DocumentError(f"{where}: malformed helpers record ({error.__class__.__name__}: {error})") from None
 

@@ -41,7 +41,7 @@ def library_raise(name: str, caught: ast.expr, call: ast.Call, evaluate: Callabl
     if config is None or not catches(caught, "ValueError"):
         raise Unknown("config load")
     trust = next((evaluate(k.value) for k in call.keywords if k.arg == "trust_remote_code"), False)
-    found = config_load_error(config, trust, loader)  # type: ignore[arg-type]
+    found = config_load_error(config, trust, loader, argument)  # type: ignore[arg-type]
     return _raised_or_said(name, found is not None, found[1] if found is not None else None, "config load")
 
 

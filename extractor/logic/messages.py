@@ -34,6 +34,11 @@ def filled_message(rule: Rule, context: Context, written: Mapping[str, object] |
     filled = _as_said(known_message(rule), said) if said is not None else None
     if filled is not None:  # what a library call the trigger names said (json's, transformers' message)
         return filled
+    helpers = context.facts.helpers if context.facts is not None else None
+    loader = helpers.config_loader if helpers is not None else None
+    if said is not None and loader is not None and known_message(rule) == loader.unknown_type_message:
+        return said  # transformers' load, which the rule says in its words for an unknown model type, said another
+
     sites = _run_sites(rule.trigger)
     if sites:
         for atom in every_atom(rule.trigger):  # run here (not taken from another launch's evaluation)

@@ -306,11 +306,11 @@ def local_model(path: object) -> ModelFacts | None:
     return None
 
 
-def config_load_error(config: Mapping[str, object], trust_remote_code: object,
-                      loader: ConfigLoader) -> tuple[str, str | None] | None:
-    """What `AutoConfig.from_pretrained` raises on a checkpoint's config.json, as the transformers the
-    release pins decides it: (exception, message; None where the message is not known here), or None
-    when it loads. A config whose `auto_map` names an `AutoConfig` loads that code with
+def config_load_error(config: Mapping[str, object], trust_remote_code: object, loader: ConfigLoader,
+                      path: str | None = None) -> tuple[str, str | None] | None:
+    """What `AutoConfig.from_pretrained(path)` raises on a checkpoint's config.json, as the transformers
+    the release pins decides it: (exception, message; None where the message is not known here), or
+    None when it loads. A config whose `auto_map` names an `AutoConfig` loads that code with
     trust_remote_code, its own model type's class without, and fails without either."""
     model_type = config.get("model_type")
     auto_map = config.get("auto_map")
@@ -318,6 +318,7 @@ def config_load_error(config: Mapping[str, object], trust_remote_code: object,
     if isinstance(auto_map, dict) and "AutoConfig" in auto_map:
         return None if trust_remote_code or known else ("ValueError", None)  # "... set trust_remote_code=True"
     if not isinstance(model_type, str):
-        return ("ValueError", None)  # "Unrecognized model in <path>. Should have a `model_type` key ..."
+        said = loader.untyped_message.replace("{path}", path) if loader.untyped_message and path is not None else None
+        return ("ValueError", said)  # "Unrecognized model in <path>. Should have a `model_type` key ..."
     return None if known else ("ValueError", loader.unknown_type_message.replace("{model_type}", model_type))
 

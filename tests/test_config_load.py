@@ -410,3 +410,19 @@ def test_a_registered_parser_is_reached_only_under_its_key(registry) -> None:
              and r.message == MESSAGE]
     assert [r.function for r in loads] == ["HfParser.parse"]
     assert not [r for r in registry.by_id.values() if r.exception == "NotImplementedError"]
+
+
+def test_custom_code_the_launch_does_not_trust_is_not_said_to_be_beyond_flags(registry, tmp_path: Path) -> None:
+    """A config.json whose `auto_map` names its own `AutoConfig`, of a model type transformers does not
+    know: the bare load fails without `--trust-remote-code` (the launch's first error), and passing it
+    avoids that error, so no sentence says that no change of flags does; a type it does not know, with
+    no code of its own, still says so."""
+    platform = find_platform("H100")
+    for config, beyond in [({"model_type": "gemma4", "auto_map": {"AutoConfig": "m.C"}}, False),
+                           ({"model_type": "gemma4"}, True)]:
+        argv = ["--model-path", _model(tmp_path / str(len(config)), config)]
+        rule = check(registry, argv, platform=platform).definite[0].rule
+        assert rule.function == "HfParser.parse"
+        facts = launch_facts(parse_command(argv, registry.catalog), platform, None, None, registry.library, {},
+                             registry.envs)
+        assert (beyond_flags(registry, rule, argv, facts=facts) is not None) is beyond

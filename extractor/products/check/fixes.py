@@ -489,7 +489,14 @@ def beyond_flags(ruleset: RuleSet, rule: Rule, argv: Sequence[str], *, env: Mapp
         return None
     if any(test[-1] == "AutoConfig.from_pretrained" for test in map(library_test, library_tests(rule.effective))):
         # transformers failed to load the checkpoint's config.json: that is what decides it, on any GPU
-        # (the platform tests on the paths that load it only say where the load happens first).
+        # (the platform tests on the paths that load it only say where the load happens first). Not
+        # where the config names its own code (`auto_map`) and the launch does not trust it: then
+        # `--trust-remote-code` avoids this error, which no fix here checks (it keeps that flag as
+        # part of the model), and saying nothing beats saying no flag does.
+        model = launch.facts.model if launch.facts is not None else None
+        auto_map = model.config.get("auto_map") if model is not None and model.local_folder else None
+        if isinstance(auto_map, dict) and "AutoConfig" in auto_map and not launch.values.get("trust_remote_code"):
+            return None
         return Beyond((_NO_LOAD,))
     read = {t.kind for t in terms(rule.effective)}
     deciding = [kind for kind in _DECIDED_BY if kind in read and not proven(frozenset({kind}))]

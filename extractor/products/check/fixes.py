@@ -28,6 +28,7 @@ from ...core.model import RUN_FUNCTION, Atom, Lit, Rule, RuleKind, Term, TermKin
 from ...logic.evaluation import Context, Evaluator
 from ...logic.facts import Facts
 from ...logic.launch import parse_command
+from ...logic.model_config import config_load_error
 from .linter import Beyond, RuleSet, definite_errors, launch_context, launch_evaluator, written_case
 from .words import (NOT_A_FIX, PLACEHOLDER, Edit, Flags, Way, apply_way, library_test, library_tests, solutions,
                     way_text)
@@ -490,12 +491,13 @@ def beyond_flags(ruleset: RuleSet, rule: Rule, argv: Sequence[str], *, env: Mapp
     if any(test[-1] == "AutoConfig.from_pretrained" for test in map(library_test, library_tests(rule.effective))):
         # transformers failed to load the checkpoint's config.json: that is what decides it, on any GPU
         # (the platform tests on the paths that load it only say where the load happens first). Not
-        # where the config names its own code (`auto_map`) and the launch does not trust it: then
+        # where trusting the checkpoint's own code loads it (`config_load_error`): then
         # `--trust-remote-code` avoids this error, which no fix here checks (it keeps that flag as
         # part of the model), and saying nothing beats saying no flag does.
         model = launch.facts.model if launch.facts is not None else None
-        auto_map = model.config.get("auto_map") if model is not None and model.local_folder else None
-        if isinstance(auto_map, dict) and "AutoConfig" in auto_map and not launch.values.get("trust_remote_code"):
+        loader = ruleset.library.config_loader
+        if model is not None and model.local_folder and loader is not None \
+                and not launch.values.get("trust_remote_code") and config_load_error(model.config, True, loader) is None:
             return None
         return Beyond((_NO_LOAD,))
     read = {t.kind for t in terms(rule.effective)}

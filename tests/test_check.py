@@ -15,7 +15,8 @@ from extractor.logic.expressions import UNKNOWN, Unknown, computable, safe_eval
 from extractor.logic.launch import parse_command
 from extractor.logic.launch_words import split_command
 from extractor.products.extraction.extraction import extract
-from extractor.products.check.linter import check, report_json, report_text
+from extractor.products.check.linter import check
+from extractor.products.check.report import report_json, report_text
 from extractor.products.extraction.output import flags_document, rules_document, write_documents
 from extractor.products.reuse.rulesets import release_rules, ruleset_of
 from extractor.products.extraction.witness import eligible, verify, witnesses
@@ -374,12 +375,12 @@ def test_cli_text_is_quiet_about_what_it_cannot_decide(rules_file, capsys) -> No
 
 
 def test_cli_broken_pipe_is_not_an_error(rules_file, capsys, monkeypatch) -> None:
-    import extractor.products.check.linter as linter  # the check command imports it when it runs
+    import extractor.products.check.report as report  # the check command imports it when it runs
 
     def closed(*args, **kwargs):
         raise BrokenPipeError(32, "Broken pipe")
 
-    monkeypatch.setattr(linter, "report_text", closed)
+    monkeypatch.setattr(report, "report_text", closed)
     assert main(["check", "--rules", str(rules_file), "--", "--model-path", "m"]) == 0
     assert "internal error" not in capsys.readouterr().err
 
@@ -763,7 +764,7 @@ def test_config_file_is_merged_before_parsing(ruleset, tmp_path) -> None:
 
 def test_a_config_file_not_on_this_machine_leaves_what_it_may_set_unknown(ruleset, tmp_path) -> None:
     from extractor.logic.launch_host import LaunchHost
-    from extractor.products.check.linter import report_text
+    from extractor.products.check.report import report_text
 
     gone = str(tmp_path / "gone.yaml")
     # Where the launch runs (--local), a missing file is SGLang's own error.

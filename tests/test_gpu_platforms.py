@@ -550,7 +550,7 @@ def test_first_error_on_the_machine(ruleset, argv, platform, first) -> None:
 
 
 def test_a_check_python_fails_to_evaluate_says_so(ruleset) -> None:
-    from extractor.products.check.linter import report_json, report_text
+    from extractor.products.check.report import report_json, report_text
 
     report = check(ruleset, ["--model-path", "m", "--page-size", "0"], platform=find_platform("H100"))
     first = report.definite[0]

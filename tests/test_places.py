@@ -13,7 +13,8 @@ import json
 import pytest
 
 from extractor.core.serialize import rule_from_json, rule_json
-from extractor.products.check.linter import check, report_json
+from extractor.products.check.linter import check
+from extractor.products.check.report import report_json
 from tests.packages import OVERRIDES, package_ruleset
 
 PACKAGE = {

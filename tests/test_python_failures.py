@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from extractor.products.check.linter import check, report_json, report_text
+from extractor.products.check.linter import check
+from extractor.products.check.report import report_json, report_text
 from tests.packages import package_ruleset
 
 # 0.5.10's shape: one ServerArgs whose __post_init__ fills a default, then tests it.

@@ -313,8 +313,9 @@ def _answer_book(args: argparse.Namespace, rules: _Rules, env: dict[str, str], a
     data = sorted((path.name, path.stat().st_size, path.stat().st_mtime_ns) for path in DATA.glob("*.json"))
     return answer_book([
         f"rules {key}",
-        "code " + code_fingerprint("products.check.linter", "products.check.fixes", "products.check.words",
-                                   "products.reuse.index", "products.reuse.rulesets", "logic.launch_files"),
+        "code " + code_fingerprint("products.check.linter", "products.check.report", "products.check.fixes",
+                                   "products.check.words", "products.reuse.index", "products.reuse.rulesets",
+                                   "logic.launch_files"),
         "command " + hashlib.sha256(Path(__file__).read_bytes()).hexdigest(),  # the command layer words the text
         f"data {data}",
         f"options {[args.format, args.show_possible, args.definite_only, sorted(env.items()), sorted(assume.items())]}",
@@ -328,7 +329,8 @@ def _evaluated(args: argparse.Namespace, ruleset: RuleSet, lines: list[tuple[str
     """Each launch line checked, its answer kept in `book` when it depends on its words alone (those of
     `own_words`): by line, its answer and what a SARIF log is made from (the report, its fixes, what no
     fix decides). `mounted`: the files the deployment puts where the launch runs, by path."""
-    from ..products.check.linter import check, report_json, report_text
+    from ..products.check.linter import check
+    from ..products.check.report import report_json, report_text
     from ..products.check.words import Flags, by_function
     from ..products.reuse.answers import Answer
     from ..products.reuse.rulesets import load_rules, release_rules
@@ -399,7 +401,7 @@ def _evaluated(args: argparse.Namespace, ruleset: RuleSet, lines: list[tuple[str
 
 def _annotation_items(report) -> tuple[tuple[str, str], ...]:
     """The title and message of a GitHub annotation for each definite or argument error of a report."""
-    from ..products.check.linter import shown_message
+    from ..products.check.report import shown_message
 
     found = [("sglang-constraints", e.message) for e in report.argument_errors]
     for finding in report.definite:

@@ -103,11 +103,16 @@ class _CachedHash:
 
     __slots__ = ()
 
-    # Each class's `__post_init__` hashes the tuple of its compared fields, spelled out: formulas are
-    # made by the million (a generic loop over `__dataclass_fields__` made an `And` three times dearer).
+    # Each class's `_hashed` is the tuple of its compared fields, spelled out: formulas are made by the
+    # million (a generic loop over `__dataclass_fields__` made an `And` three times dearer). Hashed when
+    # first asked, not on creation: an index read back makes some 20,000 formulas, most never hashed.
 
     def __hash__(self) -> int:
-        return self._hash  # type: ignore[attr-defined]
+        found = self._hash  # type: ignore[attr-defined]
+        if not found:
+            found = hash(self._hashed())  # type: ignore[attr-defined]
+            object.__setattr__(self, "_hash", found)
+        return found
 
     # The state `pickle` and `copy` use by default (the cache's own pickler rebuilds formulas from their
     # init fields): what dataclasses give slotted classes would read `_digest` unset.
@@ -130,8 +135,8 @@ class Atom(_CachedHash):
     _hash: int = field(default=0, init=False, repr=False, compare=False)
     _digest: bytes = field(init=False, repr=False, compare=False, metadata={"kept": True})  # unset: see _CachedHash
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((self.term, self.op, self.other)))
+    def _hashed(self) -> tuple:
+        return (self.term, self.op, self.other)
 
     __hash__ = _CachedHash.__hash__
     __getstate__, __setstate__ = _CachedHash._getstate, _CachedHash._setstate
@@ -143,8 +148,8 @@ class Not(_CachedHash):
     _hash: int = field(default=0, init=False, repr=False, compare=False)
     _digest: bytes = field(init=False, repr=False, compare=False, metadata={"kept": True})  # unset: see _CachedHash
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((self.arg,)))
+    def _hashed(self) -> tuple:
+        return (self.arg,)
 
     __hash__ = _CachedHash.__hash__
     __getstate__, __setstate__ = _CachedHash._getstate, _CachedHash._setstate
@@ -156,8 +161,8 @@ class And(_CachedHash):
     _hash: int = field(default=0, init=False, repr=False, compare=False)
     _digest: bytes = field(init=False, repr=False, compare=False, metadata={"kept": True})  # unset: see _CachedHash
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((self.args,)))
+    def _hashed(self) -> tuple:
+        return (self.args,)
 
     __hash__ = _CachedHash.__hash__
     __getstate__, __setstate__ = _CachedHash._getstate, _CachedHash._setstate
@@ -169,8 +174,8 @@ class Or(_CachedHash):
     _hash: int = field(default=0, init=False, repr=False, compare=False)
     _digest: bytes = field(init=False, repr=False, compare=False, metadata={"kept": True})  # unset: see _CachedHash
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((self.args,)))
+    def _hashed(self) -> tuple:
+        return (self.args,)
 
     __hash__ = _CachedHash.__hash__
     __getstate__, __setstate__ = _CachedHash._getstate, _CachedHash._setstate
@@ -339,13 +344,15 @@ CLASS_PREFIX = "mro:"
 class ConfigLoader:
     """What decides whether `AutoConfig.from_pretrained` loads a checkpoint's config.json, read from
     the transformers a release pins: the model types it maps to a config class (with those SGLang's
-    own config classes register), its message for another (`{model_type}` in it), and for a config
-    without a model type (`{path}` in it: the path the load was given; None where not read)."""
+    own config classes register), its message for another (`{model_type}` in it), for a config
+    without a model type (`{path}` in it: the path the load was given; None where not read), and for
+    a local folder whose config names its own code the launch does not trust (`{path}`, `{abspath}`)."""
 
     transformers: str  # the version pinned
     model_types: tuple[str, ...]
     unknown_type_message: str
     untyped_message: str | None = None
+    custom_code_message: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

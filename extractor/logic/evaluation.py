@@ -537,21 +537,23 @@ class Evaluator:
             if truth is None else ()
         return truth, changed
 
-    def undecided(self, rule: Rule) -> tuple[tuple[str, str], ...]:
+    def undecided(self, rule: Rule) -> tuple[Atom, ...]:
         """The undecided atoms that would decide the trigger either way (what the user could pin down),
-        each as (flag-spelled text, what it is missing: `MISSING_KINDS`)."""
-        found: dict[str, str] = {}
+        left to right; `spelled` writes them as the user types them, `missing` says what each waits for."""
         formula = rule.effective
         open_atoms = [atom for atom in every_atom(formula) if self.context.truth(atom) is None]
         # Forcing each atom either way costs a whole evaluation per atom: worth it for a few, and
         # past that every undecided atom is listed (it is undecided, if not always deciding).
-        test_each = len(open_atoms) <= MAX_FORCED_ATOMS
-        above = _Ancestors(formula) if test_each and open_atoms else None
-        for atom in open_atoms:
-            if above is not None and self._forced(formula, atom, True, above) == self._forced(formula, atom, False, above):
-                continue
-            found.setdefault(render_flags(atom, self.context.spellings), self.missing(atom))
-        return tuple(found.items())
+        if not open_atoms or len(open_atoms) > MAX_FORCED_ATOMS:
+            return tuple(open_atoms)
+        above = _Ancestors(formula)
+        return tuple(atom for atom in open_atoms
+                     if self._forced(formula, atom, True, above) != self._forced(formula, atom, False, above))
+
+    def spelled(self, atoms: Sequence[Atom]) -> tuple[str, ...]:
+        """Atoms as the user types them (flags spelled as options), each text once: rendering is asked
+        only of the findings whose undecided conditions are shown (JSON, `--show-possible`)."""
+        return tuple(dict.fromkeys(render_flags(atom, self.context.spellings) for atom in atoms))
 
     def _forced(self, formula: Formula, atom: Atom, value: bool, above: _Ancestors) -> bool | None:
         """The formula's truth with the atom taken as `value`: only the subformulas over it are

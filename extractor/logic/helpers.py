@@ -245,6 +245,7 @@ class Helpers:
         self._sources = {h.key: (h.source, dict(h.names)) for h in library.helpers}
         self._parsed: dict[str, Definition | None] = {}
         self._members: dict[tuple[str, str], EnumMember] = {}
+        self._classes: dict[str, dict | None] = {}  # a class's entry, read once (asked on every launch)
         self._by_model_type: dict[str, tuple[str, ...]] | None = None  # model_type -> the class and its bases
         self.config_loader = library.config_loader  # what `AutoConfig.from_pretrained` loads (`facts`)
 
@@ -254,7 +255,7 @@ class Helpers:
     def __getstate__(self) -> dict:
         # A rule set's index is pickled with its helpers: parsed trees read back slower than they
         # parse (a pickled `ast` node is a dict per node), so each process parses what it calls.
-        return {**self.__dict__, "_parsed": {}, "_members": {}}
+        return {**self.__dict__, "_parsed": {}, "_members": {}, "_classes": {}}
 
     def definition(self, key: str) -> Definition | None:
         if key not in self._parsed:
@@ -320,14 +321,20 @@ class Helpers:
         return cls.path in self._by_model_type.get(data["model_type"], ())  # type: ignore[union-attr]
 
     def _class(self, path: str) -> dict | None:
-        found = self._sources.get(CLASS_PREFIX + path)
-        if found is None:
-            return None
-        try:
-            entry = ast.literal_eval(found[0])
-        except (ValueError, SyntaxError):
-            return None
-        return entry if isinstance(entry, dict) else None
+        if path not in self._classes:
+            self._classes[path] = _class_entry(self._sources.get(CLASS_PREFIX + path))
+        return self._classes[path]
+
+
+def _class_entry(found: tuple[str, dict[str, str]] | None) -> dict | None:
+    """A class's entry of the library (its model type, bases, methods, members), as written."""
+    if found is None:
+        return None
+    try:
+        entry = ast.literal_eval(found[0])
+    except (ValueError, SyntaxError):
+        return None
+    return entry if isinstance(entry, dict) else None
 
 
 def _parse(key: str, source: str, names: dict[str, str]) -> Definition | None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ...core.model import Rule
-from .linter import Beyond, Report, shown_message
+from .linter import Beyond, Report
+from .report import shown_message
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 ARGUMENT_RULE = "argument-error"

@@ -19,14 +19,15 @@ import pytest
 from extractor.analysis.config_loader import config_loader
 from extractor.core.serialize import helpers_json, helpers_of
 from extractor.logic.launch import parse_command
-from extractor.logic.messages import filled_message
+from extractor.logic.messages import filled_message, known_message, other_words
 from extractor.logic.platforms import find_platform
 from extractor.products.check.fixes import beyond_flags
 from extractor.products.check.linter import check, launch_facts
 from extractor.products.check.words import Flags
 from extractor.products.extraction.extraction import extract
 from extractor.products.reuse.rulesets import ruleset_of
-from extractor.products.site.pages import meaning
+from extractor.products.site.explain import explain_text
+from extractor.products.site.pages import meaning, page
 from extractor.sources.trees import path_tree
 from tests.packages import write_package
 
@@ -117,7 +118,31 @@ class AutoConfig:
             f"Should have a `model_type` key in its {CONFIG_NAME}."
         )
 '''}
+# Where transformers says a folder's own code is not trusted: the shape of its `resolve_trust_remote_code`
+# (a message per kind of place, then one raise that goes on after it), in words of ours.
+OLDER["transformers/dynamic_module_utils.py"] = '''
+import os
+
+
+def resolve_trust_remote_code(trust_remote_code, model_name, has_local_code, has_remote_code, error_message=None,
+                              upstream_repo=None):
+    if error_message is None:
+        if upstream_repo is not None:
+            error_message = f"{model_name} runs the code of {upstream_repo}."
+        elif os.path.isdir(model_name):
+            error_message = f"The folder {model_name} holds code of its own ({os.path.abspath(model_name)})."
+        else:
+            error_message = f"The repository {model_name} holds code of its own."
+    if has_remote_code and not has_local_code and not trust_remote_code:
+        raise ValueError(
+            f"{error_message} Read it at {model_name}.\\n"
+            f"Pass `trust_remote_code=True` to run it."
+        )
+    return trust_remote_code
+'''
+CUSTOM_CODE = "The folder {path} holds code of its own ({abspath}). Read it at {path}.\nPass `trust_remote_code=True` to run it."
 NEWER = {
+    "transformers/dynamic_module_utils.py": OLDER["transformers/dynamic_module_utils.py"],
     "transformers/models/auto/auto_mappings.py": 'CONFIG_MAPPING_NAMES = OrderedDict([("llama", "LlamaConfig")])\n',
     "transformers/models/auto/configuration_auto.py": OLDER["transformers/models/auto/configuration_auto.py"].replace(
         'CONFIG_MAPPING_NAMES = OrderedDict[str, str](\n    [\n        ("llama", "LlamaConfig"),\n'
@@ -134,6 +159,7 @@ def test_the_model_types_and_the_message_are_read_from_either_layout_of_transfor
     assert set(loader.model_types) == {"llama", "qwen3", "kimi_vl"} | ({"gpt-sw3"} if files is NEWER else set())
     assert loader.unknown_type_message == MESSAGE
     assert loader.untyped_message == "Unrecognized model in {path}. Should have a `model_type` key in its config.json."
+    assert loader.custom_code_message == CUSTOM_CODE
     assert config_loader("9.1.0", {"transformers/models/auto/configuration_auto.py": "X = 1\n"}, {}) is None
 
 
@@ -177,15 +203,23 @@ def test_a_model_type_the_pinned_transformers_does_not_know_is_the_launchs_first
 
 
 def test_without_a_pinned_transformers_or_a_local_config_the_load_is_only_possible(pinned, tmp_path: Path) -> None:
+    """Possible where the load's outcome or its words are not known here: no transformers pinned, a
+    Hub id not at hand, code of another repository (what transformers says of it is not read)."""
     unpinned = _ruleset(tmp_path / "unpinned", None)
     gemma = _model(tmp_path / "gemma", {"model_type": "gemma4"})
     assert unpinned.library.config_loader is None
     for ruleset, argv in ((unpinned, ["--model-path", gemma]), (pinned, ["--model-path", "org/not-here"]),
                           (pinned, ["--model-path", _model(tmp_path / "remote", {"model_type": "gemma4",
-                                                                                 "auto_map": {"AutoConfig": "m.C"}})])):
+                                                                                 "auto_map": {"AutoConfig": "org/r--m.C"}})])):
         report = check(ruleset, argv, platform=find_platform("H100"))
         assert not report.definite
         assert any(f.rule.function == "get_config" for f in report.findings)  # possible: not decided here
+    # Code of its own in the folder, not trusted: transformers' words are known, and have no
+    # "deepseek_v32" in them, so `get_config` raises them again.
+    custom = _model(tmp_path / "custom", {"model_type": "gemma4", "auto_map": {"AutoConfig": "m.C"}})
+    report = check(pinned, ["--model-path", custom], platform=find_platform("H100"))
+    assert _first(report) == ("get_config", MESSAGE)
+    assert filled_message(report.definite[0].rule, report.evaluator.context).startswith(f"The folder {custom} holds")
 
 
 def test_check_says_what_transformers_says_and_rules_json_keeps_what_decides_it(pinned, tmp_path: Path) -> None:
@@ -239,6 +273,13 @@ def test_from_0_5_18_the_hf_parser_s_load_stops_a_model_type_transformers_does_n
     assert report.definite[0].rule.function == "HfModelConfigParser.parse"
     assert filled_message(report.definite[0].rule, report.evaluator.context) == \
         f"Unrecognized model in {untyped}. Should have a `model_type` key in its config.json."
+    # A folder with code of its own, not trusted: what transformers' `resolve_trust_remote_code` says.
+    custom = _model(tmp_path / "custom", {"model_type": "foo_custom", "auto_map": {"AutoConfig": "configuration_foo.C"}})
+    report = check(ruleset, ["--model-path", custom], platform=find_platform("H100"))
+    assert filled_message(report.definite[0].rule, report.evaluator.context) == (
+        f"The repository {custom} contains custom code which must be executed to correctly load the model. You can "
+        f"inspect the repository content at {custom} .\n You can inspect the repository content at https://hf.co/{custom}."
+        "\nPlease pass the argument `trust_remote_code=True` to allow custom code to be run.")
     raw = {"d_model": 768, "n_layer": 24, "ssm_cfg": {}, "vocab_size": 50277}
     for config in ({"architectures": ["LlamaForCausalLM"], "model_type": "llama"}, *([raw] if release == "0.5.23" else [])):
         loaded = check(ruleset, ["--model-path", _model(tmp_path / str(len(config)), config)], platform=find_platform("H100"))
@@ -259,7 +300,8 @@ def test_no_flag_avoids_it_and_what_decides_it_is_the_checkpoint_s_config(pinned
         "the transformers this release pins knows")
     assert meaning(rule, Flags(pinned.flags), []) == (
         "Rejected when transformers does not load the checkpoint's config.json (no config class of the transformers "
-        "this release pins has its `model_type`) and what transformers says does not include `deepseek_v32`.")
+        "this release pins has its `model_type`, it has none, or it names code of its own that the launch does not "
+        "trust) and what transformers says does not include `deepseek_v32`.")
 
 
 # SGLang 0.5.18 to 0.5.23 ask a registry of parsers (names of the package are ours): `get_config`
@@ -426,3 +468,32 @@ def test_custom_code_the_launch_does_not_trust_is_not_said_to_be_beyond_flags(re
         facts = launch_facts(parse_command(argv, registry.catalog), platform, None, None, registry.library, {},
                              registry.envs)
         assert (beyond_flags(registry, rule, argv, facts=facts) is not None) is beyond
+
+
+def test_custom_code_the_launch_does_not_trust_stops_with_transformers_words_which_explain_finds(registry,
+                                                                                                tmp_path: Path) -> None:
+    """A local folder whose config.json names its own `AutoConfig`, launched without
+    `--trust-remote-code`: the load stops with what transformers' `resolve_trust_remote_code` says of
+    a folder (its path as given, and absolute); of code in another repository (`repo--m.C`) it says
+    other words, not read here. `explain` of the pasted line finds the load's rule."""
+    platform = find_platform("H100")
+    folder = _model(tmp_path / "custom", {"model_type": "gemma4", "auto_map": {"AutoConfig": "m.C"}})
+    report = check(registry, ["--model-path", folder], platform=platform)
+    said = filled_message(report.definite[0].rule, report.evaluator.context)
+    assert said == CUSTOM_CODE.replace("{path}", folder).replace("{abspath}", str(Path(folder).resolve()))
+    upstream = _model(tmp_path / "upstream", {"model_type": "gemma4", "auto_map": {"AutoConfig": "org/repo--m.C"}})
+    report = check(registry, ["--model-path", upstream], platform=platform)
+    assert report.definite[0].rule.function == "HfParser.parse"
+    assert "holds code of its own" not in filled_message(report.definite[0].rule, report.evaluator.context)
+    pasted = f"ValueError: {said}"
+    assert explain_text(pasted, [("made-up", registry.rules)], lambda c: "")[1] == 1  # the rule says other words
+    words = other_words(registry.helpers.config_loader)
+    text, code = explain_text(pasted, [("made-up", registry.rules, words)], lambda c: c.rule.function)
+    assert code == 0 and "HfParser.parse" in text and f"{{path}} = {folder}" in text
+    # Its page says those words too, where it says them, with the values pasted.
+    rule = report.definite[0].rule
+    markdown = page(rule, Flags(registry.flags), registry.source, registry.by_id, other_words=words[known_message(rule)],
+                    filled={"path": folder})
+    assert "It says this instead where the checkpoint's config.json has no `model_type`:" in markdown
+    assert f"Unrecognized model in {folder}. Should have" in markdown and f"The folder {folder} holds code" in markdown
+    assert "It says this instead" not in page(rule, Flags(registry.flags), registry.source, registry.by_id)

@@ -442,8 +442,8 @@ def test_a_library_call_failure_on_each_call_path_reads_as_that_failure() -> Non
                  condition=Not(Atom(Term(TermKind.OPAQUE, "str(e)", "str(e)"), "contains", Lit("deepseek_v32"))))
     assert meaning(rule, FLAGS, []) == (
         "Rejected when transformers does not load the checkpoint's config.json (no config class of the "
-        "transformers this release pins has its `model_type`) and what transformers says does not include "
-        "`deepseek_v32`.")
+        "transformers this release pins has its `model_type`, it has none, or it names code of its own that the "
+        "launch does not trust) and what transformers says does not include `deepseek_v32`.")
     text = page(rule, FLAGS, {"label": "9.9.9"})
     outside = next(line for line in text.splitlines() if line.startswith("- other: "))
     assert outside.endswith("and 6 more (see “When it happens”)") and outside.count("`") == 2 * 8  # of 14

@@ -20,8 +20,10 @@ from ..core.formula import terms_once
 from ..core.model import ConfigLoader, Rule
 from .statements import CONFIG_LOAD_MESSAGE
 
-# Where transformers keeps the table, by the version's layout (the older file first).
-TRANSFORMERS_FILES = ("transformers/models/auto/configuration_auto.py", "transformers/models/auto/auto_mappings.py")
+# Where transformers keeps the table, by the version's layout (the older file first), and where it
+# says a checkpoint's own code is not trusted (`resolve_trust_remote_code`).
+TRANSFORMERS_FILES = ("transformers/models/auto/configuration_auto.py", "transformers/models/auto/auto_mappings.py",
+                      "transformers/dynamic_module_utils.py")
 SGLANG_CONFIGS = "sglang/srt/configs/"
 REGISTERS = ("_CONFIG_REGISTRY[", "AutoConfig.register(")  # what a module outside them that registers says
 _TABLE = "CONFIG_MAPPING_NAMES"
@@ -30,6 +32,9 @@ _UNTYPED_WORDS = "Should have a `model_type` key"
 # The names the message of a config without a model type fills in: the path the load was given, and
 # transformers' `CONFIG_NAME` (its documented file name).
 _UNTYPED_HOLES = {"pretrained_model_name_or_path": "{path}", "CONFIG_NAME": "config.json"}
+_TRUST = "resolve_trust_remote_code"
+# The holes of its message for a local folder: the path the load was given, and its absolute form.
+_CUSTOM_CODE_HOLES = {"model_name": "{path}", "os.path.abspath(model_name)": "{abspath}"}
 
 
 def config_loader(version: str, transformers: Mapping[str, str], sglang_configs: Mapping[str, str]) -> ConfigLoader | None:
@@ -37,7 +42,7 @@ def config_loader(version: str, transformers: Mapping[str, str], sglang_configs:
     `sglang_configs` those of SGLang's config modules. None when transformers' table or its message
     for an unknown model type is not found (a layout this reading does not know)."""
     known: set[str] = set()
-    message = untyped = None
+    message = untyped = custom = None
     for text in transformers.values():
         tree = _parsed(text)
         if tree is None:
@@ -45,13 +50,14 @@ def config_loader(version: str, transformers: Mapping[str, str], sglang_configs:
         known |= _table_keys(tree)
         message = message or _unknown_type_message(tree)
         untyped = untyped or _untyped_message(tree)
+        custom = custom or _custom_code_message(tree)
     if not known or message is None:
         return None
     for text in sglang_configs.values():
         tree = _parsed(text)
         if tree is not None:
             known |= _declared_model_types(tree)
-    return ConfigLoader(version, tuple(sorted(known)), message, untyped)
+    return ConfigLoader(version, tuple(sorted(known)), message, untyped, custom)
 
 
 def _parsed(text: str) -> ast.Module | None:
@@ -116,7 +122,44 @@ def _untyped_message(tree: ast.Module) -> str | None:
     return None
 
 
-def _value_errors(tree: ast.Module) -> Iterator[list[ast.expr]]:
+def _custom_code_message(tree: ast.Module) -> str | None:
+    """What `resolve_trust_remote_code(trust_remote_code, model_name, ...)` raises for a local folder
+    whose config.json names its own code, the launch not trusting it: the `error_message` it composes
+    where `os.path.isdir(model_name)`, then `raise ValueError(f"{error_message} ... {model_name} ...")`,
+    with `{path}` and `{abspath}` for the path the load was given and its absolute form. None when the
+    function composes it otherwise (a layout this reading does not know)."""
+    function = next((node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name == _TRUST), None)
+    if function is None:
+        return None
+    local = next((_spelled(node.body[0].value, _CUSTOM_CODE_HOLES) for node in ast.walk(function)
+                  if isinstance(node, ast.If) and ast.unparse(node.test) == "os.path.isdir(model_name)"
+                  and len(node.body) == 1 and isinstance(node.body[0], ast.Assign)
+                  and ast.unparse(node.body[0].targets[0]) == "error_message"), None)
+    raised = [parts for parts in _value_errors(function) if parts and isinstance(parts[0], ast.FormattedValue)
+              and ast.unparse(parts[0].value) == "error_message"]
+    if local is None or not raised:
+        return None
+    rest = _spelled(ast.JoinedStr(raised[-1][1:]), _CUSTOM_CODE_HOLES)
+    return None if rest is None else local + rest
+
+
+def _spelled(message: ast.expr, holes: Mapping[str, str]) -> str | None:
+    """A message's text with each value it formats written as `holes` names it; None when it formats
+    anything else, converts or has a format spec."""
+    parts = list(message.values) if isinstance(message, ast.JoinedStr) else [message]
+    text = []
+    for part in parts:
+        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+            text.append(part.value)
+        elif isinstance(part, ast.FormattedValue) and part.conversion == -1 and part.format_spec is None \
+                and ast.unparse(part.value) in holes:
+            text.append(holes[ast.unparse(part.value)])
+        else:
+            return None
+    return "".join(text)
+
+
+def _value_errors(tree: ast.AST) -> Iterator[list[ast.expr]]:
     """The parts of each `raise ValueError(<string>)` message: its constants and the values it formats
     (no conversion or format spec)."""
     for node in ast.walk(tree):

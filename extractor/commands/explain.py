@@ -114,6 +114,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         return kept.code
     from ..products.reuse.examples import kept_example_fix
     from ..products.reuse.index import with_baseline_on
+    from ..logic.messages import known_message, other_words
     from ..products.site.explain import explain_text
     from ..products.check.fixes import example_fix
     from ..products.check.words import Flags, by_function
@@ -137,11 +138,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
         # (kept beside the index by rule: what the text pasted is does not change them)
         fixes = kept_example_fix(ruleset, c.rule, work_out) if c.rule.example is not None else None
-        markdown = page(c.rule, flags, ruleset.source, {r.id: r for r in ruleset.rules}, fixes=fixes, filled=c.values)
+        markdown = page(c.rule, flags, ruleset.source, {r.id: r for r in ruleset.rules}, fixes=fixes, filled=c.values,
+                        other_words=other_words(ruleset.helpers.config_loader).get(known_message(c.rule), ()))
         url = f"{args.site_url.rstrip('/')}/errors/{c.rule.id}.html" if args.site_url else None
         return terminal_page(markdown, full=args.full, width=width, url=url)
 
-    answer, code = explain_text(text, [(label, rs.rules) for label, rs in loaded], show, full=args.full)
+    answer, code = explain_text(text, [(label, rs.rules, other_words(rs.helpers.config_loader)) for label, rs in loaded],
+                                show, full=args.full)
     if book is not None:
         from ..products.reuse.answers import Answer
 

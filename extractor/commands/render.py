@@ -25,6 +25,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     from ..products.check.fixes import example_fixes
     from ..products.check.words import by_function
     from ..products.site.pages import render_site  # imported when pages are written
+    from ..logic.messages import other_words
     from ..products.reuse.rulesets import load_rules, ruleset_of
     from ..products.extraction.output import require_writable, whole_folder
     from ..products.extraction.typical_launches import typical_launches
@@ -44,6 +45,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     typical = typical_launches(ruleset, Flags(flag_list), by_function(rules))
     with whole_folder(Path(args.output)) as made:
         written = render_site(rules, flag_list, source, made, source_url, checked_fixes=checked,
-                              report_url=report_url, typical=typical)
+                              report_url=report_url, typical=typical,
+                              other_words=other_words(ruleset.helpers.config_loader))
     print(f"{len(rules)} pages and index.md -> {args.output} ({len(written)} files)")
     return EXIT_OK

@@ -402,6 +402,8 @@ def helpers_json(library: HelperLibrary) -> dict:
                                   "unknown_type_message": loader.unknown_type_message}
         if loader.untyped_message is not None:
             found["config_loader"]["untyped_message"] = loader.untyped_message
+        if loader.custom_code_message is not None:
+            found["config_loader"]["custom_code_message"] = loader.custom_code_message
     return found
 
 
@@ -416,7 +418,8 @@ def helpers_of(rules_document: dict, where: str = "rules.json") -> HelperLibrary
                   for h in data.get("definitions", ())),
             ConfigLoader(str(loader["transformers"]), tuple(str(t) for t in loader["model_types"]),
                          str(loader["unknown_type_message"]),
-                         str(loader["untyped_message"]) if "untyped_message" in loader else None)
+                         str(loader["untyped_message"]) if "untyped_message" in loader else None,
+                         str(loader["custom_code_message"]) if "custom_code_message" in loader else None)
             if loader is not None else None)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise DocumentError(f"{where}: malformed helpers record ({error.__class__.__name__}: {error})") from None

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from ..core.formula import OneOf, every_atom, fields_read, readable_text, terms
-from ..core.model import (Choices, Formula, Lit, PlaceholderValue, PlaceValues, Rule, Term, TermKind,
+from ..core.model import (Choices, ConfigLoader, Formula, Lit, PlaceholderValue, PlaceValues, Rule, Term, TermKind,
                           placeholder_operands)
 from .evaluation import Context
 from .expressions import UNKNOWN, Unknown
@@ -244,6 +244,20 @@ def _as_said(message: str, said: str) -> str | None:
 def readable_name(text: str) -> str:
     """Source text as people write it: the walk's `self__hf_text_config` is `self.hf_text_config`."""
     return re.sub(r"\s+", "", re.sub(r"\bself__", "self.", text))
+
+
+def other_words(loader: ConfigLoader | None) -> dict[str, tuple[tuple[str, str], ...]]:
+    """What else an error may say, by the message its rules have: the load of a checkpoint's
+    config.json, whose rules say transformers' words for a model type it does not know, says others
+    for a config.json without one, and for a folder's own code the launch does not trust; each as
+    (where it says it, its words)."""
+    if loader is None:
+        return {}
+    others = tuple((when, words) for when, words in (
+        ("the checkpoint's config.json has no `model_type`", loader.untyped_message),
+        ("the folder's config.json names code of its own (`auto_map`) and the launch does not pass `--trust-remote-code`",
+         loader.custom_code_message)) if words is not None)
+    return {loader.unknown_type_message: others} if others else {}
 
 
 def known_message(rule: Rule, longest: int | None = None) -> str:

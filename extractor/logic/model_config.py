@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -316,7 +317,14 @@ def config_load_error(config: Mapping[str, object], trust_remote_code: object, l
     auto_map = config.get("auto_map")
     known = isinstance(model_type, str) and model_type in loader.model_types
     if isinstance(auto_map, dict) and "AutoConfig" in auto_map:
-        return None if trust_remote_code or known else ("ValueError", None)  # "... set trust_remote_code=True"
+        if trust_remote_code or known:
+            return None
+        # "The repository <path> contains custom code ...": said of a folder, its code in it (an
+        # `AutoConfig` of "repo--module.Class" names another repository, and other words).
+        local = path is not None and os.path.isdir(path) and "--" not in str(auto_map["AutoConfig"])
+        said = loader.custom_code_message if local else None
+        return ("ValueError", said.replace("{path}", path).replace("{abspath}", os.path.abspath(path))
+                if said is not None and path is not None else None)
     if not isinstance(model_type, str):
         said = loader.untyped_message.replace("{path}", path) if loader.untyped_message and path is not None else None
         return ("ValueError", said)  # "Unrecognized model in <path>. Should have a `model_type` key ..."

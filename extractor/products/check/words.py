@@ -143,7 +143,8 @@ def atom_words(atom: Atom, flags: Flags, positive: bool = True) -> str:
         return f"{text} {'is not' if positive else 'is'} JSON text (`json.loads` {'raises' if positive else 'takes it'})"
     if failure is not None:  # `AutoConfig.from_pretrained(path, ...)` of a config.json whose model type it does not know
         return ("transformers does not load the checkpoint's config.json (no config class of the transformers this "
-                "release pins has its `model_type`)" if positive else "transformers loads the checkpoint's config.json")
+                "release pins has its `model_type`, it has none, or it names code of its own that the launch does not "
+                "trust)" if positive else "transformers loads the checkpoint's config.json")
     said = _LIBRARY_SAID.fullmatch(term.text)
     if said is not None and atom.op in ("contains", "not contains") and isinstance(atom.other, Lit):
         # `"deepseek_v32" not in str(e)` of the error a library call raised: what it says.

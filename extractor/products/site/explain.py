@@ -9,7 +9,7 @@ message found in several releases says in which.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ...core.model import Rule, RuleKind
@@ -111,9 +111,10 @@ class Candidate:
     releases: list[str] = field(default_factory=list)
 
 
-def match(text: str, rule: Rule) -> tuple[float, bool, dict[str, str]] | None:
-    """(score, whole message matched, placeholder values), or None when the text is not this message."""
-    tpl = template(rule)
+def match(text: str, rule: Rule, said: str | None = None) -> tuple[float, bool, dict[str, str]] | None:
+    """(score, whole message matched, placeholder values), or None when the text is not this message
+    (`said`: another message the rule's error may say, `also_said`)."""
+    tpl = template(rule) if said is None else Template(_parts(said))
     literal = " ".join(tpl.literal.split())
     if len(literal) < (_MIN_LITERAL if tpl.placeholders else _MIN_STATIC):
         return None  # a bare re-raise or a one-word message would match anything
@@ -180,20 +181,30 @@ def _raised_at(rule: Rule, frame: tuple[str, int] | None) -> bool:
         and rule.location.line <= frame[1] <= rule.location.end_line
 
 
-def candidates(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]]) -> list[Candidate]:
+# What explain searches: (label, rules), or (label, rules, what else their errors say: `other_words`).
+RuleSets = Sequence[tuple[str, Sequence[Rule]] | tuple[str, Sequence[Rule], Mapping[str, tuple[tuple[str, str], ...]]]]
+
+
+def candidates(text: str, rule_sets: RuleSets) -> list[Candidate]:
     """Every matching rule, best first; one candidate per message, listing the releases that have it.
     A traceback's innermost SGLang frame names the rule by its place (a message-less assert too);
-    places are a release's own, so only the releases where that place is the rule's count."""
+    places are a release's own, so only the releases where that place is the rule's count. A rule
+    set may come with the other words its rules' errors say (`messages.other_words`)."""
     frame = raised_at(text)
     text = text[-_MAX_TEXT:]
     found: dict[str, Candidate] = {}
-    for label, rules in rule_sets:
+    for label, rules, *more in rule_sets:
+        others: Mapping[str, tuple[tuple[str, str], ...]] = more[0] if more else {}
         # One candidate per rule id: ids hold across releases, line moves and moves between files
         # (0.5.18's server_args.py and 0.5.23's arg_groups/), so a message is shown once.
         guards = [r for r in rules if r.kind is not RuleKind.ADJUSTMENT]
         raised = any(_raised_at(r, frame) for r in guards)
         for rule in sorted(guards, key=lambda r: (r.location.file, r.location.line, r.id)):
             result = match(text, rule)
+            for _, said in others.get(known_message(rule), ()) if others else ():
+                alternative = match(text, rule, said)
+                if alternative is not None and (result is None or alternative[1::-1] > result[1::-1]):
+                    result = alternative
             at_frame = _raised_at(rule, frame)
             # Not at any raise: inside a guard's own `if`, before its raise (SGLang failed testing it).
             at_test = frame is not None and not raised and rule.location.file == frame[0] and bool(rule.enclosing) \
@@ -224,13 +235,12 @@ def candidates(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]]) -> li
 _LISTED = 5  # matches listed by default; `full` lists them all
 
 
-def explain_text(text: str, rule_sets: Sequence[tuple[str, Sequence[Rule]]], pages, full: bool = False
-                 ) -> tuple[str, int]:
+def explain_text(text: str, rule_sets: RuleSets, pages, full: bool = False) -> tuple[str, int]:
     """The answer to print and the exit code (0 found, 1 nothing matched). By default the best
     match's page and up to five others by name; `full`: every match, each tie's page."""
     found = candidates(text, rule_sets)
     if not found:
-        where = ", ".join(label for label, _ in rule_sets)
+        where = ", ".join(label for label, *_ in rule_sets)
         return f"No rule's message matches this text (searched: {where}).\n", 1
     lines = []
     best = found[0]

@@ -84,7 +84,8 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
          source_url: str = DEFAULT_SOURCE_URL, *, link_to: Callable[[str], str] | None = None,
          heading: str | None = None, data_link: str | None = None, sections: Sequence[str] = (),
          fixes: Sequence[Fix] | None = None, filled: Mapping[str, str] | None = None,
-         report_url: str | None = DEFAULT_REPORT_URL, typical: Sequence[Typical] = ()) -> str:
+         report_url: str | None = DEFAULT_REPORT_URL, typical: Sequence[Typical] = (),
+         other_words: Sequence[tuple[str, str]] = ()) -> str:
     """The Markdown page of one rule.
 
     `link_to` maps a rule id to the target of links to its page (default `<id>.md`, pages side by
@@ -94,6 +95,7 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
     solutions are read off the condition and say so. `filled`: placeholder values to show in the
     message (those of a pasted error). `report_url`: the repository whose issues take reports of a
     wrong page (none: no link). `typical`: launches on common setups that stop at it (`typical`).
+    `other_words`: what else the error says, and where (`messages.other_words`).
     """
     rules = rules or {}
     link_to = link_to or _beside
@@ -103,15 +105,15 @@ def page(rule: Rule, flags: Flags, source: Mapping[str, object], rules: Mapping[
     out: list[str] = [heading or f"# {escape(title(rule))}", ""]
     facts = [code(rule.exception) if rule.exception else None, kind, code(rule.id), f"sglang {escape(label)}" if label else None]
     out += [" · ".join(f for f in facts if f), ""]
-    message = known_message(rule)
-    for name, value in (filled or {}).items():  # the values a pasted error shows (`explain`)
-        message = re.sub(r"(?<!\{)\{" + re.escape(name) + r"(![rs])?(:[^{}]*)?\}(?!\})", lambda m: value, message)  # noqa: B023
+    message = _filled(known_message(rule), filled)
     out += ["## Error message" if kind != "adjustment" else "## What SGLang does", "", fence(message, "text"), ""]
     if not rule.message_static and "{" in message:
         out += ["Parts in `{...}` are filled in at run time.", ""]
         shown = [(name, texts) for name, texts in placeholder_alternatives(rule).items() if "{" + name in message]
         out += [f"- `{{{name}}}` is one of: {', '.join(code(text) for text in texts)}" for name, texts in shown]
         out += [""] if shown else []
+    for when, words in other_words:
+        out += [f"It says this instead where {when}:", "", fence(_filled(words, filled), "text"), ""]
 
     own, inherited = split_condition(rule, siblings)
     out += ["## What it means", "", meaning(rule, flags, siblings), ""]
@@ -434,20 +436,29 @@ def _ordered(rules: Iterable[Rule]) -> list[Rule]:
     return sorted(rules, key=lambda r: (r.location.file, r.location.line, r.id))
 
 
+def _filled(message: str, filled: Mapping[str, str] | None) -> str:
+    """The message with the values a pasted error shows (`explain`) in its placeholders."""
+    for name, value in (filled or {}).items():
+        message = re.sub(r"(?<!\{)\{" + re.escape(name) + r"(![rs])?(:[^{}]*)?\}(?!\})", lambda m: value, message)  # noqa: B023
+    return message
+
+
 def render_site(rules: Sequence[Rule], flag_list: Sequence[Flag], source: Mapping[str, object], folder: Path,
                 source_url: str = DEFAULT_SOURCE_URL, checked_fixes: Mapping[str, Sequence[Fix]] | None = None,
-                report_url: str | None = DEFAULT_REPORT_URL, typical: Mapping[str, Sequence[Typical]] | None = None
-                ) -> list[Path]:
+                report_url: str | None = DEFAULT_REPORT_URL, typical: Mapping[str, Sequence[Typical]] | None = None,
+                other_words: Mapping[str, Sequence[tuple[str, str]]] | None = None) -> list[Path]:
     """Write `<id>.md`, `<id>.json` and `index.md` into `folder`; returns the files written.
     `checked_fixes`: by rule id, the solutions checked on the rule's example (`fixes.example_fixes`);
-    `typical`: by rule id, its launches on common setups (`witness.typical_launches`)."""
+    `typical`: by rule id, its launches on common setups (`witness.typical_launches`); `other_words`:
+    what else errors say, by their rules' message (`messages.other_words`)."""
     flags = Flags(flag_list)
     by_id = {r.id: r for r in rules}
     files: dict[str, str] = {"index.md": index(rules, flags, source)}
     for rule in rules:
         fixes = checked_fixes.get(rule.id) if checked_fixes is not None else None
         files[f"{rule.id}.md"] = page(rule, flags, source, by_id, source_url, fixes=fixes, report_url=report_url,
-                                      typical=(typical or {}).get(rule.id, ()))
+                                      typical=(typical or {}).get(rule.id, ()),
+                                      other_words=(other_words or {}).get(known_message(rule), ()))
         # Compact, sorted: byte-stable, and the C encoder is 20 times faster than indenting.
         files[f"{rule.id}.json"] = json.dumps(rule_json(rule), sort_keys=True, ensure_ascii=False,
                                               separators=(",", ":")) + "\n"

@@ -12,7 +12,8 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ...core.serialize import dumps, resolution_of
+from ...core.serialize import dumps, helpers_of, resolution_of
+from ...logic.messages import known_message, other_words
 from ..history.history import History, history_document
 from ...core.model import RuleKind
 from ..schema.config_schema import config_schema
@@ -154,6 +155,7 @@ def site_files(site: SiteIndex, documents: Callable[[str], tuple[Mapping, Mappin
         by_id = {r.id: r for r in snapshot.rules}
         raw = {r["id"]: r for r in rules_document["rules"]}
         groups = by_function(snapshot.rules)
+        words = other_words(helpers_of(rules_document).config_loader)
         own = {r.id: own_fields(r, groups[(r.location.file, r.function)], flags) for r in snapshot.rules}
         # Each page's solutions checked on its example command line, as `check` checks its fixes.
         ruleset = RuleSet(tuple(snapshot.rules), tuple(snapshot.flags), snapshot.source, None,
@@ -173,7 +175,8 @@ def site_files(site: SiteIndex, documents: Callable[[str], tuple[Mapping, Mappin
             if label == entry.newest or (label in entry.versions and label != newest_version):
                 text = error_page(entry, rule, label, flags, snapshot.source, by_id, site, own[rule.id], source_url,
                                   checked.get(rule.id), report_url,
-                                  typical.get(rule.id, ()) if label == entry.newest else ())
+                                  typical.get(rule.id, ()) if label == entry.newest else (),
+                                  words.get(known_message(rule), ()))
                 path = f"errors/{page}.md" if label == entry.newest else f"errors/{page}/{label}.md"
                 files[path] = (text, None)
         for flag_data in flags_document["flags"]:

@@ -145,10 +145,11 @@ def _change_words(change: Mapping) -> str:
 def error_page(entry: ErrorEntry, rule: Rule, label: str, flags: Flags, source: Mapping, rules: Mapping[str, Rule],
                site: SiteIndex, tested: Sequence[str] = (), source_url: str = DEFAULT_SOURCE_URL,
                fixes: Sequence[Fix] | None = None, report_url: str | None = DEFAULT_REPORT_URL,
-               typical: Sequence[Typical] = ()) -> str:
+               typical: Sequence[Typical] = (), other_words: Sequence[tuple[str, str]] = ()) -> str:
     """The page of `rule` as release `label` has it: the error's own page when that is its newest text,
     else the page of that earlier version (out of the search index: the newest text is the one to find).
-    `tested` are the fields its own condition tests (`pages.own_fields`)."""
+    `tested` are the fields its own condition tests (`pages.own_fields`); `other_words`: what else the
+    error says (`messages.other_words`)."""
     here = text_path(entry, label, site)
     newest = here == error_path(entry.page)
     version_labels = [r for r in entry.releases if entry.version_of(r, site.order) == entry.version_of(label, site.order)]
@@ -169,7 +170,7 @@ def error_page(entry: ErrorEntry, rule: Rule, label: str, flags: Flags, source: 
     text = page(rule, flags, source, rules, source_url, link_to=link, heading="\n".join(heading),
                 data_link=relative(f"api/errors/{entry.page}.json", here),
                 sections=[flags_section(tested, site, flags, here), history_section(entry, site, here)], fixes=fixes,
-                report_url=report_url, typical=typical)
+                report_url=report_url, typical=typical, other_words=other_words)
     for section in _UNSEARCHED:
         text = text.replace(f"\n{section}\n", f"\n{section} {{ data-search-exclude }}\n", 1)
     # The rule's id is no word anyone searches for, and one can set off a fault of Lunr's token set

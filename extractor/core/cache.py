@@ -385,14 +385,13 @@ def _kept_fields(cls: type) -> tuple[str, ...]:
 @lru_cache(maxsize=None)
 def _init_fields(cls: type) -> tuple[str, ...] | None:
     """The fields a slotted dataclass is rebuilt from, or None to pickle it the default way (not slotted,
-    or a field left out of `__init__` with no default, that no `__post_init__` makes nor a pickle keeps)."""
+    or a field left out of `__init__` that no `__post_init__` makes)."""
     import dataclasses
 
     if not dataclasses.is_dataclass(cls) or "__slots__" not in cls.__dict__:
         return None
     fields = dataclasses.fields(cls)
-    if any(not f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-           and not f.metadata.get("kept") for f in fields) and not hasattr(cls, "__post_init__"):
+    if any(not f.init for f in fields) and not hasattr(cls, "__post_init__"):
         return None
     return tuple(f.name for f in fields if f.init)
 

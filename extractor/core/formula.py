@@ -314,15 +314,10 @@ def every_atom(f: Formula) -> tuple[Atom, ...]:
     if found is not None and found[0] is f:
         return found[1]
     atoms = tuple(distinct_atoms(f, sys.maxsize) or ())
-    remember_atoms(f, atoms)
-    return atoms
-
-
-def remember_atoms(f: Formula, atoms: tuple[Atom, ...]) -> None:
-    """Take `atoms` as `every_atom(f)`: found before and kept (a rule set's index keeps its triggers')."""
     if len(_EVERY_ATOM) >= _EVERY_ATOM_KEPT:  # a process that reads many releases lets old ones go
         _EVERY_ATOM.clear()
     _EVERY_ATOM[id(f)] = (f, atoms)  # the formula kept alive with its entry: its id is not reused meanwhile
+    return atoms
 
 
 _EVERY_ATOM: dict[int, tuple[Formula, tuple[Atom, ...]]] = {}

@@ -103,16 +103,11 @@ class _CachedHash:
 
     __slots__ = ()
 
-    # Each class's `_hashed` is the tuple of its compared fields, spelled out: formulas are made by the
-    # million (a generic loop over `__dataclass_fields__` made an `And` three times dearer). Hashed when
-    # first asked, not on creation: an index read back makes some 20,000 formulas, most never hashed.
+    # Each class's `__post_init__` hashes the tuple of its compared fields, spelled out: formulas are
+    # made by the million (a generic loop over `__dataclass_fields__` made an `And` three times dearer).
 
     def __hash__(self) -> int:
-        found = self._hash  # type: ignore[attr-defined]
-        if not found:
-            found = hash(self._hashed())  # type: ignore[attr-defined]
-            object.__setattr__(self, "_hash", found)
-        return found
+        return self._hash  # type: ignore[attr-defined]
 
     # The state `pickle` and `copy` use by default (the cache's own pickler rebuilds formulas from their
     # init fields): what dataclasses give slotted classes would read `_digest` unset.
@@ -135,8 +130,8 @@ class Atom(_CachedHash):
     _hash: int = field(default=0, init=False, repr=False, compare=False)
     _digest: bytes = field(init=False, repr=False, compare=False, metadata={"kept": True})  # unset: see _CachedHash
 
-    def _hashed(self) -> tuple:
-        return (self.term, self.op, self.other)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.term, self.op, self.other)))
 
     __hash__ = _CachedHash.__hash__
     __getstate__, __setstate__ = _CachedHash._getstate, _CachedHash._setstate
@@ -148,8 +143,8 @@ class Not(_CachedHash):
     _hash: int = field(default=0, init=False, repr=False, compare=False)
     _digest: bytes = field(init=False, repr=False, compare=False, metadata={"kept": True})  # unset: see _CachedHash
 
-    def _hashed(self) -> tuple:
-        return (self.arg,)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.arg,)))
 
     __hash__ = _CachedHash.__hash__
     __getstate__, __setstate__ = _CachedHash._getstate, _CachedHash._setstate
@@ -161,8 +156,8 @@ class And(_CachedHash):
     _hash: int = field(default=0, init=False, repr=False, compare=False)
     _digest: bytes = field(init=False, repr=False, compare=False, metadata={"kept": True})  # unset: see _CachedHash
 
-    def _hashed(self) -> tuple:
-        return (self.args,)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.args,)))
 
     __hash__ = _CachedHash.__hash__
     __getstate__, __setstate__ = _CachedHash._getstate, _CachedHash._setstate
@@ -174,8 +169,8 @@ class Or(_CachedHash):
     _hash: int = field(default=0, init=False, repr=False, compare=False)
     _digest: bytes = field(init=False, repr=False, compare=False, metadata={"kept": True})  # unset: see _CachedHash
 
-    def _hashed(self) -> tuple:
-        return (self.args,)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.args,)))
 
     __hash__ = _CachedHash.__hash__
     __getstate__, __setstate__ = _CachedHash._getstate, _CachedHash._setstate

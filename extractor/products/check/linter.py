@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from functools import cached_property
 
-from ...core.formula import every_atom, remember_atoms
+from ...core.formula import every_atom
 from ...core.model import Atom, Flag, HelperLibrary, Lit, Rule, RuleKind, Term, TermKind, Write
 from ...logic.environment import EnvVar
 from ...logic.assumptions import assumption_key, substitute_assumptions
@@ -408,8 +408,7 @@ class Baseline:
 
     evaluator: Evaluator
     outcomes: dict[str, tuple]  # guard id -> its Finding's fields but the rule, where the bare launch may set it off
-    # guard id -> what its atoms and theirs read (a mask), those atoms (its own first), how many are its own
-    atoms: dict[str, tuple[int, tuple[Atom, ...], int]]
+    atoms: dict[str, tuple[int, tuple[Atom, ...]]]  # guard id -> what its atoms and theirs read (a mask), those atoms
     atom_masks: tuple[tuple[Atom, int], ...]  # every atom of those, and what it reads
     # What launches carried from it found of atoms that read what they change (`Carried.states`):
     # kept while the process lives (a folder of launch lines naming one model), not in the index.
@@ -423,16 +422,8 @@ class Baseline:
         one: those over an atom whose state changes."""
         changed = carried.changed
         atoms = {atom for atom, mask in self.atom_masks if mask & changed and carried.changes(atom)}
-        return frozenset(guard for guard, (mask, over, _) in self.atoms.items()
+        return frozenset(guard for guard, (mask, over) in self.atoms.items()
                          if mask & changed and not atoms.isdisjoint(over))
-
-    def remember_atoms(self, rules: Mapping[str, Rule]) -> None:
-        """Give `every_atom` each guard's own atoms, as found when the index was built: a command
-        evaluated afresh lists the undecided ones of the guards it may set off."""
-        for guard, (_, over, own) in self.atoms.items():
-            rule = rules.get(guard)
-            if rule is not None:
-                remember_atoms(rule.effective, over[:own])
 
 
 def bare_baseline(ruleset: RuleSet, platform: Platform | None = None, model: ModelFacts | None = None,
@@ -446,13 +437,12 @@ def bare_baseline(ruleset: RuleSet, platform: Platform | None = None, model: Mod
     outcomes = {f.rule.id: (f.certainty, f.unknown, f.changed_by, f.needs, f.fails_with, f.place)
                 for f in report.findings}
     reads = ruleset.read_sets
-    atoms: dict[str, tuple[int, tuple[Atom, ...], int]] = {}
+    atoms: dict[str, tuple[int, tuple[Atom, ...]]] = {}
     masks: dict[Atom, int] = {}
     for rule in ruleset.rules:
         if not rule.reachable or rule.kind is RuleKind.ADJUSTMENT:
             continue
         found = dict.fromkeys(every_atom(rule.effective))
-        own = len(found)
         for adjustment in rule.affected_by:
             if adjustment in ruleset.by_id:
                 found.update(dict.fromkeys(every_atom(ruleset.by_id[adjustment].effective)))
@@ -462,7 +452,7 @@ def bare_baseline(ruleset: RuleSet, platform: Platform | None = None, model: Mod
                 masks[atom] = reads.atom_mask(atom)
                 evaluator.state(atom)
             mask |= masks[atom]
-        atoms[rule.id] = (mask, tuple(found), own)
+        atoms[rule.id] = (mask, tuple(found))
     return Baseline(evaluator, outcomes, atoms, tuple(masks.items()))
 
 

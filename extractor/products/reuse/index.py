@@ -27,9 +27,6 @@ def stored(key: str, folder: Path | None = None) -> RuleSet | None:
     if not isinstance(found, RuleSet):
         return None
     found.__dict__["index_key"] = key  # where its other parts are kept (`with_baseline_on`)
-    baseline = found.__dict__.get("baseline")
-    if isinstance(baseline, Baseline):
-        baseline.remember_atoms(found.by_id)
     return found
 
 

@@ -111,13 +111,8 @@ def _untyped_message(tree: ast.Module) -> str | None:
     have a `model_type` key in its {CONFIG_NAME}.")`, the path as `{path}`; None when it fills in
     anything else (a layout this reading does not know)."""
     for parts in _value_errors(tree):
-        holes = [p.value.id if isinstance(p, ast.FormattedValue) and isinstance(p.value, ast.Name) else None
-                 for p in parts if isinstance(p, ast.FormattedValue)]
-        if not all(hole in _UNTYPED_HOLES for hole in holes):
-            continue
-        text = "".join(_UNTYPED_HOLES[p.value.id] if isinstance(p, ast.FormattedValue) else str(p.value)  # type: ignore[attr-defined]
-                       for p in parts)
-        if _UNTYPED_WORDS in text:
+        text = _spelled(ast.JoinedStr(parts), _UNTYPED_HOLES)
+        if text is not None and _UNTYPED_WORDS in text:
             return text
     return None
 

@@ -321,10 +321,10 @@ def config_load_error(config: Mapping[str, object], trust_remote_code: object, l
             return None
         # "The repository <path> contains custom code ...": said of a folder, its code in it (an
         # `AutoConfig` of "repo--module.Class" names another repository, and other words).
-        local = path is not None and os.path.isdir(path) and "--" not in str(auto_map["AutoConfig"])
-        said = loader.custom_code_message if local else None
-        return ("ValueError", said.replace("{path}", path).replace("{abspath}", os.path.abspath(path))
-                if said is not None and path is not None else None)
+        said = loader.custom_code_message
+        if said is None or path is None or not os.path.isdir(path) or "--" in str(auto_map["AutoConfig"]):
+            return ("ValueError", None)
+        return ("ValueError", said.replace("{path}", path).replace("{abspath}", os.path.abspath(path)))
     if not isinstance(model_type, str):
         said = loader.untyped_message.replace("{path}", path) if loader.untyped_message and path is not None else None
         return ("ValueError", said)  # "Unrecognized model in <path>. Should have a `model_type` key ..."
